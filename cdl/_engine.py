@@ -1,0 +1,211 @@
+"""The one place where the phases are composed.
+
+load:    read + normalize documents (``_imports`` -> ``_load``), name lists (``_names``)
+resolve: copy the documents, then prototypes (``_inherit``), references and
+         expressions (``_references``), deploy-time rounds and the required
+         check (``_laziness``); output by ``_serialize``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from lxml import etree
+
+from ._imports import LoadOptions, Resolver, load_set
+from ._inherit import resolve_prototypes
+from ._laziness import Pending, Round, apply_round, check_required, pending_report
+from ._model import (
+    T_CONFIGURATION,
+    T_SYSTEM,
+    T_TYPES,
+    XSD_NS,
+    Budget,
+    Context,
+    Limits,
+    Prefixes,
+    Problems,
+    SourceDoc,
+    Tables,
+    Workspace,
+)
+from ._names import Registry, build_registry
+from ._references import ReferenceResolver, find_items
+from ._serialize import Data, build_output, to_bytes, to_data
+from .errors import DeployValueError
+
+RoundLike = Round | Mapping[str, Any]
+
+
+class Document:
+    """A loaded CDL document with everything it imports. Never modified.
+
+    Create it with :func:`cdl.load`. Each :meth:`resolve` works on fresh
+    copies, so one Document can be resolved many times with different
+    deploy-time values.
+    """
+
+    def __init__(self, docs: list[SourceDoc], tables: Tables, registry: Registry, options: LoadOptions) -> None:
+        self._docs = docs
+        self._tables = tables
+        self._registry = registry
+        self._options = options
+        self._prefixes_seed = [d.nsmap for d in docs]
+
+    @property
+    def url(self) -> str:
+        """The main document's path or URL, as given."""
+        return self._docs[0].url
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        """Every loaded document, the main one first, then imports in load order."""
+        return tuple(d.url for d in self._docs)
+
+    @property
+    def schemas(self) -> list[etree._Element]:
+        """The xsd:schema elements found in the documents' cdl:types."""
+        found: list[etree._Element] = []
+        for doc in self._docs:
+            for types in doc.root.iterchildren(T_TYPES):
+                found.extend(types.iterchildren(f"{{{XSD_NS}}}schema"))
+        return found
+
+    def resolve(
+        self,
+        values: Mapping[str, str] | None = None,
+        *,
+        release: Sequence[str] = (),
+        rounds: Iterable[RoundLike] = (),
+    ) -> Resolution:
+        """Resolve the documents; optionally supply deploy-time values.
+
+        ``values`` (``{"LIST/child": "value"}``) and ``release`` (paths of lazy
+        references to release) form one round applied after static
+        resolution; ``rounds`` gives several, applied in order. Paths use the
+        main document's prefixes. Raises :class:`cdl.CdlError`.
+        """
+        steps = [_round(r) for r in rounds]
+        if values or release:
+            steps.append(Round(dict(values or {}), tuple(release)))
+        return Resolution(self, steps)
+
+    # -- used by Resolution -------------------------------------------------------
+
+    def _workspace(self) -> Workspace:
+        ctx = Context(self._docs, self._tables, Prefixes(self._prefixes_seed), self._options.limits)
+        roots = [copy.deepcopy(d.root) for d in self._docs]
+        parents = [d.list_parents(root) for d, root in zip(self._docs, roots)]
+        lists = {name: parents[s.doc][s.parent][s.position] for name, s in self._registry.slots.items()}
+        return Workspace(ctx, roots, lists, Budget(self._options.limits.max_elements))
+
+
+class Resolution:
+    """The result of resolving a :class:`Document`, possibly with deploy-time values."""
+
+    def __init__(self, document: Document, rounds: list[Round]) -> None:
+        self.document = document
+        self.rounds: tuple[Round, ...] = tuple(rounds)
+        ws = document._workspace()
+        resolve_prototypes(ws)
+        resolver = ReferenceResolver(ws)
+        resolver.run(find_items(ws.roots[0].iterchildren(*_LIST_TAGS)))
+        for step in rounds:
+            apply_round(ws, resolver, step)
+        check_required(ws, resolver)
+        self._ws = ws
+        self._resolver = resolver
+        self._pending: list[Pending] | None = None
+
+    @property
+    def pending(self) -> list[Pending]:
+        """What is still unresolved, waiting for deploy-time values, in document order."""
+        if self._pending is None:
+            self._pending = pending_report(self._ws, self._resolver)
+        return list(self._pending)
+
+    def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> Resolution:
+        """A new Resolution with one more round of deploy-time values (this one is unchanged)."""
+        return Resolution(self.document, [*self.rounds, Round(dict(values or {}), tuple(release))])
+
+    def tree(self, system_only: bool = False) -> etree._Element:
+        """The resolved ``cdl:cdl`` document as a new lxml tree."""
+        return build_output(self._ws, system_only)
+
+    def to_bytes(self, system_only: bool = False, pretty: bool = True) -> bytes:
+        """The resolved document as UTF-8 XML."""
+        return to_bytes(self.tree(system_only), pretty)
+
+    def to_data(self, system_only: bool = False) -> dict[str, Data]:
+        """The resolved lists as plain Python data (dicts, lists, strings, None)."""
+        return to_data(self.tree(system_only))
+
+    def write(self, path: str | os.PathLike[str], system_only: bool = False) -> None:
+        """Write the resolved document to ``path`` atomically (never a partial file)."""
+        write_atomically(path, self.to_bytes(system_only))
+
+
+_LIST_TAGS = (T_CONFIGURATION, T_SYSTEM)
+
+
+def _round(value: RoundLike) -> Round:
+    if isinstance(value, Round):
+        return value
+    unknown = set(value) - {"set", "release"}
+    if unknown:
+        raise DeployValueError(f"a round has unknown keys {sorted(unknown)}; use 'set' and 'release'", code="BAD_SET")
+    return Round(dict(value.get("set") or {}), tuple(value.get("release") or ()))
+
+
+def load(
+    source: str | os.PathLike[str] | bytes,
+    *,
+    allow_remote: bool = False,
+    import_paths: Sequence[str | os.PathLike[str]] = (),
+    resolver: Resolver | None = None,
+    limits: Limits | None = None,
+    name: str | None = None,
+) -> Document:
+    """Load a CDL document and its imports.
+
+    ``source`` is a file path, a URL (``file:``; ``http(s):`` only with
+    ``allow_remote``; other schemes through ``resolver``), or the document's
+    bytes (``name`` then labels it in messages). Imported files must lie under
+    the main document's directory or one of ``import_paths``. ``resolver``
+    (``url -> bytes``) replaces how non-file URLs are read. Raises
+    :class:`cdl.CdlError`.
+    """
+    options = LoadOptions(
+        allow_remote=allow_remote,
+        import_paths=tuple(os.fspath(p) for p in import_paths),
+        resolver=resolver,
+        limits=limits or Limits(),
+    )
+    docs, tables = load_set(source, options, name)
+    problems = Problems(options.limits.max_errors)
+    registry = build_registry(docs, Prefixes([d.nsmap for d in docs]), problems)
+    problems.raise_if_any()
+    return Document(docs, tables, registry, options)
+
+
+def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it into place."""
+    target = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=".cdl-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

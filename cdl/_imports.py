@@ -1,0 +1,224 @@
+"""Phase 2: load the main document and everything it imports (section 9).
+
+Entry point: :func:`load_set`. Imports are processed in declaration order,
+depth first, each document loaded once however often (or circularly) it is
+imported. Where a document may come from is decided here, once:
+
+- local files only under the main document's directory or an allowed import
+  directory, after resolving symlinks;
+- ``http``/``https`` only when the caller allows remote imports;
+- any other scheme only through a caller-supplied resolver.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lxml import etree
+
+from ._load import load_document
+from ._model import T_IMPORT, T_SYSTEM, Limits, SourceDoc, Tables
+from .errors import CdlError, ImportRefusedError, LimitError, LoadError
+
+#: A resolver receives an absolute URL and returns the document's bytes.
+Resolver = Callable[[str], bytes]
+
+_REMOTE = ("http", "https")
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """Where documents may come from, and the limits that apply."""
+
+    allow_remote: bool = False
+    import_paths: tuple[str, ...] = ()
+    resolver: Resolver | None = None
+    limits: Limits = field(default_factory=Limits)
+    #: Seconds to wait for a remote document (only when allowed).
+    timeout: float = 30.0
+
+
+@dataclass
+class _Location:
+    """One document's address: what to show, what identifies it, how to read it."""
+
+    display: str  # as the user would write it (relative file paths stay relative)
+    key: str  # canonical: real path for files, the URL otherwise
+    base: str  # what relative imports inside it resolve against (a URL)
+    file: Path | None = None
+
+
+def load_set(source: str | os.PathLike[str] | bytes, options: LoadOptions, name: str | None = None) -> tuple[list[SourceDoc], Tables]:
+    """Load the main document and, recursively, its imports.
+
+    ``source`` is a file path, a URL, or the document's bytes (then ``name`` is
+    what errors call it, and relative imports resolve against the current
+    directory).
+    """
+    tables = Tables()
+    if isinstance(source, bytes):
+        display = name or "<bytes>"
+        cwd = Path.cwd().resolve()
+        main = _Location(display, f"bytes:{display}", cwd.as_uri() + "/")
+        data = source
+        roots = [cwd]
+    else:
+        main = _locate_main(os.fspath(source), options)
+        data = _read(main, options, where=None)
+        roots = [main.file.parent] if main.file is not None else []
+    roots += [Path(p).resolve() for p in options.import_paths]
+
+    docs: list[SourceDoc] = []
+    seen: set[str] = {main.key}
+    # Depth-first in declaration order, without recursion: a stack of
+    # (document, its remaining imports).
+    first = load_document(data, main.display, 0, tables, options.limits)
+    docs.append(first)
+    stack: list[tuple[SourceDoc, _Location, list[etree._Element]]] = [(first, main, _import_elements(first))]
+    while stack:
+        doc, loc, pending = stack[-1]
+        if not pending:
+            stack.pop()
+            continue
+        imp = pending.pop(0)
+        location = (imp.get("location") or "").strip()
+        target = _locate_import(location, loc, doc, imp, roots, options)
+        if target.key in seen:
+            continue
+        seen.add(target.key)
+        if len(docs) > options.limits.max_imports:
+            raise LimitError(
+                f"more than {options.limits.max_imports} documents are imported (max_imports)",
+                url=doc.url,
+                line=imp.sourceline,
+            )
+        data = _read(target, options, where=(doc, imp))
+        imported = load_document(data, target.display, len(docs), tables, options.limits)
+        system = imported.root.find(T_SYSTEM)
+        if system is not None:
+            raise ImportRefusedError(
+                f"{target.display} is imported but has a cdl:system (line {system.sourceline}); "
+                "an imported document must not (section 9)",
+                code="IMPORT_SYSTEM",
+                url=doc.url,
+                line=imp.sourceline,
+            )
+        docs.append(imported)
+        stack.append((imported, target, _import_elements(imported)))
+    return docs, tables
+
+
+def _import_elements(doc: SourceDoc) -> list[etree._Element]:
+    return [el for el in doc.root.iterchildren(T_IMPORT)]
+
+
+def _locate_main(text: str, options: LoadOptions) -> _Location:
+    parsed = urllib.parse.urlsplit(text)
+    if len(parsed.scheme) > 1:  # a one-letter scheme is a Windows drive
+        if parsed.scheme == "file":
+            path = Path(urllib.request.url2pathname(parsed.path))
+            return _file_location(text, path)
+        _check_scheme(text, parsed.scheme, options, None)
+        return _Location(text, text, text)
+    return _file_location(text, Path(text))
+
+
+def _file_location(display: str, path: Path) -> _Location:
+    real = path.resolve()
+    return _Location(display, str(real), real.as_uri(), real)
+
+
+def _locate_import(
+    location: str,
+    importer: _Location,
+    doc: SourceDoc,
+    imp: etree._Element,
+    roots: Sequence[Path],
+    options: LoadOptions,
+) -> _Location:
+    absolute = urllib.parse.urljoin(importer.base, location)
+    parsed = urllib.parse.urlsplit(absolute)
+    if parsed.scheme != "file":
+        _check_scheme(location, parsed.scheme, options, (doc, imp))
+        return _Location(absolute, absolute, absolute)
+    if parsed.netloc not in ("", "localhost"):
+        raise ImportRefusedError(
+            f"import {location!r} names a file on another host ({parsed.netloc})", url=doc.url, line=imp.sourceline
+        )
+    path = Path(urllib.request.url2pathname(parsed.path))
+    real = path.resolve()  # symlinks resolved before the confinement check
+    if not any(real == root or root in real.parents for root in roots):
+        allowed = ", ".join(str(r) for r in roots) or "(none)"
+        raise ImportRefusedError(
+            f"import {location!r} resolves to {real}, outside the allowed directories ({allowed}); "
+            "allow its directory with --import-path",
+            url=doc.url,
+            line=imp.sourceline,
+        )
+    # Show imports relative to the importing document's display path when it
+    # is a relative file path, so messages read as the user's files.
+    display = str(real)
+    if importer.file is not None and not os.path.isabs(importer.display) and "://" not in importer.display:
+        display = os.path.normpath(os.path.join(os.path.dirname(importer.display), os.path.relpath(real, importer.file.parent)))
+    return _Location(display, str(real), real.as_uri(), real)
+
+
+def _check_scheme(
+    location: str, scheme: str, options: LoadOptions, where: tuple[SourceDoc, etree._Element] | None
+) -> None:
+    url = where[0].url if where else location
+    line = where[1].sourceline if where else None
+    if scheme in _REMOTE and not options.allow_remote:
+        raise ImportRefusedError(
+            f"{location!r} is remote; remote documents are refused unless allowed (--allow-remote)",
+            url=url,
+            line=line,
+        )
+    if scheme not in _REMOTE and options.resolver is None:
+        raise ImportRefusedError(
+            f"{location!r} uses the scheme {scheme!r}; only files, and http(s) when allowed, can be read "
+            "(a library caller may supply a resolver)",
+            url=url,
+            line=line,
+        )
+
+
+def _read(loc: _Location, options: LoadOptions, where: tuple[SourceDoc, etree._Element] | None) -> bytes:
+    url = where[0].url if where else loc.display
+    line = where[1].sourceline if where else None
+    code = "IMPORT_NOT_FOUND" if where else "IO_ERROR"
+    limit = options.limits.max_bytes
+    try:
+        if loc.file is not None:
+            size = loc.file.stat().st_size
+            if size > limit:
+                raise LimitError(
+                    f"{loc.display} is {size} bytes, over the input size limit of {limit} bytes (max_bytes)",
+                    url=url,
+                    line=line,
+                )
+            return loc.file.read_bytes()
+        if options.resolver is not None:
+            data = options.resolver(loc.key)
+            if not isinstance(data, bytes):
+                raise TypeError("the resolver must return bytes")
+            return data
+        with urllib.request.urlopen(loc.key, timeout=options.timeout) as response:  # noqa: S310 - scheme checked
+            data = response.read(limit + 1)
+            if len(data) > limit:
+                raise LimitError(f"{loc.display} is over the input size limit of {limit} bytes (max_bytes)", url=url, line=line)
+            return data
+    except CdlError:
+        raise
+    except IsADirectoryError:
+        raise LoadError(f"cannot read {loc.display}: it is a directory", code=code, url=url, line=line) from None
+    except FileNotFoundError:
+        raise LoadError(f"cannot read {loc.display}: no such file", code=code, url=url, line=line) from None
+    except (OSError, ValueError, TypeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise LoadError(f"cannot read {loc.display}: {reason}", code=code, url=url, line=line) from None

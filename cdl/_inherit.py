@@ -1,0 +1,162 @@
+"""Phase 4: prototype resolution, cdl:extends (7.2, with the rules of 7.3.4).
+
+Entry point: :func:`resolve_prototypes`. Each top level list is resolved once,
+in place in the working copy; a prototype is completely resolved before any
+list inherits from it (a depth-first walk over lists with an explicit stack,
+so long chains of prototypes cannot exhaust Python's stack). Within a list,
+elements are merged bottom-up: a property's own cdl:extends is resolved before
+it inherits attributes from the outer prototype's same-named property, so the
+nearest declaration wins (docs/semantics.md).
+"""
+
+from __future__ import annotations
+
+import copy
+
+from lxml import etree
+
+from ._model import A_LAZY, P_DOC, P_EXT, P_REF, Problems, Workspace, has_value
+from .errors import InheritanceError
+
+_ACTIVE, _DONE = 1, 2
+# Attributes never inherited: the document mark says where an element was
+# written, and cdl:extends is resolved, never copied (NOTES.md).
+_NOT_INHERITED = frozenset((P_DOC, P_EXT))
+# Attributes that say how a value is given (7.3.4 and NOTES.md): a property
+# with its own value or its own reference does not take the prototype's.
+_VALUE_GIVING = frozenset((P_REF, A_LAZY))
+
+
+class _Frame:
+    """One list being resolved: its cdl:extends elements and the next to check."""
+
+    __slots__ = ("lst", "elements", "next")
+
+    def __init__(self, lst: etree._Element) -> None:
+        self.lst = lst
+        self.elements: list[etree._Element] = lst.xpath("descendant-or-self::*[@e:ext]", namespaces=_NS)
+        self.next = 0
+
+
+_NS = {"e": P_EXT[1 : P_EXT.index("}")]}
+
+
+def resolve_prototypes(ws: Workspace) -> None:
+    """Resolve every cdl:extends of every document; raise CdlError on failure."""
+    ctx = ws.ctx
+    problems = Problems(ctx.limits.max_errors)
+    state: dict[etree._Element, int] = {}
+    for start in ws.lists.values():
+        if state.get(start) == _DONE:
+            continue
+        state[start] = _ACTIVE
+        stack = [_Frame(start)]
+        while stack:
+            frame = stack[-1]
+            pushed = False
+            while frame.next < len(frame.elements):
+                el = frame.elements[frame.next]
+                name = ctx.tables.names[int(el.get(P_EXT))]  # type: ignore[arg-type]
+                target = ws.lookup(name)
+                if target is None:
+                    problems.add(
+                        InheritanceError(
+                            f"cdl:extends names {name.text!r}, which is no top level list",
+                            code="UNKNOWN_PROTOTYPE",
+                            **ctx.where(el),  # type: ignore[arg-type]
+                        )
+                    )
+                    del el.attrib[P_EXT]
+                    del frame.elements[frame.next]
+                    continue
+                status = state.get(target)
+                if status == _ACTIVE:
+                    raise _cycle(ws, stack, target)
+                frame.next += 1
+                if status is None:
+                    state[target] = _ACTIVE
+                    stack.append(_Frame(target))
+                    pushed = True
+                    break
+            if pushed:
+                continue
+            # Every prototype this list needs is complete: merge, innermost
+            # (and last) first so ancestors see their children resolved.
+            for el in reversed(frame.elements):
+                target = ws.lookup(ctx.tables.names[int(el.get(P_EXT))])  # type: ignore[arg-type]
+                assert target is not None
+                _merge(el, target, ws)
+            state[frame.lst] = _DONE
+            stack.pop()
+    problems.raise_if_any()
+
+
+def _cycle(ws: Workspace, stack: list[_Frame], target: etree._Element) -> InheritanceError:
+    """An error naming every link of the chain that returns to ``target``."""
+    ctx = ws.ctx
+    start = next(i for i, f in enumerate(stack) if f.lst is target)
+    links: list[str] = []
+    for frame in stack[start:]:
+        el = frame.elements[frame.next]
+        name = ctx.tables.names[int(el.get(P_EXT))]  # type: ignore[arg-type]
+        links.append(f"{ctx.prefixes.path_of(el)} ({ctx.at(el)}) extends {name.text}")
+    first = stack[start].elements[stack[start].next]
+    return InheritanceError(
+        "prototype references form a cycle: " + "; ".join(links),
+        code="EXTENDS_CYCLE",
+        **ctx.where(first),  # type: ignore[arg-type]
+    )
+
+
+def _merge(n: etree._Element, proto: etree._Element, ws: Workspace) -> None:
+    """Inherit elements then attributes from ``proto`` into ``n`` (7.2.2)."""
+    own_value = has_value(n)
+    own_ref = n.get(P_REF) is not None
+    own_children = list(n)
+    groups: dict[str, list[etree._Element]] = {}
+    for child in own_children:
+        groups.setdefault(child.tag, []).append(child)
+    proto_children = list(proto)
+    proto_tags = {child.tag for child in proto_children}
+    merged: list[etree._Element] = []
+    if not own_ref:  # 7.3.4 case 3: a reference replaces the inherited value
+        placed: set[str] = set()
+        proto_doc = proto.get(P_DOC)
+        for e in proto_children:
+            group = groups.get(e.tag)
+            if group is None:
+                size = int(e.xpath("count(descendant-or-self::*)"))
+                ws.budget.charge(size, ws.ctx, n)
+                duplicate = copy.deepcopy(e)
+                if duplicate.get(P_DOC) is None and proto_doc is not None:
+                    duplicate.set(P_DOC, proto_doc)
+                merged.append(duplicate)
+            elif e.tag not in placed:
+                placed.add(e.tag)
+                for own in group:
+                    _inherit_attributes(e, own)
+                merged.extend(group)
+        if not own_value and proto.text and proto.text.strip():
+            # A list whose prototype's value is text inherits it like any value.
+            n.text = proto.text
+    merged.extend(child for child in own_children if child.tag not in proto_tags)
+    n[:] = merged
+    _inherit_attributes(proto, n, own_value=own_value, own_ref=own_ref)
+    del n.attrib[P_EXT]
+
+
+def _inherit_attributes(
+    src: etree._Element, dst: etree._Element, own_value: bool | None = None, own_ref: bool | None = None
+) -> None:
+    """7.2.2.2 with the special cases of 7.3.4 and NOTES.md for cdl:lazy."""
+    if own_value is None:
+        own_value = has_value(dst)
+    if own_ref is None:
+        own_ref = dst.get(P_REF) is not None
+    attrib = dst.attrib
+    for key, value in src.attrib.items():
+        if key in _NOT_INHERITED or key in attrib:
+            continue
+        if key in _VALUE_GIVING and (own_value or own_ref):
+            continue
+        attrib[key] = value

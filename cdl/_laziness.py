@@ -1,0 +1,199 @@
+"""Phase 6: laziness (7.5) and required properties (7.4.2).
+
+Entry points: :func:`apply_round` (deploy-time values: supply a lazy
+property's value, replace a lazy reference by a value, or release a lazy
+reference so it resolves), :func:`check_required` and :func:`pending_report`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from lxml import etree
+
+from ._model import A_LAZY, CDL_NS, P_REF, T_EXPRESSION, T_SYSTEM, T_VARIABLE, Problems, Workspace, has_value
+from ._paths import PrefixError, is_lazy, parse_name_ref, parse_qname
+from ._references import DONE, PENDING, ReferenceResolver, item_kind
+from .errors import DeployValueError, LazinessError, RequiredPropertyError
+
+
+@dataclass(frozen=True)
+class Pending:
+    """Something left unresolved for deployment time.
+
+    Attributes:
+        path: where it is (``/List/child``), with the main document's prefixes.
+        kind: 'lazy-property', 'lazy-reference', 'lazy-expression', or
+            'reference' / 'expression' for one that waits on another.
+        waiting: paths of the pending items that wait directly on this one.
+        waits_on: paths of the pending items this one waits for directly.
+    """
+
+    path: str
+    kind: str
+    waiting: tuple[str, ...] = ()
+    waits_on: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Round:
+    """One deploy-time step: values to supply and lazy references to release."""
+
+    set: Mapping[str, str]
+    release: Sequence[str] = ()
+
+
+def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round) -> None:
+    """Apply one round of deploy-time values, then resolve what waited on them."""
+    problems = Problems(ws.ctx.limits.max_errors)
+    released: list[etree._Element] = []
+    for path, value in step.set.items():
+        try:
+            for el in _select(ws, path, "set"):
+                _supply(ws, resolver, el, path, value)
+        except DeployValueError as exc:
+            problems.add(exc)
+    for path in step.release:
+        try:
+            for el in _select(ws, path, "release"):
+                released.append(_release(ws, el, path))
+        except DeployValueError as exc:
+            problems.add(exc)
+    problems.raise_if_any()
+    # 7.5.1: after a laziness resolution, value reference resolution is applied.
+    again = resolver.reopen_pending()
+    resolver.run(again + released)
+    still = [el for el in released if resolver.state.get(el) == PENDING]
+    if still:
+        ctx = ws.ctx
+        raise LazinessError(
+            "released lazy reference still cannot be resolved: "
+            + ", ".join(f"{ctx.prefixes.path_of(el)} waits for {_waits(resolver, el)}" for el in still),
+            code="LAZY_UNRESOLVED",
+            **ctx.where(still[0]),  # type: ignore[arg-type]
+        )
+
+
+def _waits(resolver: ReferenceResolver, el: etree._Element) -> str:
+    names = [resolver.ctx.prefixes.path_of(w) for w in resolver.waits_on.get(el, [])]
+    return ", ".join(names) or "a lazy value"
+
+
+def _select(ws: Workspace, text: str, verb: str) -> list[etree._Element]:
+    """Elements named by ``LIST/child/...`` written with the main document's prefixes."""
+    main = ws.ctx.docs[0]
+    parts = text.strip().lstrip("/").split("/")
+    if not parts or any(not p.strip() for p in parts):
+        raise DeployValueError(f"{verb} {text!r}: write LIST/child/... with one name per step", code="BAD_SET")
+    try:
+        list_ref = parse_name_ref(parts[0], main.nsmap, main.target_ns)
+        steps = [parse_qname(p, main.nsmap)[0] for p in parts[1:]]
+    except PrefixError as exc:
+        raise DeployValueError(f"{verb} {text!r}: {exc}", code="BAD_SET") from None
+    top = ws.lookup(list_ref)
+    if top is None:
+        raise DeployValueError(f"{verb} {text!r}: no top level list {parts[0]!r}", code="SET_NOT_FOUND")
+    current = [top]
+    for i, step in enumerate(steps):
+        blocked = [el for el in current if el.get(P_REF) is not None]
+        if blocked:
+            raise DeployValueError(
+                f"{verb} {text!r}: {ws.ctx.prefixes.path_of(blocked[0])} is still an unresolved reference",
+                code="SET_NOT_FOUND",
+            )
+        current = [child for el in current for child in el.iterchildren(step)]
+        if not current:
+            raise DeployValueError(f"{verb} {text!r}: no {parts[i + 1]} at step {i + 2}", code="SET_NOT_FOUND")
+    return current
+
+
+def _pending_expression(el: etree._Element) -> etree._Element | None:
+    expr = el.find(T_EXPRESSION)
+    if expr is not None and any(v.get(A_LAZY) == "true" for v in expr.iterchildren(T_VARIABLE)):
+        return expr
+    return None
+
+
+def _supply(ws: Workspace, resolver: ReferenceResolver, el: etree._Element, path: str, value: str) -> None:
+    expr = _pending_expression(el)
+    if not is_lazy(el) and expr is None:
+        raise DeployValueError(
+            f"set {path!r}: {ws.ctx.prefixes.path_of(el)} is not lazy; only lazy properties and references take deploy-time values",
+            code="SET_NOT_LAZY",
+            **ws.ctx.where(el),  # type: ignore[arg-type]
+        )
+    if expr is not None:
+        resolver.state[expr] = DONE
+        el.remove(expr)
+    # A lazy reference given a value is replaced by the value (7.5.3: the
+    # deployment service knows it); a lazy property receives it (7.5.2.1).
+    el.attrib.pop(P_REF, None)
+    el.attrib.pop(A_LAZY, None)
+    el.text = value
+    resolver.state[el] = DONE
+
+
+def _release(ws: Workspace, el: etree._Element, path: str) -> etree._Element:
+    expr = _pending_expression(el)
+    if expr is not None:
+        for var in expr.iterchildren(T_VARIABLE):
+            var.attrib.pop(A_LAZY, None)
+        return expr
+    if el.get(P_REF) is None or not is_lazy(el):
+        what = "a lazy property needs a value (use set)" if is_lazy(el) else "it is not a lazy reference"
+        raise DeployValueError(
+            f"release {path!r}: {ws.ctx.prefixes.path_of(el)} cannot be released: {what}",
+            code="SET_NOT_LAZY",
+            **ws.ctx.where(el),  # type: ignore[arg-type]
+        )
+    del el.attrib[A_LAZY]
+    return el
+
+
+_REQUIRED = etree.XPath("descendant::*[@cdl:use='required']", namespaces={"cdl": CDL_NS})
+
+
+def check_required(ws: Workspace, resolver: ReferenceResolver) -> None:
+    """7.4.2: every required property of the main system has a value, or waits for a lazy one."""
+    problems = Problems(ws.ctx.limits.max_errors)
+    for parent in ws.roots[0].iterchildren(T_SYSTEM):
+        for el in _REQUIRED(parent):
+            if has_value(el) or el.get(P_REF) is not None or is_lazy(el):
+                continue  # a value, or a reference or lazy mark still pending
+            problems.add(
+                RequiredPropertyError(
+                    'this property is marked cdl:use="required" but has no value',
+                    **ws.ctx.where(el),  # type: ignore[arg-type]
+                )
+            )
+    problems.raise_if_any()
+
+
+def pending_report(ws: Workspace, resolver: ReferenceResolver) -> list[Pending]:
+    """What is still pending in the main document, in document order."""
+    ctx = ws.ctx
+    main_root = ws.roots[0]
+    pending = [el for el in resolver.pending_items() if el.getroottree().getroot() is main_root]
+    order = {el: i for i, el in enumerate(main_root.iter())} if pending else {}
+    pending.sort(key=lambda el: order.get(el, 0))
+
+    def where(el: etree._Element) -> str:
+        holder = el.getparent() if el.tag == T_EXPRESSION else el
+        return ctx.prefixes.path_of(holder if holder is not None else el)
+
+    waiting: dict[etree._Element, list[str]] = {}
+    for el in pending:
+        for blocker in resolver.waits_on.get(el, []):
+            waiting.setdefault(blocker, []).append(where(el))
+    return [
+        Pending(
+            path=where(el),
+            kind=item_kind(el),
+            waiting=tuple(waiting.get(el, [])),
+            waits_on=tuple(where(b) for b in resolver.waits_on.get(el, [])),
+        )
+        for el in pending
+    ]
+
+

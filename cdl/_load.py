@@ -1,0 +1,566 @@
+"""Phase 1: read one CDL document safely and normalize it.
+
+Entry point: :func:`load_document`. It parses the bytes with a hardened
+parser (no DTD, no entities, no network), checks the document structure of
+section 6, removes cdl:documentation, and parses every CDL annotation once:
+QNames are resolved with the namespaces in scope where they are written, paths
+become steps (absolute ones translated to relative, 7.3.4), expressions are
+compiled. The results go into the shared :class:`Tables`; the tree keeps only
+private index attributes, so later phases never see prefixes.
+"""
+
+from __future__ import annotations
+
+import xml.parsers.expat as expat
+from collections.abc import Iterator
+
+from lxml import etree
+
+from . import _expressions
+from ._model import (
+    A_CREF,
+    A_EXTENDS,
+    A_LAZY,
+    A_REFROOT,
+    A_TYPE,
+    A_USE,
+    CDL_NS,
+    LIST_PARENTS,
+    P_DOC,
+    P_EXPR,
+    P_EXT,
+    P_REF,
+    T_CDL,
+    T_CONFIGURATION,
+    T_DOCUMENTATION,
+    T_EXPRESSION,
+    T_IMPORT,
+    T_SYSTEM,
+    T_TYPES,
+    T_VARIABLE,
+    Expression,
+    Limits,
+    NameRef,
+    Problems,
+    Ref,
+    SourceDoc,
+    Tables,
+    Variable,
+    has_value,
+    split_clark,
+)
+from ._paths import PathSyntaxError, PrefixError, is_ncname, parse_name_ref, parse_path, parse_qname, relative_ref
+from .errors import (
+    CdlError,
+    ExpressionError,
+    LazinessError,
+    LimitError,
+    LoadError,
+    NameResolutionError,
+    ReferenceResolutionError,
+)
+
+_ORDER = {T_IMPORT: 0, T_TYPES: 1, T_CONFIGURATION: 2, T_SYSTEM: 3}
+_KNOWN_ATTRIBUTES = frozenset((A_EXTENDS, A_CREF, A_REFROOT, A_LAZY, A_TYPE, A_USE))
+_BOOLEANS = {"true": "true", "1": "true", "false": "false", "0": "false"}
+
+
+def load_document(data: bytes, url: str, index: int, tables: Tables, limits: Limits) -> SourceDoc:
+    """Parse and normalize one document; raise CdlError (possibly a group)."""
+    if len(data) > limits.max_bytes:
+        raise LimitError(
+            f"the document is {len(data)} bytes, over the input size limit of {limits.max_bytes} bytes (max_bytes)",
+            url=url,
+        )
+    root = _parse(data, url, limits)
+    problems = Problems(limits.max_errors)
+    doc = _check_structure(root, url, index, problems)
+    problems.raise_if_any()
+    _normalize(doc, tables, limits, problems)
+    problems.raise_if_any()
+    # iterwalk's start-ns events report each declaration once, without
+    # building a namespace map per element. The serializer declares them all.
+    doc.namespaces = tuple(sorted({uri for _event, (_p, uri) in etree.iterwalk(root, events=("start-ns",))}))
+    return doc
+
+
+# -- parsing -----------------------------------------------------------------
+
+
+def _parse(data: bytes, url: str, limits: Limits) -> etree._Element:
+    parser = etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        remove_blank_text=True,
+        remove_comments=True,
+        remove_pis=True,
+        huge_tree=False,
+        collect_ids=False,
+    )
+    try:
+        root = etree.fromstring(data, parser, base_url=url)
+    except etree.XMLSyntaxError as exc:
+        if any(e.type_name == "ERR_RESOURCE_LIMIT" and "depth" in e.message for e in exc.error_log):
+            # libxml2 refuses nesting deeper than 256 (2048 with its "huge"
+            # option, which also lifts its other safety limits). Deeper
+            # documents are legitimate up to our own configurable limit, so
+            # they take the slower expat path.
+            return _parse_deep(data, url, limits)
+        raise LoadError(_syntax_message(exc), code="XML_SYNTAX", url=url, line=exc.lineno or None) from None
+    except ValueError as exc:  # e.g. a str with an encoding declaration
+        raise LoadError(f"cannot parse the document: {exc}", code="XML_SYNTAX", url=url) from None
+    docinfo = root.getroottree().docinfo
+    if docinfo.doctype or docinfo.internalDTD is not None:
+        raise LoadError(
+            "the document has a DOCTYPE; DTDs and entity declarations are refused for safety",
+            code="XML_DTD",
+            url=url,
+            line=1,
+        )
+    if root.getroottree().getroot() is not root:  # pragma: no cover - lxml always returns the root
+        raise LoadError("unexpected content around the root element", code="XML_SYNTAX", url=url)
+    if _depth_exceeds(root, limits.max_depth):
+        raise LimitError(f"the document is nested deeper than the depth limit of {limits.max_depth} (max_depth)", url=url)
+    return root
+
+
+def _depth_exceeds(root: etree._Element, max_depth: int) -> bool:
+    # libxml2 already caps what it parses at 256 levels; only a limit below
+    # that needs a look.
+    if max_depth >= 256:
+        return False
+    return bool(root.xpath(f"boolean(/{'/'.join(['*'] * (max_depth + 1))})"))
+
+
+def _syntax_message(exc: etree.XMLSyntaxError) -> str:
+    msg = exc.msg or "not well-formed XML"
+    # lxml appends ", line N, column M" which the renderer already shows.
+    cut = msg.rfind(", line ")
+    if cut > 0:
+        msg = msg[:cut]
+    if "Document is empty" in msg or "Start tag expected" in msg:
+        msg = f"not an XML document ({msg})"
+    return f"XML syntax error: {msg}"
+
+
+class _Refused(Exception):
+    def __init__(self, error: CdlError) -> None:
+        self.error = error
+
+
+def _parse_deep(data: bytes, url: str, limits: Limits) -> etree._Element:
+    """Parse with expat into an lxml tree, with the same refusals as lxml's path."""
+    builder = etree.TreeBuilder()
+    parser = expat.ParserCreate(namespace_separator="}")
+    parser.buffer_text = True
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    pending_ns: dict[str | None, str] = {}
+    depth = 0
+
+    def clark(name: str) -> str:
+        return "{" + name if "}" in name else name
+
+    def refuse_dtd(*_args: object) -> None:
+        raise _Refused(
+            LoadError(
+                "the document has a DOCTYPE; DTDs and entity declarations are refused for safety",
+                code="XML_DTD",
+                url=url,
+                line=parser.CurrentLineNumber,
+            )
+        )
+
+    def start_ns(prefix: str | None, uri: str) -> None:
+        pending_ns[prefix or None] = uri
+
+    def start(name: str, attrs: dict[str, str]) -> None:
+        nonlocal depth
+        depth += 1
+        if depth > limits.max_depth:
+            raise _Refused(
+                LimitError(
+                    f"the document is nested deeper than the depth limit of {limits.max_depth} (max_depth)",
+                    url=url,
+                    line=parser.CurrentLineNumber,
+                )
+            )
+        el = builder.start(clark(name), {clark(k): v for k, v in attrs.items()}, dict(pending_ns))
+        el.sourceline = parser.CurrentLineNumber
+        pending_ns.clear()
+
+    def end(name: str) -> None:
+        nonlocal depth
+        depth -= 1
+        builder.end(clark(name))
+
+    parser.StartDoctypeDeclHandler = refuse_dtd
+    parser.EntityDeclHandler = refuse_dtd
+    parser.StartNamespaceDeclHandler = start_ns
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = builder.data
+    try:
+        parser.Parse(data, True)
+    except _Refused as exc:
+        raise exc.error from None
+    except expat.ExpatError as exc:
+        raise LoadError(
+            f"XML syntax error: {expat.ErrorString(exc.code)}", code="XML_SYNTAX", url=url, line=exc.lineno
+        ) from None
+    root = builder.close()
+    # Match the blank-text removal of the lxml path: whitespace between
+    # elements is formatting, not value.
+    for el in root.iter():
+        if len(el) and el.text is not None and not el.text.strip():
+            el.text = None
+        if el.tail is not None and not el.tail.strip():
+            el.tail = None
+    return root
+
+
+# -- document structure (section 6) --------------------------------------------
+
+
+def _check_structure(root: etree._Element, url: str, index: int, problems: Problems) -> SourceDoc:
+    tag = root.tag if isinstance(root.tag, str) else ""
+    uri, local = split_clark(tag)
+    if tag != T_CDL:
+        found = f"{{{uri}}}{local}" if uri else f"{local} (no namespace)"
+        raise LoadError(
+            f"the root element must be cdl:cdl in the namespace {CDL_NS}; found {found}",
+            code="NOT_CDL",
+            url=url,
+            line=root.sourceline,
+        )
+    doc = SourceDoc(
+        index=index,
+        url=url,
+        root=root,
+        target_ns=(root.get("targetNamespace") or "").strip(),
+        nsmap=dict(root.nsmap),
+    )
+    if root.text and root.text.strip():
+        problems.add(LoadError("text is not allowed directly inside cdl:cdl", url=url, line=root.sourceline))
+    last = -1
+    seen_extension = False
+    for child in list(root):
+        if child.tail and child.tail.strip():
+            problems.add(LoadError("text is not allowed directly inside cdl:cdl", url=url, line=child.sourceline))
+        if child.tag == T_DOCUMENTATION:
+            root.remove(child)
+            continue
+        ctag = child.tag
+        if isinstance(ctag, str) and ctag.startswith("{" + CDL_NS + "}"):
+            name = "cdl:" + split_clark(ctag)[1]
+            rank = _ORDER.get(ctag)
+            if rank is None:
+                problems.add(LoadError(f"{name} is not allowed inside cdl:cdl", url=url, line=child.sourceline))
+            elif seen_extension:
+                problems.add(
+                    LoadError(f"{name} must come before extension elements", url=url, line=child.sourceline)
+                )
+            elif rank < last or (rank == last and ctag != T_IMPORT):
+                problems.add(
+                    LoadError(
+                        f"{name} is out of place: the children of cdl:cdl are cdl:import*, cdl:types?, "
+                        "cdl:configuration?, cdl:system? in that order",
+                        url=url,
+                        line=child.sourceline,
+                    )
+                )
+            else:
+                last = rank
+            if ctag == T_IMPORT:
+                location = child.get("location")
+                if location is None or not location.strip():
+                    problems.add(LoadError("cdl:import needs a location attribute", url=url, line=child.sourceline))
+                else:
+                    doc.imports.append(location.strip())
+            elif ctag in LIST_PARENTS:
+                _check_lists(child, url, index, problems)
+        else:
+            seen_extension = True
+    return doc
+
+
+def _check_lists(parent: etree._Element, url: str, index: int, problems: Problems) -> None:
+    if parent.text and parent.text.strip():
+        problems.add(LoadError(f"text is not allowed inside cdl:{split_clark(parent.tag)[1]}", url=url, line=parent.sourceline))
+    for el in list(parent):
+        if el.tail and el.tail.strip():
+            problems.add(LoadError(f"text is not allowed inside cdl:{split_clark(parent.tag)[1]}", url=url, line=el.sourceline))
+        if el.tag == T_DOCUMENTATION:
+            parent.remove(el)
+        elif split_clark(el.tag)[0] == CDL_NS:
+            problems.add(
+                LoadError(
+                    f"cdl:{split_clark(el.tag)[1]} cannot be a top level property list",
+                    url=url,
+                    line=el.sourceline,
+                )
+            )
+        else:
+            el.set(P_DOC, str(index))
+
+
+def list_name(el: etree._Element, target_ns: str) -> str:
+    """The QName (Clark) of a top level list: unqualified lists take the targetNamespace."""
+    tag: str = el.tag
+    if not tag.startswith("{") and target_ns:
+        return f"{{{target_ns}}}{tag}"
+    return tag
+
+
+# -- annotations ----------------------------------------------------------------
+
+
+def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problems) -> None:
+    parents = doc.list_parents()
+    # Documentation is no property: drop it first so nothing inside it counts.
+    for parent in parents:
+        for el in parent.iter(T_DOCUMENTATION):
+            _remove_keeping_tail(el)
+    depth_cache: dict[etree._Element, int] = {}
+    for parent in parents:
+        for el in _annotated(parent):
+            try:
+                if el.tag == T_EXPRESSION:
+                    _load_expression(el, doc, tables, limits, depth_cache)
+                elif el.tag == T_VARIABLE:
+                    if el.getparent() is None or el.getparent().tag != T_EXPRESSION:
+                        raise ExpressionError("cdl:variable must be a child of cdl:expression", url=doc.url, line=el.sourceline)
+                elif split_clark(el.tag)[0] == CDL_NS:
+                    raise LoadError(
+                        f"cdl:{split_clark(el.tag)[1]} is not allowed inside a property list "
+                        "(only cdl:expression and cdl:documentation are)",
+                        url=doc.url,
+                        line=el.sourceline,
+                    )
+                else:
+                    _load_attributes(el, doc, tables, depth_cache)
+            except CdlError as exc:
+                if exc.path is None and el.getparent() is not None:
+                    exc.path = _path_hint(el)
+                problems.add(exc)
+
+
+def _annotated(parent: etree._Element) -> Iterator[etree._Element]:
+    """Elements under ``parent`` that are CDL elements or carry CDL attributes."""
+    return iter(parent.xpath("descendant::*[namespace-uri()=$ns or @*[namespace-uri()=$ns]]", ns=CDL_NS))
+
+
+def _remove_keeping_tail(el: etree._Element) -> None:
+    parent = el.getparent()
+    if parent is None:
+        return
+    tail = el.tail
+    if tail and tail.strip():
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(el)
+
+
+def _path_hint(el: etree._Element) -> str:
+    """A path for load-time messages, written with the names as they appear."""
+    names: list[str] = []
+    cur: etree._Element | None = el
+    while cur is not None and cur.tag not in LIST_PARENTS and cur.tag != T_CDL:
+        uri, local = split_clark(cur.tag)
+        prefix = next((p for p, u in (cur.nsmap or {}).items() if u == uri and p), None) if uri else None
+        names.append(f"{prefix}:{local}" if prefix else local)
+        cur = cur.getparent()
+    return "/" + "/".join(reversed(names))
+
+
+def _depth(el: etree._Element, cache: dict[etree._Element, int]) -> int:
+    """Steps from ``el`` up to its top level list (0 for the list itself)."""
+    chain: list[etree._Element] = []
+    cur = el
+    while cur not in cache:
+        parent = cur.getparent()
+        if parent is None or parent.tag in LIST_PARENTS:
+            cache[cur] = 0
+            break
+        chain.append(cur)
+        cur = parent
+    base = cache[cur]
+    for node in reversed(chain):
+        base += 1
+        cache[node] = base
+    return cache[el]
+
+
+def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, depth_cache: dict[etree._Element, int]) -> None:
+    attrib = el.attrib
+    unknown = [k for k in attrib if k.startswith("{" + CDL_NS + "}") and k not in _KNOWN_ATTRIBUTES]
+    if unknown:
+        names = ", ".join("cdl:" + split_clark(k)[1] for k in unknown)
+        raise LoadError(f"unknown CDL attribute {names}", url=doc.url, line=el.sourceline)
+    nsmap = el.nsmap
+    extends = attrib.get(A_EXTENDS)
+    if extends is not None:
+        try:
+            name = parse_name_ref(extends, nsmap, doc.target_ns)
+        except PrefixError as exc:
+            raise NameResolutionError(f"cdl:extends: {exc}", code="BAD_QNAME", url=doc.url, line=el.sourceline) from None
+        del attrib[A_EXTENDS]
+        el.set(P_EXT, tables.add_name(name))
+    ref_text = attrib.get(A_CREF)
+    refroot_text = attrib.get(A_REFROOT)
+    if refroot_text is not None and ref_text is None:
+        raise ReferenceResolutionError(
+            "cdl:refroot is given without cdl:ref", code="REFROOT_WITHOUT_REF", url=doc.url, line=el.sourceline
+        )
+    if ref_text is not None:
+        if len(el) > 0 or (el.text and el.text.strip()):
+            raise ReferenceResolutionError(
+                "a value reference must be placed on a property without a value; this one has "
+                + ("child elements" if len(el) else "text"),
+                code="REF_WITH_CHILDREN",
+                url=doc.url,
+                line=el.sourceline,
+            )
+        ref = _parse_ref(ref_text, refroot_text, el, el, doc, depth_cache)
+        del attrib[A_CREF]
+        if refroot_text is not None:
+            del attrib[A_REFROOT]
+        el.set(P_REF, tables.add_ref(ref))
+    lazy = attrib.get(A_LAZY)
+    if lazy is not None:
+        el.set(A_LAZY, _boolean(lazy, doc, el))
+        if attrib[A_LAZY] == "true" and ref_text is None and has_value(el):
+            raise LazinessError(
+                "cdl:lazy marks a property whose value is given at deployment; this one already has a value",
+                code="LAZY_WITH_VALUE",
+                url=doc.url,
+                line=el.sourceline,
+            )
+    type_text = attrib.get(A_TYPE)
+    if type_text is not None:
+        try:
+            clark, _ = parse_qname(type_text, nsmap)
+        except PrefixError as exc:
+            raise NameResolutionError(f"cdl:type: {exc}", code="BAD_QNAME", url=doc.url, line=el.sourceline) from None
+        # Kept as an ordinary attribute (it is inherited like one), holding the
+        # resolved name; the serializer writes it back as a prefixed QName.
+        el.set(A_TYPE, clark)
+    use = attrib.get(A_USE)
+    if use is not None:
+        if use.strip() not in ("required", "optional"):
+            raise LazinessError(
+                f"cdl:use is {use!r}; it must be 'required' or 'optional'", code="BAD_USE", url=doc.url, line=el.sourceline
+            )
+        el.set(A_USE, use.strip())
+
+
+def _boolean(text: str, doc: SourceDoc, el: etree._Element) -> str:
+    value = _BOOLEANS.get(text.strip())
+    if value is None:
+        raise LazinessError(
+            f"cdl:lazy is {text!r}; it must be an xsd:boolean (true, false, 1 or 0)",
+            code="BAD_LAZY",
+            url=doc.url,
+            line=el.sourceline,
+        )
+    return value
+
+
+def _parse_ref(
+    text: str,
+    refroot_text: str | None,
+    written_on: etree._Element,
+    holder: etree._Element,
+    doc: SourceDoc,
+    depth_cache: dict[etree._Element, int],
+) -> Ref:
+    """Parse a reference written on ``written_on`` that acts for property ``holder``."""
+    nsmap = written_on.nsmap
+    refroot: NameRef | None = None
+    if refroot_text is not None:
+        try:
+            refroot = parse_name_ref(refroot_text, nsmap, doc.target_ns)
+        except PrefixError as exc:
+            raise NameResolutionError(f"refroot: {exc}", code="BAD_QNAME", url=doc.url, line=written_on.sourceline) from None
+    try:
+        absolute, steps = parse_path(text, nsmap)
+    except PathSyntaxError as exc:
+        raise ReferenceResolutionError(
+            f"path {text!r} is not valid (7.3.1: Path ::= ('/')? Step ('/' Step)*, Step ::= '.' | '..' | QName): {exc}",
+            code="BAD_PATH",
+            url=doc.url,
+            line=written_on.sourceline,
+        ) from None
+    depth = _depth(holder, depth_cache)
+    if refroot is None and depth == 0:
+        raise ReferenceResolutionError(
+            f"path {text!r} is on a top level list without cdl:refroot: its context would be outside any list",
+            code="REF_CONTEXT",
+            url=doc.url,
+            line=written_on.sourceline,
+        )
+    return relative_ref(text, refroot, absolute, steps, depth)
+
+
+def _load_expression(
+    el: etree._Element, doc: SourceDoc, tables: Tables, limits: Limits, depth_cache: dict[etree._Element, int]
+) -> None:
+    holder = el.getparent()
+    assert holder is not None
+    if holder.tag in LIST_PARENTS:
+        raise ExpressionError("cdl:expression cannot be a top level list", url=doc.url, line=el.sourceline)
+    text = el.get("value-of")
+    if text is None:
+        raise ExpressionError("cdl:expression needs a value-of attribute", url=doc.url, line=el.sourceline)
+    if len(text) > limits.max_expression_length:
+        raise LimitError(
+            f"the expression is {len(text)} characters long, over the limit of {limits.max_expression_length} "
+            "(max_expression_length)",
+            url=doc.url,
+            line=el.sourceline,
+        )
+    if el.text and el.text.strip():
+        raise ExpressionError("cdl:expression holds only cdl:variable elements, not text", url=doc.url, line=el.sourceline)
+    if holder.get(A_CREF) is not None:
+        raise ReferenceResolutionError(
+            "a value reference must be placed on a property without a value; this one holds a cdl:expression",
+            code="REF_WITH_CHILDREN",
+            url=doc.url,
+            line=holder.sourceline,
+        )
+    variables: list[Variable] = []
+    for var in el:
+        if var.tag != T_VARIABLE:
+            raise ExpressionError("cdl:expression holds only cdl:variable elements", url=doc.url, line=var.sourceline)
+        if var.tail and var.tail.strip():
+            raise ExpressionError("cdl:expression holds only cdl:variable elements, not text", url=doc.url, line=var.sourceline)
+        name = (var.get("name") or "").strip()
+        if not is_ncname(name):
+            raise ExpressionError("cdl:variable needs a name that is an NCName", url=doc.url, line=var.sourceline)
+        if any(v.name == name for v in variables):
+            raise ExpressionError(f"variable ${name} is declared twice", url=doc.url, line=var.sourceline)
+        ref_text = var.get("ref")
+        if ref_text is None:
+            raise ExpressionError(f"cdl:variable ${name} needs a ref attribute", url=doc.url, line=var.sourceline)
+        ref = _parse_ref(ref_text, var.get("refroot"), var, holder, doc, depth_cache)
+        # The text syntax of 7.3.6 writes cdl:lazy, the schema of Appendix A an
+        # unqualified lazy; both are accepted and kept as cdl:lazy.
+        lazy_values = [v for v in (var.get(A_LAZY), var.get("lazy")) if v is not None]
+        for attr in ("ref", "refroot", "lazy", A_LAZY):
+            var.attrib.pop(attr, None)
+        for lazy in lazy_values:
+            var.set(A_LAZY, _boolean(lazy, doc, var))
+        if len(lazy_values) == 2 and _boolean(lazy_values[0], doc, var) != _boolean(lazy_values[1], doc, var):
+            raise LazinessError(f"cdl:variable ${name} has both lazy and cdl:lazy, with different values", url=doc.url, line=var.sourceline)
+        variables.append(Variable(name, ref))
+    token = _expressions.compile_expression(text, [v.name for v in variables], doc.url, el.sourceline)
+    el.set(P_EXPR, tables.add_expr(Expression(text, token, tuple(variables))))
+    # value-of now lives in the table; keep the attribute for output of a
+    # pending expression.
+
+
+__all__ = ["load_document", "list_name"]

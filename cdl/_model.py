@@ -1,0 +1,358 @@
+"""The small data model every phase shares.
+
+Working trees are ordinary lxml trees. What the phases need to know about an
+element beyond its XML (its parsed reference, its prototype name, which
+document it came from) is recorded in private attributes in the engine's own
+namespace, holding indexes into :class:`Tables`. Private attributes travel with
+the element when lxml copies it, which is exactly what inheritance and
+reference resolution need; the serializer strips them.
+
+Names are kept resolved, in Clark notation (``{uri}local``, or ``local`` for no
+namespace), the form lxml uses for tags, so a resolved name can be compared
+with a tag directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from lxml import etree
+
+from .errors import CdlError, CdlErrorGroup, LimitError
+
+if TYPE_CHECKING:
+    from elementpath.tdop import Token
+
+CDL_NS = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
+XSD_NS = "http://www.w3.org/2001/XMLSchema"
+#: Private attributes live here; the serializer removes them all.
+ENGINE_NS = "urn:x-cdl-engine:internal"
+
+
+def cdl(local: str) -> str:
+    """The Clark name of a name in the CDL namespace."""
+    return f"{{{CDL_NS}}}{local}"
+
+
+def engine(local: str) -> str:
+    """The Clark name of one of the engine's private attributes."""
+    return f"{{{ENGINE_NS}}}{local}"
+
+
+# CDL elements and attributes.
+T_CDL = cdl("cdl")
+T_IMPORT = cdl("import")
+T_TYPES = cdl("types")
+T_CONFIGURATION = cdl("configuration")
+T_SYSTEM = cdl("system")
+T_DOCUMENTATION = cdl("documentation")
+T_EXPRESSION = cdl("expression")
+T_VARIABLE = cdl("variable")
+A_EXTENDS = cdl("extends")
+A_CREF = cdl("ref")
+A_REFROOT = cdl("refroot")
+A_LAZY = cdl("lazy")
+A_TYPE = cdl("type")
+A_USE = cdl("use")
+LIST_PARENTS = frozenset((T_CONFIGURATION, T_SYSTEM))
+
+# Private attributes (values are indexes into Tables, or a document index).
+P_REF = engine("ref")  # the cdl:ref/cdl:refroot pair, as one atomic value
+P_EXT = engine("ext")  # the prototype name of cdl:extends
+P_EXPR = engine("expr")  # on cdl:expression: its parsed expression
+P_DOC = engine("doc")  # which document the element (and its subtree) came from
+
+#: A path step that climbs to the parent; every other step is a Clark name.
+UP = ".."
+
+
+def split_clark(name: str) -> tuple[str, str]:
+    """``{uri}local`` -> (uri, local); ``local`` -> ("", local)."""
+    if name.startswith("{"):
+        uri, _, local = name[1:].partition("}")
+        return uri, local
+    return "", name
+
+
+@dataclass(frozen=True, slots=True)
+class NameRef:
+    """A QName as written in an attribute, with the names it may mean.
+
+    ``candidates`` are Clark names in lookup order: a prefixed name has one;
+    an unprefixed one may also find a list of the writing document's
+    targetNamespace or a list published with no namespace (NOTES.md, Names).
+    """
+
+    text: str
+    candidates: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A parsed value reference: optional refroot and relative steps.
+
+    Absolute paths without refroot are already translated to relative ones
+    (7.3.1), so ``steps`` always start at the context node: the refroot list
+    when there is one, else the parent of the referring property.
+    """
+
+    text: str
+    refroot: NameRef | None
+    steps: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    """One cdl:variable of an expression."""
+
+    name: str
+    ref: Ref
+
+
+@dataclass(frozen=True, slots=True)
+class Expression:
+    """A parsed cdl:expression: the XPath token tree and its variables."""
+
+    text: str
+    token: Token
+    variables: tuple[Variable, ...]
+
+
+@dataclass
+class Tables:
+    """Parsed values shared by every working copy of a loaded document set.
+
+    Entries are immutable and only ever appended, so copies of a tree made for
+    different resolutions can share one table.
+    """
+
+    refs: list[Ref] = field(default_factory=list)
+    names: list[NameRef] = field(default_factory=list)
+    exprs: list[Expression] = field(default_factory=list)
+
+    def add_ref(self, ref: Ref) -> str:
+        self.refs.append(ref)
+        return str(len(self.refs) - 1)
+
+    def add_name(self, name: NameRef) -> str:
+        self.names.append(name)
+        return str(len(self.names) - 1)
+
+    def add_expr(self, expr: Expression) -> str:
+        self.exprs.append(expr)
+        return str(len(self.exprs) - 1)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds that keep hostile input from exhausting the machine.
+
+    Every limit produces a LIMIT_EXCEEDED error that names it.
+    """
+
+    max_bytes: int = 64 * 1024 * 1024
+    max_depth: int = 10_000
+    max_elements: int = 5_000_000
+    max_imports: int = 1_000
+    max_expression_length: int = 10_000
+    max_errors: int = 50
+
+
+@dataclass
+class SourceDoc:
+    """One loaded CDL document (never modified after loading)."""
+
+    index: int
+    url: str
+    root: etree._Element
+    target_ns: str
+    #: Namespace declarations of the root element (prefix -> URI).
+    nsmap: dict[str | None, str]
+    imports: list[str] = field(default_factory=list)
+    #: Every namespace URI declared anywhere in the document.
+    namespaces: tuple[str, ...] = ()
+
+    def list_parents(self, root: etree._Element | None = None) -> list[etree._Element]:
+        """The cdl:configuration and cdl:system elements of this document or a copy of it."""
+        return [c for c in (self.root if root is None else root) if c.tag in LIST_PARENTS]
+
+
+def has_value(el: etree._Element) -> bool:
+    """A property has a value when it has child elements or non-blank text."""
+    return len(el) > 0 or bool(el.text and el.text.strip())
+
+
+def is_top_level(el: etree._Element) -> bool:
+    parent = el.getparent()
+    return parent is not None and parent.tag in LIST_PARENTS
+
+
+def top_level_of(el: etree._Element) -> etree._Element | None:
+    """The top level list holding ``el`` (``el`` itself when it is one)."""
+    cur: etree._Element | None = el
+    while cur is not None:
+        parent = cur.getparent()
+        if parent is None:
+            return None
+        if parent.tag in LIST_PARENTS:
+            return cur
+        cur = parent
+    return None
+
+
+def doc_index_of(el: etree._Element) -> int | None:
+    """The index of the document ``el`` was written in.
+
+    Top level lists and the roots of copied subtrees carry the mark; walk up
+    to the nearest one. Only errors and cross-document copies ask this.
+    """
+    cur: etree._Element | None = el
+    while cur is not None:
+        mark = cur.get(P_DOC)
+        if mark is not None:
+            return int(mark)
+        cur = cur.getparent()
+    return None
+
+
+class Prefixes:
+    """Chooses one prefix per namespace URI, for output and for messages.
+
+    The main document's own prefixes come first, then those of the other
+    documents, so paths in messages and output read as the user wrote them.
+    A default namespace gets a prefix too (output never relies on a default
+    namespace, see the serializer), preferring one the documents declare.
+    """
+
+    def __init__(self, nsmaps: list[dict[str | None, str]]) -> None:
+        #: Names in the main document's default namespace are written
+        #: unprefixed in messages, as the user writes them in --set paths.
+        self.main_default = (nsmaps[0].get(None) if nsmaps else None) or None
+        self.by_uri: dict[str, str] = {}
+        taken: set[str] = set()
+        pending_defaults: list[str] = []
+        for nsmap in nsmaps:
+            for prefix, uri in nsmap.items():
+                if prefix is None:
+                    pending_defaults.append(uri)
+                elif uri not in self.by_uri and prefix not in taken and uri:
+                    self.by_uri[uri] = prefix
+                    taken.add(prefix)
+        self._taken = taken
+        for uri in pending_defaults:
+            self.prefix(uri)
+
+    def prefix(self, uri: str) -> str:
+        """The prefix for ``uri``, inventing ``nsN`` when no document offers one."""
+        found = self.by_uri.get(uri)
+        if found is None:
+            if uri == CDL_NS and "cdl" not in self._taken:
+                found = "cdl"
+            elif uri == XSD_NS and "xsd" not in self._taken:
+                found = "xsd"
+            else:
+                n = 1
+                while f"ns{n}" in self._taken:
+                    n += 1
+                found = f"ns{n}"
+            self.by_uri[uri] = found
+            self._taken.add(found)
+        return found
+
+    def qname(self, clark: str) -> str:
+        uri, local = split_clark(clark)
+        return f"{self.prefix(uri)}:{local}" if uri and uri != self.main_default else local
+
+    def path_of(self, el: etree._Element) -> str:
+        """``/List/child/grandchild`` for an element of a list (its own name for a list)."""
+        names: list[str] = []
+        cur: etree._Element | None = el
+        while cur is not None and cur.tag not in LIST_PARENTS and cur.tag != T_CDL:
+            names.append(self.qname(cur.tag) if isinstance(cur.tag, str) else "?")
+            cur = cur.getparent()
+        return "/" + "/".join(reversed(names))
+
+    def steps_text(self, ref: Ref) -> str:
+        """A reference path written back with these prefixes (relative form)."""
+        text = "/".join(s if s == UP else self.qname(s) for s in ref.steps) or "."
+        return "/" + text if ref.refroot is not None and ref.steps else text
+
+
+class Problems:
+    """Collects independent errors so one run can report all of them."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.items: list[CdlError] = []
+
+    def add(self, error: CdlError) -> None:
+        self.items.append(error)
+        if len(self.items) >= self.limit:
+            self.raise_if_any()
+
+    def raise_if_any(self) -> None:
+        if len(self.items) == 1:
+            raise self.items[0]
+        if self.items:
+            raise CdlErrorGroup(self.items)
+
+
+@dataclass
+class Context:
+    """What every phase of one run may consult: documents, tables, naming."""
+
+    docs: list[SourceDoc]
+    tables: Tables
+    prefixes: Prefixes
+    limits: Limits
+
+    def where(self, el: etree._Element) -> dict[str, object]:
+        """Keyword arguments locating ``el`` for a CdlError: url, line and path."""
+        idx = doc_index_of(el)
+        url = self.docs[idx].url if idx is not None and idx < len(self.docs) else None
+        in_list = top_level_of(el) is not None
+        return {"url": url, "line": el.sourceline or None, "path": self.prefixes.path_of(el) if in_list else None}
+
+    def at(self, el: etree._Element) -> str:
+        """``file:line`` of ``el``, for messages that list several places."""
+        w = self.where(el)
+        return f"{w['url']}:{w['line']}" if w["line"] else str(w["url"])
+
+
+class Budget:
+    """Counts elements produced by inheritance and references (max_elements).
+
+    A list holding two children that extend a list holding two children that
+    extend ... doubles per level; counting before each copy stops it early.
+    """
+
+    def __init__(self, limit: int, used: int = 0) -> None:
+        self.limit = limit
+        self.used = used
+
+    def charge(self, count: int, ctx: Context, el: etree._Element) -> None:
+        self.used += count
+        if self.used > self.limit:
+            raise LimitError(
+                f"resolution would produce more than {self.limit} elements (max_elements); "
+                "inheritance or references multiply this document's size",
+                **ctx.where(el),  # type: ignore[arg-type]
+            )
+
+
+@dataclass
+class Workspace:
+    """Working copies of every document for one resolution, and their lists by name."""
+
+    ctx: Context
+    roots: list[etree._Element]
+    lists: dict[str, etree._Element]
+    budget: Budget
+
+    def lookup(self, name: NameRef) -> etree._Element | None:
+        for candidate in name.candidates:
+            found = self.lists.get(candidate)
+            if found is not None:
+                return found
+        return None

@@ -1,0 +1,65 @@
+"""Phase 3: one registry of top level lists over all documents (7.1).
+
+Entry point: :func:`build_registry`. Lists of cdl:configuration and
+cdl:system alike are named by a QName: the element's own namespace, or the
+document's targetNamespace for an unqualified element. Two lists with one name
+are an error naming both places.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._load import list_name
+from ._model import NameRef, Prefixes, Problems, SourceDoc
+from .errors import NameResolutionError
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """Where a top level list lives: document index and position among its siblings."""
+
+    doc: int
+    parent: int  # index of its cdl:configuration / cdl:system among the list parents
+    position: int
+
+
+class Registry:
+    """Top level list names (Clark) to their places."""
+
+    def __init__(self, slots: dict[str, Slot]) -> None:
+        self.slots = slots
+
+    def lookup(self, name: NameRef) -> tuple[str, Slot] | None:
+        """The first candidate of ``name`` that is defined, with its place."""
+        for candidate in name.candidates:
+            slot = self.slots.get(candidate)
+            if slot is not None:
+                return candidate, slot
+        return None
+
+
+def build_registry(docs: list[SourceDoc], prefixes: Prefixes, problems: Problems) -> Registry:
+    """Name every top level list; record duplicates in ``problems``."""
+    slots: dict[str, Slot] = {}
+    lines: dict[str, int | None] = {}
+    for doc in docs:
+        for p_index, parent in enumerate(doc.list_parents()):
+            for position, el in enumerate(parent):
+                name = list_name(el, doc.target_ns)
+                if name in slots:
+                    first = slots[name]
+                    problems.add(
+                        NameResolutionError(
+                            f"top level list {prefixes.qname(name)} is defined twice: here and at "
+                            f"{docs[first.doc].url}:{lines[name]}",
+                            code="DUPLICATE_NAME",
+                            url=doc.url,
+                            line=el.sourceline,
+                            path=f"/{prefixes.qname(name)}",
+                        )
+                    )
+                    continue
+                slots[name] = Slot(doc.index, p_index, position)
+                lines[name] = el.sourceline
+    return Registry(slots)

@@ -1,0 +1,174 @@
+"""Paths and QNames: parsing them once, and walking parsed paths over a tree.
+
+Entry points: :func:`parse_qname`, :func:`parse_name_ref` and
+:func:`parse_path` turn attribute text into resolved names (with the namespace
+declarations in scope where the text is written); :func:`walk` follows a
+parsed path from a context node.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lxml import etree
+
+from ._model import LIST_PARENTS, P_REF, UP, A_LAZY, NameRef, Ref, has_value
+
+_NCNAME = r"[^\W\d][\w.\-\u00B7\u0300-\u036F\u203F\u2040]*"
+_NCNAME_RE = re.compile(_NCNAME + r"\Z")
+_QNAME_RE = re.compile(rf"(?:({_NCNAME}):)?({_NCNAME})\Z")
+
+
+class PathSyntaxError(ValueError):
+    """The text is not a path of the 7.3.1 grammar (message says why)."""
+
+
+class PrefixError(ValueError):
+    """A QName is malformed or its prefix is not declared where it is written."""
+
+
+def is_ncname(text: str) -> bool:
+    return bool(_NCNAME_RE.match(text))
+
+
+def parse_qname(text: str, nsmap: dict[str | None, str]) -> tuple[str, str | None]:
+    """Resolve ``text`` as an xsd:QName: returns (Clark name, prefix or None).
+
+    An unprefixed name takes the default namespace in scope, as xsd:QName does.
+    """
+    m = _QNAME_RE.match(text.strip())
+    if not m:
+        raise PrefixError(f"{text!r} is not a QName")
+    prefix, local = m.group(1), m.group(2)
+    if prefix is None:
+        uri = nsmap.get(None) or ""
+    else:
+        if prefix == "xml":
+            uri = "http://www.w3.org/XML/1998/namespace"
+        elif prefix not in nsmap:
+            raise PrefixError(f"prefix {prefix!r} of {text!r} is not declared")
+        else:
+            uri = nsmap[prefix]
+    return (f"{{{uri}}}{local}" if uri else local), prefix
+
+
+def parse_name_ref(text: str, nsmap: dict[str | None, str], target_ns: str) -> NameRef:
+    """A QName naming a top level list, with its lookup candidates.
+
+    Unprefixed: the default namespace first, then the writing document's
+    targetNamespace, then no namespace (NOTES.md, Names).
+    """
+    clark, prefix = parse_qname(text, nsmap)
+    if prefix is not None:
+        return NameRef(text.strip(), (clark,))
+    local = text.strip()
+    candidates = [clark]
+    for uri in (target_ns, ""):
+        name = f"{{{uri}}}{local}" if uri else local
+        if name not in candidates:
+            candidates.append(name)
+    return NameRef(local, tuple(candidates))
+
+
+def parse_path(text: str, nsmap: dict[str | None, str]) -> tuple[bool, tuple[str, ...]]:
+    """Parse ``Path ::= ('/')? Step ('/' Step)*`` with ``Step ::= '.' | '..' | QName``.
+
+    Returns (absolute, steps) with '.' steps dropped (they do not move).
+    """
+    body = text.strip()
+    if not body:
+        raise PathSyntaxError("the path is empty")
+    absolute = body.startswith("/")
+    if absolute:
+        body = body[1:]
+    steps: list[str] = []
+    for raw in body.split("/"):
+        if raw == ".":
+            continue
+        if raw == "..":
+            steps.append(UP)
+            continue
+        if raw == "":
+            raise PathSyntaxError("a step is empty ('//' or a trailing '/')")
+        if raw != raw.strip():
+            raise PathSyntaxError(f"step {raw!r} contains white space")
+        try:
+            clark, _ = parse_qname(raw, nsmap)
+        except PrefixError as exc:
+            # A malformed step is a syntax error; an undeclared prefix is one too
+            # for a path, since the path cannot mean anything.
+            raise PathSyntaxError(f"step {raw!r}: {exc}") from None
+        steps.append(clark)
+    return absolute, tuple(steps)
+
+
+def relative_ref(text: str, refroot: NameRef | None, absolute: bool, steps: tuple[str, ...], depth: int) -> Ref:
+    """The equivalent relative reference (7.3.1, NOTES.md formula).
+
+    ``depth`` is the number of steps from the referring property to its top
+    level list. An absolute path without refroot at depth d becomes (d-1)
+    '..' steps followed by the path; with refroot the root is the context, so
+    the steps stand as they are.
+    """
+    if absolute and refroot is None:
+        steps = (UP,) * (depth - 1) + steps
+    return Ref(text.strip(), refroot, steps)
+
+
+def is_lazy(el: etree._Element) -> bool:
+    return el.get(A_LAZY) == "true"
+
+
+def is_unresolved(el: etree._Element) -> bool:
+    """Whether the children of ``el`` are not known yet.
+
+    True for an unresolved reference (its value comes from its target) and for
+    a lazy property still waiting for its value.
+    """
+    return el.get(P_REF) is not None or (is_lazy(el) and not has_value(el))
+
+
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """The outcome of following a path.
+
+    Exactly one holds: ``nodes`` (what the path selects, in document order),
+    ``blockers`` (unresolved elements the path must pass through first), or
+    ``problem`` ('above' when the path climbs above its top level list,
+    'empty' when a step selects nothing) with ``step`` its index.
+    """
+
+    nodes: tuple[etree._Element, ...] = ()
+    blockers: tuple[etree._Element, ...] = ()
+    problem: str | None = None
+    step: int = -1
+
+
+def walk(start: etree._Element, steps: tuple[str, ...]) -> Walk:
+    """Follow ``steps`` from ``start`` (iteratively; paths never recurse).
+
+    Every node of a step's set has the same depth, so parents taken in order
+    and children concatenated in order keep document order.
+    """
+    current: list[etree._Element] = [start]
+    for i, step in enumerate(steps):
+        if step == UP:
+            parents: list[etree._Element] = []
+            seen: set[etree._Element] = set()
+            for node in current:
+                parent = node.getparent()
+                if parent is None or node.tag in LIST_PARENTS or parent.tag in LIST_PARENTS:
+                    return Walk(problem="above", step=i)
+                if parent not in seen:
+                    seen.add(parent)
+                    parents.append(parent)
+            current = parents
+            continue
+        blockers = tuple(node for node in current if is_unresolved(node))
+        if blockers:
+            return Walk(blockers=blockers)
+        current = [child for node in current for child in node.iterchildren(step)]
+        if not current:
+            return Walk(problem="empty", step=i)
+    return Walk(nodes=tuple(current))

@@ -1,0 +1,324 @@
+"""Phase 5: value references and expressions, in dependency order (7.3).
+
+Entry point: :class:`ReferenceResolver` (``run`` resolves a set of items and
+whatever they need). An *item* is an unresolved reference (an element with a
+parsed cdl:ref), a cdl:expression, or a lazy property. Items are resolved by a
+depth-first walk with an explicit stack:
+
+- an item first follows its path; an unresolved element on the way, or any
+  item inside the target, *blocks* it (7.3.3);
+- its blockers are resolved first, one frame at a time, then the item is
+  attempted again. Each attempt finds every blocker of one stage (path prefix
+  or target), so an item is attempted at most (path length + 2) times;
+- a blocker that is on the stack closes a cycle: an error naming every
+  property in it;
+- a lazy item, and every item that waits for one, is *pending*: it stays as it
+  is, attributes and all, until a deploy-time value releases it.
+
+The blocker scan of a target is one C-level XPath over the target's subtree,
+whose size is the size of the copy the resolution then makes, so the work stays
+proportional to the output.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from lxml import etree
+
+from . import _expressions
+from ._model import (
+    A_LAZY,
+    CDL_NS,
+    ENGINE_NS,
+    P_DOC,
+    P_EXPR,
+    P_REF,
+    T_EXPRESSION,
+    T_VARIABLE,
+    Problems,
+    Ref,
+    Workspace,
+    doc_index_of,
+    has_value,
+)
+from ._paths import is_lazy, walk
+from .errors import CdlError, ExpressionError, LazinessError, ReferenceResolutionError
+
+_NS = {"e": ENGINE_NS, "cdl": CDL_NS}
+_ITEMS = etree.XPath(
+    "descendant-or-self::*[@e:ref or (@cdl:lazy='true' and not(self::cdl:variable))]"
+    " | descendant-or-self::cdl:expression",
+    namespaces=_NS,
+)
+_ITEMS_BELOW = etree.XPath(
+    "descendant::*[@e:ref or (@cdl:lazy='true' and not(self::cdl:variable))] | descendant::cdl:expression",
+    namespaces=_NS,
+)
+_COUNT_BELOW = etree.XPath("count(descendant::*)")
+
+# Item states. Absent from the state map: not visited yet.
+ACTIVE = "active"  # on the stack
+DONE = "done"
+PENDING = "pending"
+FAILED = "failed"
+
+
+def find_items(parents: Iterable[etree._Element]) -> list[etree._Element]:
+    """Every item under the given list parents, in document order."""
+    found: list[etree._Element] = []
+    for parent in parents:
+        found.extend(_ITEMS_BELOW(parent))
+    return found
+
+
+def item_kind(el: etree._Element) -> str:
+    """'reference', 'expression' or 'lazy-property'; lazy references say so."""
+    if el.get(P_REF) is not None:
+        return "lazy-reference" if is_lazy(el) else "reference"
+    if el.tag == T_EXPRESSION:
+        return "lazy-expression" if _lazy_variables(el) else "expression"
+    return "lazy-property"
+
+
+def _lazy_variables(expr_el: etree._Element) -> bool:
+    return any(var.get(A_LAZY) == "true" for var in expr_el.iterchildren(T_VARIABLE))
+
+
+@dataclass
+class _Frame:
+    item: etree._Element
+    blockers: list[etree._Element] = field(default_factory=list)
+    pending: list[etree._Element] = field(default_factory=list)
+    failed: bool = False
+
+
+class _Blocked(Exception):
+    """Raised inside an attempt: these unresolved elements must go first."""
+
+    def __init__(self, blockers: Sequence[etree._Element]) -> None:
+        self.blockers = list(blockers)
+
+
+class ReferenceResolver:
+    """Resolves items of one workspace; keeps their states between rounds."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.ctx = ws.ctx
+        self.state: dict[etree._Element, str] = {}
+        #: For a pending item, the pending items it waits for directly.
+        self.waits_on: dict[etree._Element, list[etree._Element]] = {}
+        self.problems = Problems(self.ctx.limits.max_errors)
+
+    # -- driving ---------------------------------------------------------------
+
+    def run(self, items: Iterable[etree._Element]) -> None:
+        """Resolve ``items`` and everything they depend on; raise collected errors."""
+        for item in items:
+            if item not in self.state:
+                self._resolve_from(item)
+        self.problems.raise_if_any()
+
+    def reopen_pending(self) -> list[etree._Element]:
+        """Forget pending states (after deploy-time values), returning those items."""
+        reopened = [el for el, s in self.state.items() if s == PENDING]
+        for el in reopened:
+            del self.state[el]
+        self.waits_on.clear()
+        return reopened
+
+    def pending_items(self) -> list[etree._Element]:
+        return [el for el, s in self.state.items() if s == PENDING]
+
+    def _resolve_from(self, start: etree._Element) -> None:
+        self.state[start] = ACTIVE
+        stack = [_Frame(start)]
+        while stack:
+            frame = stack[-1]
+            pushed = False
+            while frame.blockers:
+                blocker = frame.blockers.pop(0)
+                status = self.state.get(blocker)
+                if status == DONE:
+                    continue
+                if status == PENDING:
+                    frame.pending.append(blocker)
+                    continue
+                if status == FAILED:
+                    frame.failed = True
+                    continue
+                if status == ACTIVE:
+                    self._cycle(stack, blocker)
+                    frame.failed = True
+                    continue
+                self.state[blocker] = ACTIVE
+                stack.append(_Frame(blocker))
+                pushed = True
+                break
+            if pushed:
+                continue
+            item = frame.item
+            if frame.failed:
+                self.state[item] = FAILED
+                stack.pop()
+                continue
+            if frame.pending:
+                self.state[item] = PENDING
+                self.waits_on[item] = frame.pending
+                stack.pop()
+                continue
+            try:
+                outcome = self._attempt(item)
+            except _Blocked as blocked:
+                frame.blockers = blocked.blockers
+                continue
+            except CdlError as error:
+                self.problems.add(error)
+                self.state[item] = FAILED
+                stack.pop()
+                continue
+            self.state[item] = outcome
+            stack.pop()
+
+    def _cycle(self, stack: list[_Frame], blocker: etree._Element) -> None:
+        ctx = self.ctx
+        start = next(i for i, f in enumerate(stack) if f.item is blocker)
+        members = [f.item for f in stack[start:]]
+        for member in members:
+            self.state[member] = FAILED
+        described = ", ".join(f"{ctx.prefixes.path_of(m)} ({ctx.at(m)})" for m in members)
+        self.problems.add(
+            ReferenceResolutionError(
+                f"references depend on each other in a cycle: {described}",
+                code="REF_CYCLE",
+                **ctx.where(members[0]),  # type: ignore[arg-type]
+            )
+        )
+
+    # -- one attempt ---------------------------------------------------------------
+
+    def _attempt(self, item: etree._Element) -> str:
+        """Resolve ``item`` now, or raise _Blocked / CdlError. Returns the new state."""
+        if item.get(P_REF) is not None:
+            if is_lazy(item):
+                return PENDING  # a lazy reference waits for its release (7.5.3)
+            return self._reference(item)
+        if item.tag == T_EXPRESSION:
+            if _lazy_variables(item):
+                return PENDING
+            return self._expression(item)
+        if has_value(item):
+            raise LazinessError(
+                "cdl:lazy marks a property whose value is given at deployment; this one has a value and no reference",
+                code="LAZY_WITH_VALUE",
+                **self.ctx.where(item),  # type: ignore[arg-type]
+            )
+        return PENDING  # a lazy property waits for its value (7.5.2)
+
+    def _targets(self, ref: Ref, holder: etree._Element, written: etree._Element, what: str) -> tuple[etree._Element, ...]:
+        """The nodes ``ref`` selects for a property ``holder``; raise _Blocked when it must wait."""
+        ctx = self.ctx
+        if ref.refroot is not None:
+            start = self.ws.lookup(ref.refroot)
+            if start is None:
+                raise ReferenceResolutionError(
+                    f"{what} names refroot {ref.refroot.text!r}, which is no top level list",
+                    code="UNKNOWN_REFROOT",
+                    **ctx.where(written),  # type: ignore[arg-type]
+                )
+        else:
+            parent = holder.getparent()
+            assert parent is not None
+            start = parent
+        result = walk(start, ref.steps)
+        if result.blockers:
+            raise _Blocked(result.blockers)
+        if result.problem is not None:
+            shown = ctx.prefixes.steps_text(ref)
+            if result.problem == "above":
+                raise ReferenceResolutionError(
+                    f"{what} {ref.text!r} (read as {shown!r}) climbs above its top level list",
+                    code="REF_ABOVE_TOP",
+                    **ctx.where(written),  # type: ignore[arg-type]
+                )
+            raise ReferenceResolutionError(
+                f"{what} {ref.text!r} (read as {shown!r}) selects nothing"
+                + (f": no {ctx.prefixes.qname(ref.steps[result.step])} at step {result.step + 1}" if result.step >= 0 else ""),
+                code="REF_NOT_FOUND",
+                **ctx.where(written),  # type: ignore[arg-type]
+            )
+        blockers = [found for node in result.nodes for found in _ITEMS(node)]
+        if blockers:
+            raise _Blocked(blockers)
+        return result.nodes
+
+    def _reference(self, el: etree._Element) -> str:
+        """7.3.2: replace ``el`` by one copy per target, holding the target's value."""
+        ref = self.ctx.tables.refs[int(el.get(P_REF))]  # type: ignore[arg-type]
+        targets = self._targets(ref, el, el, "path")
+        size = sum(int(_COUNT_BELOW(t)) for t in targets)
+        self.ws.budget.charge(size + len(targets) - 1, self.ctx, el)
+        del el.attrib[P_REF]
+        el.attrib.pop(A_LAZY, None)
+        shells = [el]
+        for _ in targets[1:]:
+            shells.append(copy.deepcopy(el))  # same name, attributes and origin as el
+        anchor = el
+        for shell in shells[1:]:
+            anchor.addnext(shell)
+            anchor = shell
+        for shell, target in zip(shells, targets):
+            shell.text = target.text
+            if len(target):
+                origin = doc_index_of(target)
+                for child in target:
+                    duplicate = copy.deepcopy(child)
+                    if duplicate.get(P_DOC) is None and origin is not None:
+                        duplicate.set(P_DOC, str(origin))
+                    shell.append(duplicate)
+        return DONE
+
+    def _expression(self, el: etree._Element) -> str:
+        """7.3.6.1: bind each variable to its target's string value, evaluate, replace."""
+        ctx = self.ctx
+        expr = ctx.tables.exprs[int(el.get(P_EXPR))]  # type: ignore[arg-type]
+        holder = el.getparent()
+        assert holder is not None
+        values: dict[str, str] = {}
+        blockers: list[etree._Element] = []
+        variables = list(el.iterchildren(T_VARIABLE))
+        for var, var_el in zip(expr.variables, variables):
+            try:
+                nodes = self._targets(var.ref, holder, var_el, f"variable ${var.name}")
+            except _Blocked as blocked:
+                blockers.extend(blocked.blockers)
+                continue
+            if len(nodes) > 1:
+                raise ExpressionError(
+                    f"variable ${var.name} path {var.ref.text!r} selects {len(nodes)} properties; it must select one",
+                    code="VARIABLE_MULTIPLE",
+                    **ctx.where(var_el),  # type: ignore[arg-type]
+                )
+            values[var.name] = "".join(nodes[0].itertext())
+        if blockers:
+            raise _Blocked(blockers)
+        where = ctx.where(el)
+        result = _expressions.evaluate(expr.text, expr.token, values, where["url"], where["line"])  # type: ignore[arg-type]
+        _replace_with_text(el, result)
+        return DONE
+
+
+def _replace_with_text(el: etree._Element, text: str) -> None:
+    """Put ``text`` where ``el`` stands (keeping any tail), and remove ``el``."""
+    parent = el.getparent()
+    assert parent is not None
+    joined = text + (el.tail or "")
+    prev = el.getprevious()
+    if prev is not None:
+        prev.tail = (prev.tail or "") + joined
+    else:
+        parent.text = (parent.text or "") + joined
+    parent.remove(el)

@@ -1,0 +1,222 @@
+"""Phase 7: the resolved document, as a tree, XML bytes, or plain data.
+
+Entry points: :func:`build_output`, :func:`to_bytes`, :func:`to_data`.
+
+The output round-trips: every namespace used is declared once, on the root,
+with the prefixes the documents used where they agree. QName-valued CDL
+attributes (cdl:type, and the cdl:ref/cdl:refroot of whatever is still
+pending) are written from their resolved form with those prefixes. A default
+namespace is declared only when nothing in the output is in no namespace, since
+an unqualified element under a default namespace would change meaning.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Union
+
+from lxml import etree
+
+from ._model import (
+    A_CREF,
+    A_LAZY,
+    A_REFROOT,
+    A_TYPE,
+    CDL_NS,
+    ENGINE_NS,
+    P_DOC,
+    P_EXPR,
+    P_EXT,
+    P_REF,
+    T_CDL,
+    T_CONFIGURATION,
+    T_EXPRESSION,
+    T_SYSTEM,
+    T_TYPES,
+    T_VARIABLE,
+    UP,
+    Ref,
+    Workspace,
+    split_clark,
+)
+
+Data = Union[str, None, dict[str, "Data"], list["Data"]]
+
+_NS = {"e": ENGINE_NS, "cdl": CDL_NS}
+_WITH_REF = etree.XPath("descendant::*[@e:ref]", namespaces=_NS)
+_WITH_TYPE = etree.XPath("descendant::*[@cdl:type]", namespaces=_NS)
+_NOT_LAZY = etree.XPath("descendant::*[@cdl:lazy='false']", namespaces=_NS)
+_EXPRESSIONS = etree.XPath("descendant::cdl:expression", namespaces=_NS)
+_UNQUALIFIED = etree.XPath("boolean(descendant::*[namespace-uri()=''])")
+
+
+class _Names:
+    """Output prefixes: one per URI, and maybe one URI written unprefixed."""
+
+    def __init__(self, ws: Workspace, default: str | None) -> None:
+        self.prefixes = ws.ctx.prefixes
+        self.default = default
+
+    def qname(self, clark: str) -> str:
+        uri, local = split_clark(clark)
+        if not uri:
+            return local
+        if uri == self.default:
+            return local
+        return f"{self.prefixes.prefix(uri)}:{local}"
+
+
+def build_output(ws: Workspace, system_only: bool = False) -> etree._Element:
+    """A new cdl:cdl tree holding the main document's resolved lists."""
+    ctx = ws.ctx
+    main = ctx.docs[0]
+    source = ws.roots[0]
+    parts = [
+        child
+        for child in source
+        if child.tag == T_SYSTEM or (not system_only and child.tag in (T_TYPES, T_CONFIGURATION))
+    ]
+    body = [copy.deepcopy(part) for part in parts]
+    # Which namespace, if any, may be the default: the main document's, when
+    # no element of the output is unqualified.
+    default = main.nsmap.get(None) or None
+    if default and any(_UNQUALIFIED(part) for part in body):
+        default = None
+    names = _Names(ws, default)
+    used_prefixes: set[str] = set()
+
+    def qname(clark: str) -> str:
+        text = names.qname(clark)
+        if ":" in text:
+            used_prefixes.add(text.split(":", 1)[0])
+        return text
+
+    for part in body:
+        for el in _WITH_TYPE(part):
+            el.set(A_TYPE, qname(el.get(A_TYPE)))  # type: ignore[arg-type]
+        for el in _WITH_REF(part):
+            ref = ctx.tables.refs[int(el.get(P_REF))]  # type: ignore[arg-type]
+            _write_ref(el, ref, A_CREF, A_REFROOT, ws, qname)
+        for expr in _EXPRESSIONS(part):
+            parsed = ctx.tables.exprs[int(expr.get(P_EXPR))]  # type: ignore[arg-type]
+            for var, var_el in zip(parsed.variables, expr.iterchildren(T_VARIABLE)):
+                var_el.set("name", var.name)
+                _write_ref(var_el, var.ref, "ref", "refroot", ws, qname)
+        for el in _NOT_LAZY(part):
+            del el.attrib[A_LAZY]
+        etree.strip_attributes(part, P_REF, P_DOC, P_EXT, P_EXPR)
+
+    nsmap: dict[str | None, str] = {}
+    for doc in ctx.docs:
+        for uri in doc.namespaces:
+            if uri and uri != default:
+                nsmap[ctx.prefixes.prefix(uri)] = uri
+    nsmap[ctx.prefixes.prefix(CDL_NS)] = CDL_NS
+    if default:
+        nsmap[None] = default
+    root = etree.Element(T_CDL, nsmap=nsmap)
+    if main.target_ns:
+        root.set("targetNamespace", main.target_ns)
+    root.extend(body)
+    used_prefixes.add(ctx.prefixes.prefix(CDL_NS))
+    # Hoist every declaration to the root, rebinding elements to it, and keep
+    # the prefixes that only attribute values use.
+    etree.cleanup_namespaces(root, top_nsmap=nsmap, keep_ns_prefixes=sorted(used_prefixes))
+    return root
+
+
+def _write_ref(
+    el: etree._Element, ref: Ref, ref_attr: str, root_attr: str, ws: Workspace, qname: Callable[[str], str]
+) -> None:
+    """Write a pending reference back as attributes, in its relative form."""
+    if ref.refroot is not None:
+        # The candidate that actually names a list, so the output means what
+        # the lookup found.
+        found = next((c for c in ref.refroot.candidates if c in ws.lists), ref.refroot.candidates[0])
+        el.set(root_attr, qname(found))
+    path = "/".join(s if s == UP else qname(s) for s in ref.steps) or "."
+    # With refroot the context is the named list's root; written with a
+    # leading '/' as the spec's examples write it.
+    el.set(ref_attr, "/" + path if ref.refroot is not None and ref.steps else path)
+
+
+def to_bytes(root: etree._Element, pretty: bool = True) -> bytes:
+    """Serialize an output tree as UTF-8 XML with a declaration."""
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=pretty)
+
+
+def to_data(root: etree._Element) -> dict[str, Data]:
+    """Plain Python data: {'configuration': {...}, 'system': {...}}.
+
+    A property with child elements becomes a dict (a name that repeats maps
+    to a list of values, in order); a leaf becomes its text, or None when it
+    has no value. Names are written as in the XML output (prefix:local).
+    """
+    result: dict[str, Data] = {}
+    for part in root:
+        if part.tag in (T_CONFIGURATION, T_SYSTEM):
+            result[split_clark(part.tag)[1]] = _list_data(part)
+    return result
+
+
+def _qname_of(el: etree._Element) -> str:
+    uri, local = split_clark(el.tag)
+    if not uri:
+        return local
+    prefix = el.prefix
+    return f"{prefix}:{local}" if prefix else local
+
+
+def _list_data(el: etree._Element) -> Data:
+    # Iterative post-order over the subtree: documents can be deep.
+    results: dict[etree._Element, Data] = {}
+    stack: list[tuple[etree._Element, bool]] = [(el, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if len(node) == 0:
+            results[node] = node.text or None
+            continue
+        if not expanded:
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node))
+            continue
+        value: dict[str, Data] = {}
+        for child in node:
+            key = _qname_of(child)
+            item = results.pop(child)
+            if key in value:
+                existing = value[key]
+                if isinstance(existing, list) and getattr(existing, "_repeated", False):
+                    existing.append(item)
+                else:
+                    value[key] = _Repeated([existing, item])
+            else:
+                value[key] = item
+        results[node] = value
+    return _plain(results[el])
+
+
+class _Repeated(list):  # type: ignore[type-arg]
+    """Marks a list made for a repeated name, so a value that is itself a list is not confused with it."""
+
+    _repeated = True
+
+
+def _plain(value: Data) -> Data:
+    # Drop the marker class so callers get ordinary lists (iteratively).
+    if not isinstance(value, dict):
+        return value
+    stack: list[dict[str, Data]] = [value]
+    while stack:
+        d = stack.pop()
+        for k, v in d.items():
+            if isinstance(v, _Repeated):
+                v = d[k] = list(v)
+            if isinstance(v, dict):
+                stack.append(v)
+            elif isinstance(v, list):
+                for i, x in enumerate(v):
+                    if isinstance(x, dict):
+                        stack.append(x)
+    return value

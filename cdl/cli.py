@@ -1,0 +1,203 @@
+"""The ``cdl`` command: parse options, call the library, render.
+
+Errors print as ``file:line: [CODE] message (at /path)`` on stderr with exit
+status 1; usage errors exit 2 (click's default). Nothing is written to stdout
+or to ``-o`` unless resolution succeeded.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from . import Limits, load
+from ._engine import write_atomically
+from .errors import CdlError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _reports_errors(func: F) -> F:
+    """Render CdlError as the one-line format and exit 1; never a traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except CdlError as error:
+            click.echo(error.render(), err=True)
+            sys.exit(1)
+        except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt, SystemExit):
+            raise
+        except RecursionError:
+            click.echo("cdl: the input is nested too deeply to process", err=True)
+            sys.exit(1)
+        except MemoryError:
+            click.echo("cdl: out of memory while processing the input", err=True)
+            sys.exit(1)
+        except Exception as exc:  # a bug in cdl: still no traceback for the user
+            click.echo(f"cdl: internal error, please report it: {type(exc).__name__}: {exc}", err=True)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _parse_set(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    parsed: dict[str, str] = {}
+    for item in values:
+        path, sep, value = item.partition("=")
+        if not sep or not path.strip():
+            raise click.BadParameter(f"{item!r} is not LIST/PATH=VALUE")
+        parsed[path.strip()] = value
+    return parsed
+
+
+def _load_options(func: F) -> F:
+    options = [
+        click.option("--allow-remote", is_flag=True, help="Allow http(s) imports (refused by default)."),
+        click.option(
+            "--import-path",
+            "import_paths",
+            multiple=True,
+            type=click.Path(file_okay=False),
+            help="A directory imports may come from, besides the main document's (repeatable).",
+        ),
+        click.option("--max-elements", type=click.IntRange(min=1), help="Limit on elements produced by inheritance and references."),
+        click.option("--max-depth", type=click.IntRange(min=1), help="Limit on element nesting depth."),
+        click.option("--max-bytes", type=click.IntRange(min=1), help="Limit on each input document's size."),
+        click.option("--max-imports", type=click.IntRange(min=0), help="Limit on the number of imported documents."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _limits(kwargs: dict[str, Any]) -> Limits:
+    fields = {k: v for k in ("max_elements", "max_depth", "max_bytes", "max_imports") if (v := kwargs.pop(k, None)) is not None}
+    return Limits(**fields)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="cdl")
+def main() -> None:
+    """Resolve CDL (CDDLM Configuration Description Language 1.0) documents."""
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here (atomically) instead of stdout.")
+@click.option("--system-only", is_flag=True, help="Print only the resolved cdl:system.")
+@click.option(
+    "--set",
+    "values",
+    multiple=True,
+    callback=_parse_set,
+    metavar="LIST/PATH=VALUE",
+    help="Supply a deploy-time value to a lazy property or lazy reference (repeatable).",
+)
+@click.option("--release", multiple=True, metavar="LIST/PATH", help="Release a lazy reference so it resolves (repeatable).")
+@click.option("--validate", is_flag=True, help="Validate against the CDL schema first, and check typed values.")
+@_load_options
+@_reports_errors
+def resolve(
+    file: str,
+    output: str | None,
+    system_only: bool,
+    values: dict[str, str],
+    release: tuple[str, ...],
+    validate: bool,
+    allow_remote: bool,
+    import_paths: tuple[str, ...],
+    **limits: Any,
+) -> None:
+    """Resolve FILE and print the resolved cdl:cdl document."""
+    if validate:
+        _validate_or_exit([file])
+    document = load(file, allow_remote=allow_remote, import_paths=import_paths, limits=_limits(limits))
+    result = document.resolve(values, release=release)
+    if validate:
+        _check_types_or_exit(document, result)
+    data = result.to_bytes(system_only)
+    if output:
+        write_atomically(output, data)
+    else:
+        click.echo(data.decode("utf-8"), nl=False)
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--set", "values", multiple=True, callback=_parse_set, metavar="LIST/PATH=VALUE", help="As for resolve.")
+@click.option("--release", multiple=True, metavar="LIST/PATH", help="As for resolve.")
+@_load_options
+@_reports_errors
+def pending(
+    file: str,
+    values: dict[str, str],
+    release: tuple[str, ...],
+    allow_remote: bool,
+    import_paths: tuple[str, ...],
+    **limits: Any,
+) -> None:
+    """List what stays unresolved in FILE until deployment (one line each)."""
+    document = load(file, allow_remote=allow_remote, import_paths=import_paths, limits=_limits(limits))
+    for item in document.resolve(values, release=release).pending:
+        line = f"{item.path}\t{item.kind}"
+        if item.waiting:
+            line += "\twaited on by " + ", ".join(item.waiting)
+        click.echo(line)
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@_reports_errors
+def validate(files: tuple[str, ...]) -> None:
+    """Validate FILES against the CDL schema, reporting every violation."""
+    _validate_or_exit(list(files))
+    click.echo(f"{len(files)} document(s) valid", err=True)
+
+
+@main.command()
+@click.argument("suite_dir", required=False, type=click.Path(file_okay=False))
+@click.option("--processor", metavar='"COMMAND {input}"', help="Check another CDL processor instead of this engine.")
+@click.option("--junit", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
+@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per case for --processor.")
+def conformance(suite_dir: str | None, processor: str | None, junit: str | None, timeout: float) -> None:
+    """Run the conformance suite (default: ./conformance) and report per section."""
+    from .conformance import run_suite
+
+    directory = Path(suite_dir) if suite_dir else Path("conformance")
+    if not directory.is_dir():
+        raise click.BadParameter(f"{directory} is not a directory", param_hint="SUITE_DIR")
+    sys.exit(run_suite(directory, processor=processor, junit=junit, echo=click.echo, timeout=timeout))
+
+
+def _validate_or_exit(files: list[str]) -> None:
+    from .validate import validate_documents
+
+    errors = validate_documents(files)
+    if errors:
+        for error in errors:
+            click.echo(error.render(), err=True)
+        sys.exit(1)
+
+
+def _check_types_or_exit(document: Any, result: Any) -> None:
+    from .validate import check_types
+
+    errors, warnings = result.check_types()
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if errors:
+        for error in errors:
+            click.echo(error.render(), err=True)
+        sys.exit(1)
+    _ = (document, check_types)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
