@@ -36,7 +36,7 @@ from ._model import (
 from ._names import Registry, build_registry
 from ._references import ReferenceResolver, find_items
 from ._serialize import Data, build_output, to_bytes, to_data
-from .errors import DeployValueError
+from .errors import CdlError, CdlErrorGroup, DeployValueError
 
 RoundLike = Round | Mapping[str, Any]
 
@@ -81,18 +81,22 @@ class Document:
         *,
         release: Sequence[str] = (),
         rounds: Iterable[RoundLike] = (),
+        validate: bool = False,
     ) -> Resolution:
         """Resolve the documents; optionally supply deploy-time values.
 
         ``values`` (``{"LIST/child": "value"}``) and ``release`` (paths of lazy
         references to release) form one round applied after static
         resolution; ``rounds`` gives several, applied in order. Paths use the
-        main document's prefixes. Raises :class:`cdl.CdlError`.
+        main document's prefixes. With ``validate``, every resolved value with
+        a ``cdl:type`` is checked against its type (warnings for types that
+        cannot be found are in ``Resolution.warnings``). Raises
+        :class:`cdl.CdlError`.
         """
         steps = [_round(r) for r in rounds]
         if values or release:
             steps.append(Round(dict(values or {}), tuple(release)))
-        return Resolution(self, steps)
+        return Resolution(self, steps, validate)
 
     # -- used by Resolution -------------------------------------------------------
 
@@ -107,9 +111,12 @@ class Document:
 class Resolution:
     """The result of resolving a :class:`Document`, possibly with deploy-time values."""
 
-    def __init__(self, document: Document, rounds: list[Round]) -> None:
+    def __init__(self, document: Document, rounds: list[Round], validate: bool = False) -> None:
         self.document = document
         self.rounds: tuple[Round, ...] = tuple(rounds)
+        self.validate = validate
+        #: Types that could not be checked (with validate), as ``file:line: message``.
+        self.warnings: list[str] = []
         ws = document._workspace()
         resolve_prototypes(ws)
         resolver = ReferenceResolver(ws)
@@ -120,6 +127,24 @@ class Resolution:
         self._ws = ws
         self._resolver = resolver
         self._pending: list[Pending] | None = None
+        if validate:
+            errors, self.warnings = self.check_types()
+            if errors:
+                raise errors[0] if len(errors) == 1 else CdlErrorGroup(errors)
+
+    def check_types(self) -> tuple[list[CdlError], list[str]]:
+        """Check each value that has a cdl:type: (errors, warnings), all of them."""
+        from .validate import check_types
+
+        ctx = self._ws.ctx
+
+        def origin(el: etree._Element) -> tuple[str | None, int | None]:
+            where = ctx.where(el)
+            return where["url"], where["line"]  # type: ignore[return-value]
+
+        root = build_output(self._ws, keep_origins=True)
+        errors, warnings = check_types(root, self.document.schemas, origin, ctx.prefixes.path_of)
+        return list(errors), warnings
 
     @property
     def pending(self) -> list[Pending]:
@@ -130,7 +155,7 @@ class Resolution:
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> Resolution:
         """A new Resolution with one more round of deploy-time values (this one is unchanged)."""
-        return Resolution(self.document, [*self.rounds, Round(dict(values or {}), tuple(release))])
+        return Resolution(self.document, [*self.rounds, Round(dict(values or {}), tuple(release))], self.validate)
 
     def tree(self, system_only: bool = False) -> etree._Element:
         """The resolved ``cdl:cdl`` document as a new lxml tree."""

@@ -30,12 +30,14 @@ _VALUE_GIVING = frozenset((P_REF, A_LAZY))
 class _Frame:
     """One list being resolved: its cdl:extends elements and the next to check."""
 
-    __slots__ = ("lst", "elements", "next")
+    __slots__ = ("lst", "elements", "next", "current")
 
     def __init__(self, lst: etree._Element) -> None:
         self.lst = lst
         self.elements: list[etree._Element] = lst.xpath("descendant-or-self::*[@e:ext]", namespaces=_NS)
         self.next = 0
+        #: The cdl:extends element whose prototype is being resolved (for cycle messages).
+        self.current: etree._Element | None = None
 
 
 _NS = {"e": P_EXT[1 : P_EXT.index("}")]}
@@ -69,6 +71,7 @@ def resolve_prototypes(ws: Workspace) -> None:
                     del el.attrib[P_EXT]
                     del frame.elements[frame.next]
                     continue
+                frame.current = el
                 status = state.get(target)
                 if status == _ACTIVE:
                     raise _cycle(ws, stack, target)
@@ -97,10 +100,12 @@ def _cycle(ws: Workspace, stack: list[_Frame], target: etree._Element) -> Inheri
     start = next(i for i, f in enumerate(stack) if f.lst is target)
     links: list[str] = []
     for frame in stack[start:]:
-        el = frame.elements[frame.next]
+        el = frame.current
+        assert el is not None
         name = ctx.tables.names[int(el.get(P_EXT))]  # type: ignore[arg-type]
         links.append(f"{ctx.prefixes.path_of(el)} ({ctx.at(el)}) extends {name.text}")
-    first = stack[start].elements[stack[start].next]
+    first = stack[start].current
+    assert first is not None
     return InheritanceError(
         "prototype references form a cycle: " + "; ".join(links),
         code="EXTENDS_CYCLE",

@@ -82,6 +82,15 @@ def _waits(resolver: ReferenceResolver, el: etree._Element) -> str:
 
 def _select(ws: Workspace, text: str, verb: str) -> list[etree._Element]:
     """Elements named by ``LIST/child/...`` written with the main document's prefixes."""
+    try:
+        return _select_in(ws, text, verb)
+    except DeployValueError as exc:
+        if exc.url is None:  # name the document whose prefixes the path uses
+            exc.url = ws.ctx.docs[0].url
+        raise
+
+
+def _select_in(ws: Workspace, text: str, verb: str) -> list[etree._Element]:
     main = ws.ctx.docs[0]
     parts = text.strip().lstrip("/").split("/")
     if not parts or any(not p.strip() for p in parts):

@@ -275,8 +275,15 @@ class Prefixes:
 
     def steps_text(self, ref: Ref) -> str:
         """A reference path written back with these prefixes (relative form)."""
-        text = "/".join(s if s == UP else self.qname(s) for s in ref.steps) or "."
-        return "/" + text if ref.refroot is not None and ref.steps else text
+        return relative_text([s if s == UP else self.qname(s) for s in ref.steps])
+
+
+def relative_text(steps: list[str]) -> str:
+    """Written steps as the relative path of 7.3.1: '.' + path unless it climbs."""
+    if not steps:
+        return "."
+    text = "/".join(steps)
+    return text if steps[0] == UP else "./" + text
 
 
 class Problems:

@@ -38,6 +38,7 @@ from ._model import (
     UP,
     Ref,
     Workspace,
+    relative_text,
     split_clark,
 )
 
@@ -67,8 +68,12 @@ class _Names:
         return f"{self.prefixes.prefix(uri)}:{local}"
 
 
-def build_output(ws: Workspace, system_only: bool = False) -> etree._Element:
-    """A new cdl:cdl tree holding the main document's resolved lists."""
+def build_output(ws: Workspace, system_only: bool = False, keep_origins: bool = False) -> etree._Element:
+    """A new cdl:cdl tree holding the main document's resolved lists.
+
+    ``keep_origins`` leaves the private document marks in place, for a caller
+    (typed validation) that must report where each value was written.
+    """
     ctx = ws.ctx
     main = ctx.docs[0]
     source = ws.roots[0]
@@ -105,7 +110,7 @@ def build_output(ws: Workspace, system_only: bool = False) -> etree._Element:
                 _write_ref(var_el, var.ref, "ref", "refroot", ws, qname)
         for el in _NOT_LAZY(part):
             del el.attrib[A_LAZY]
-        etree.strip_attributes(part, P_REF, P_DOC, P_EXT, P_EXPR)
+        etree.strip_attributes(part, P_REF, P_EXT, P_EXPR, *(() if keep_origins else (P_DOC,)))
 
     nsmap: dict[str | None, str] = {}
     for doc in ctx.docs:
@@ -135,10 +140,7 @@ def _write_ref(
         # the lookup found.
         found = next((c for c in ref.refroot.candidates if c in ws.lists), ref.refroot.candidates[0])
         el.set(root_attr, qname(found))
-    path = "/".join(s if s == UP else qname(s) for s in ref.steps) or "."
-    # With refroot the context is the named list's root; written with a
-    # leading '/' as the spec's examples write it.
-    el.set(ref_attr, "/" + path if ref.refroot is not None and ref.steps else path)
+    el.set(ref_attr, relative_text([s if s == UP else qname(s) for s in ref.steps]))
 
 
 def to_bytes(root: etree._Element, pretty: bool = True) -> bytes:

@@ -155,7 +155,6 @@ def validate_documents(paths_or_urls: Sequence[str]) -> list[ValidationError | L
                     "the document has a DTD, which CDL documents must not have",
                     code="XML_DTD",
                     url=source,
-                    line=1,
                 )
             )
             continue
