@@ -47,6 +47,7 @@ from ._model import (
     Tables,
     Variable,
     has_value,
+    replace_with_text,
     split_clark,
 )
 from ._paths import PathSyntaxError, PrefixError, is_ncname, parse_name_ref, parse_path, parse_qname, relative_ref
@@ -87,18 +88,18 @@ def load_document(data: bytes, url: str, index: int, tables: Tables, limits: Lim
 # -- parsing -----------------------------------------------------------------
 
 
-def _parse(data: bytes, url: str, limits: Limits) -> etree._Element:
-    parser = etree.XMLParser(
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        dtd_validation=False,
-        remove_blank_text=True,
-        remove_comments=True,
-        remove_pis=True,
-        huge_tree=False,
-        collect_ids=False,
+def hardened_parser(**options: bool) -> etree.XMLParser:
+    """A parser that never expands entities, reads a DTD or touches the network.
+
+    A new one per call: lxml parsers are not safe to share between threads.
+    """
+    return etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False, **options
     )
+
+
+def _parse(data: bytes, url: str, limits: Limits) -> etree._Element:
+    parser = hardened_parser(remove_blank_text=True, remove_comments=True, remove_pis=True, collect_ids=False)
     try:
         root = etree.fromstring(data, parser, base_url=url)
     except etree.XMLSyntaxError as exc:
@@ -321,7 +322,7 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
     # Documentation is no property: drop it first so nothing inside it counts.
     for parent in parents:
         for el in parent.iter(T_DOCUMENTATION):
-            _remove_keeping_tail(el)
+            replace_with_text(el)
     depth_cache: dict[etree._Element, int] = {}
     for parent in parents:
         for el in _annotated(parent):
@@ -349,20 +350,6 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
 def _annotated(parent: etree._Element) -> Iterator[etree._Element]:
     """Elements under ``parent`` that are CDL elements or carry CDL attributes."""
     return iter(parent.xpath("descendant::*[namespace-uri()=$ns or @*[namespace-uri()=$ns]]", ns=CDL_NS))
-
-
-def _remove_keeping_tail(el: etree._Element) -> None:
-    parent = el.getparent()
-    if parent is None:
-        return
-    tail = el.tail
-    if tail and tail.strip():
-        prev = el.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + tail
-        else:
-            parent.text = (parent.text or "") + tail
-    parent.remove(el)
 
 
 def _path_hint(el: etree._Element) -> str:

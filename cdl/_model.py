@@ -183,6 +183,21 @@ def has_value(el: etree._Element) -> bool:
     return len(el) > 0 or bool(el.text and el.text.strip())
 
 
+def replace_with_text(el: etree._Element, text: str = "") -> None:
+    """Remove ``el``, leaving ``text`` (and ``el``'s tail text) where it stood."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    joined = text + (el.tail or "")
+    if joined:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + joined
+        else:
+            parent.text = (parent.text or "") + joined
+    parent.remove(el)
+
+
 def is_top_level(el: etree._Element) -> bool:
     parent = el.getparent()
     return parent is not None and parent.tag in LIST_PARENTS

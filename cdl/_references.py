@@ -43,6 +43,7 @@ from ._model import (
     Workspace,
     doc_index_of,
     has_value,
+    replace_with_text,
 )
 from ._paths import is_lazy, walk
 from .errors import CdlError, ExpressionError, LazinessError, ReferenceResolutionError
@@ -307,18 +308,6 @@ class ReferenceResolver:
             raise _Blocked(blockers)
         where = ctx.where(el)
         result = _expressions.evaluate(expr.text, expr.token, values, where["url"], where["line"])  # type: ignore[arg-type]
-        _replace_with_text(el, result)
+        replace_with_text(el, result)
         return DONE
 
-
-def _replace_with_text(el: etree._Element, text: str) -> None:
-    """Put ``text`` where ``el`` stands (keeping any tail), and remove ``el``."""
-    parent = el.getparent()
-    assert parent is not None
-    joined = text + (el.tail or "")
-    prev = el.getprevious()
-    if prev is not None:
-        prev.tail = (prev.tail or "") + joined
-    else:
-        parent.text = (parent.text or "") + joined
-    parent.remove(el)

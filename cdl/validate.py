@@ -25,12 +25,14 @@ from pathlib import Path
 
 from lxml import etree
 
-from cdl.errors import LoadError, ValidationError
+from ._load import hardened_parser
+from ._model import CDL_NS, XSD_NS
+from .errors import LoadError, ValidationError
 
 __all__ = ["validate_documents", "check_types"]
 
-_CDL_NS = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
-_XSD_NS = "http://www.w3.org/2001/XMLSchema"
+_CDL_NS = CDL_NS
+_XSD_NS = XSD_NS
 
 _CDL_ROOT = f"{{{_CDL_NS}}}cdl"
 _CDL_TYPE = f"{{{_CDL_NS}}}type"
@@ -61,12 +63,7 @@ _QNAME_RE = re.compile(rf"(?:({_NCNAME}):)?({_NCNAME})")
 # Parsing
 
 
-def _hardened_parser() -> etree.XMLParser:
-    """A parser that never expands entities, reads a DTD or touches the network.
-
-    A new one per call: lxml parsers are not safe to share between threads.
-    """
-    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+_hardened_parser = hardened_parser
 
 
 # ---------------------------------------------------------------------------

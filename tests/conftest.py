@@ -1,0 +1,145 @@
+"""Shared helpers for the unit tests.
+
+- :func:`cdl_doc` wraps a body in a ``cdl:cdl`` root with the CDL namespace declared.
+- :func:`config` / :func:`system` wrap top level lists in a whole document.
+- :func:`resolve_text` loads a document from text (bytes) and resolves it.
+- :func:`render` writes an element compactly (prefix:local names, attributes in
+  order, no namespace declarations), so expected results read like the spec's.
+- :func:`list_xml` / :func:`lists_xml` render resolved top level lists.
+- the ``write_docs`` fixture writes several small documents into ``tmp_path``
+  and returns the path of the first (the main document).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lxml import etree
+
+import cdl
+
+CDL_NS = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
+XSD_NS = "http://www.w3.org/2001/XMLSchema"
+ENGINE_NS = "urn:x-cdl-engine:internal"
+CDL_DECL = f'xmlns:cdl="{CDL_NS}"'
+
+
+def cdl_doc(body: str, attrs: str = "") -> str:
+    """A ``cdl:cdl`` document around ``body``; ``attrs`` adds root attributes/declarations."""
+    return f'<cdl:cdl {CDL_DECL} {attrs}>{body}</cdl:cdl>'
+
+
+def config(lists: str, attrs: str = "") -> str:
+    """A document whose cdl:configuration holds ``lists``."""
+    return cdl_doc(f"<cdl:configuration>{lists}</cdl:configuration>", attrs)
+
+
+def system(lists: str, attrs: str = "", configuration: str | None = None) -> str:
+    """A document whose cdl:system holds ``lists`` (and optionally a configuration)."""
+    conf = "" if configuration is None else f"<cdl:configuration>{configuration}</cdl:configuration>"
+    return cdl_doc(f"{conf}<cdl:system>{lists}</cdl:system>", attrs)
+
+
+def load_text(xml: str | bytes, **kw: Any) -> cdl.Document:
+    data = xml.encode("utf-8") if isinstance(xml, str) else xml
+    kw.setdefault("name", "mem.cdl")
+    return cdl.load(data, **kw)
+
+
+def resolve_text(
+    xml: str | bytes,
+    values: Mapping[str, str] | None = None,
+    *,
+    release: tuple[str, ...] | list[str] = (),
+    rounds: Any = (),
+    **kw: Any,
+) -> cdl.Resolution:
+    """Load ``xml`` (named ``mem.cdl`` in messages) and resolve it."""
+    return load_text(xml, **kw).resolve(values, release=release, rounds=rounds)
+
+
+def qname_of(el: etree._Element) -> str:
+    tag = el.tag
+    if not isinstance(tag, str):
+        return "?"
+    if tag.startswith("{"):
+        uri, local = tag[1:].split("}", 1)
+        prefix = el.prefix
+        return f"{prefix}:{local}" if prefix else local
+    return tag
+
+
+def _attr_name(el: etree._Element, key: str) -> str:
+    if not key.startswith("{"):
+        return key
+    uri, local = key[1:].split("}", 1)
+    if uri == CDL_NS:
+        return f"cdl:{local}"
+    for prefix, u in (el.nsmap or {}).items():
+        if u == uri and prefix:
+            return f"{prefix}:{local}"
+    return key
+
+
+def render(el: etree._Element) -> str:
+    """Compact XML of ``el``: names as prefix:local, attributes in order, no xmlns."""
+    attrs = "".join(f' {_attr_name(el, k)}="{v}"' for k, v in el.attrib.items())
+    name = qname_of(el)
+    inner = (el.text or "") + "".join(render(c) + (c.tail or "") for c in el)
+    if not inner and len(el) == 0:
+        return f"<{name}{attrs}/>"
+    return f"<{name}{attrs}>{inner}</{name}>"
+
+
+def list_elements(res: cdl.Resolution, part: str | None = None) -> list[etree._Element]:
+    """Resolved top level lists (of ``part``, 'configuration' or 'system', or both)."""
+    tree = res.tree()
+    found: list[etree._Element] = []
+    for p in tree:
+        if part is None or p.tag == f"{{{CDL_NS}}}{part}":
+            if p.tag in (f"{{{CDL_NS}}}configuration", f"{{{CDL_NS}}}system"):
+                found.extend(p)
+    return found
+
+
+def lists_xml(res: cdl.Resolution, part: str | None = None) -> list[str]:
+    return [render(el) for el in list_elements(res, part)]
+
+
+def list_xml(res: cdl.Resolution, name: str) -> str:
+    """The rendered resolved top level list whose written name (prefix:local) is ``name``."""
+    matches = [el for el in list_elements(res) if qname_of(el) == name]
+    assert len(matches) == 1, f"{len(matches)} lists named {name!r} in {lists_xml(res)}"
+    return render(matches[0])
+
+
+def codes(error: cdl.CdlError) -> list[str]:
+    return [e.code for e in error.errors]
+
+
+@pytest.fixture
+def write_docs(tmp_path: Path) -> Callable[..., Path]:
+    """``write_docs({"main.cdl": text, "sub/t.cdl": text, ...})`` -> path of the first document.
+
+    Paths are relative to ``tmp_path`` (subdirectories are created).
+    """
+
+    def write(docs: Mapping[str, str | bytes], base: Path | None = None) -> Path:
+        root = base or tmp_path
+        first: Path | None = None
+        for name, text in docs.items():
+            path = root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(text, bytes):
+                path.write_bytes(text)
+            else:
+                path.write_text(text, encoding="utf-8")
+            if first is None:
+                first = path
+        assert first is not None
+        return first
+
+    return write
