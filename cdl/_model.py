@@ -63,6 +63,9 @@ P_EXT = engine("ext")  # the prototype name of cdl:extends
 P_EXPR = engine("expr")  # on cdl:expression: its parsed expression
 P_DOC = engine("doc")  # which document the element (and its subtree) came from
 
+#: Paths in messages longer than this many steps are shortened in the middle.
+_PATH_SHOWN = 16
+
 #: A path step that climbs to the parent; every other step is a Clark name.
 UP = ".."
 
@@ -286,7 +289,12 @@ class Prefixes:
         while cur is not None and cur.tag not in LIST_PARENTS and cur.tag != T_CDL:
             names.append(self.qname(cur.tag) if isinstance(cur.tag, str) else "?")
             cur = cur.getparent()
-        return "/" + "/".join(reversed(names))
+        names.reverse()
+        if len(names) > _PATH_SHOWN:
+            # A path thousands of steps deep helps nobody: keep both ends.
+            half = _PATH_SHOWN // 2
+            names = [*names[:half], f"...({len(names) - 2 * half} more)...", *names[-half:]]
+        return "/" + "/".join(names)
 
     def steps_text(self, ref: Ref) -> str:
         """A reference path written back with these prefixes (relative form)."""
