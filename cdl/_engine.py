@@ -103,7 +103,8 @@ class Document:
     def _workspace(self) -> Workspace:
         ctx = Context(self._docs, self._tables, Prefixes(self._prefixes_seed), self._options.limits)
         roots = [copy.deepcopy(d.root) for d in self._docs]
-        parents = [d.list_parents(root) for d, root in zip(self._docs, roots)]
+        # Children as Python lists: indexing an lxml element walks its children.
+        parents = [[list(p) for p in d.list_parents(root)] for d, root in zip(self._docs, roots)]
         lists = {name: parents[s.doc][s.parent][s.position] for name, s in self._registry.slots.items()}
         return Workspace(ctx, roots, lists, Budget(self._options.limits.max_elements))
 

@@ -11,8 +11,6 @@ nearest declaration wins (docs/semantics.md).
 
 from __future__ import annotations
 
-import copy
-
 from lxml import etree
 
 from ._model import A_LAZY, P_DOC, P_EXT, P_REF, Problems, Workspace, has_value
@@ -34,13 +32,15 @@ class _Frame:
 
     def __init__(self, lst: etree._Element) -> None:
         self.lst = lst
-        self.elements: list[etree._Element] = lst.xpath("descendant-or-self::*[@e:ext]", namespaces=_NS)
+        self.elements: list[etree._Element] = _EXTENDING(lst)
         self.next = 0
         #: The cdl:extends element whose prototype is being resolved (for cycle messages).
         self.current: etree._Element | None = None
 
 
 _NS = {"e": P_EXT[1 : P_EXT.index("}")]}
+_EXTENDING = etree.XPath("descendant-or-self::*[@e:ext]", namespaces=_NS)
+_SIZE = etree.XPath("count(descendant-or-self::*)")
 
 
 def resolve_prototypes(ws: Workspace) -> None:
@@ -48,6 +48,7 @@ def resolve_prototypes(ws: Workspace) -> None:
     ctx = ws.ctx
     problems = Problems(ctx.limits.max_errors)
     state: dict[etree._Element, int] = {}
+    shapes: dict[etree._Element, _Shape] = {}
     for start in ws.lists.values():
         if state.get(start) == _DONE:
             continue
@@ -85,10 +86,11 @@ def resolve_prototypes(ws: Workspace) -> None:
                 continue
             # Every prototype this list needs is complete: merge, innermost
             # (and last) first so ancestors see their children resolved.
+            list_doc = frame.lst.get(P_DOC)
             for el in reversed(frame.elements):
                 target = ws.lookup(ctx.tables.names[int(el.get(P_EXT))])  # type: ignore[arg-type]
                 assert target is not None
-                _merge(el, target, ws)
+                _merge(el, target, ws, list_doc, shapes)
             state[frame.lst] = _DONE
             stack.pop()
     problems.raise_if_any()
@@ -113,7 +115,23 @@ def _cycle(ws: Workspace, stack: list[_Frame], target: etree._Element) -> Inheri
     )
 
 
-def _merge(n: etree._Element, proto: etree._Element, ws: Workspace) -> None:
+_Shape = tuple[list[etree._Element], frozenset[str], list[int]]
+
+
+def _shape(proto: etree._Element, shapes: dict[etree._Element, _Shape]) -> _Shape:
+    """A complete prototype's children, their names and sizes (computed once:
+    a resolved prototype never changes, however often it is extended)."""
+    shape = shapes.get(proto)
+    if shape is None:
+        children = list(proto)
+        shape = (children, frozenset(c.tag for c in children), [int(_SIZE(c)) for c in children])
+        shapes[proto] = shape
+    return shape
+
+
+def _merge(
+    n: etree._Element, proto: etree._Element, ws: Workspace, list_doc: str | None, shapes: dict[etree._Element, _Shape]
+) -> None:
     """Inherit elements then attributes from ``proto`` into ``n`` (7.2.2)."""
     own_value = has_value(n)
     own_ref = n.get(P_REF) is not None
@@ -121,20 +139,21 @@ def _merge(n: etree._Element, proto: etree._Element, ws: Workspace) -> None:
     groups: dict[str, list[etree._Element]] = {}
     for child in own_children:
         groups.setdefault(child.tag, []).append(child)
-    proto_children = list(proto)
-    proto_tags = {child.tag for child in proto_children}
+    proto_children, proto_tags, sizes = _shape(proto, shapes)
     merged: list[etree._Element] = []
     if not own_ref:  # 7.3.4 case 3: a reference replaces the inherited value
         placed: set[str] = set()
         proto_doc = proto.get(P_DOC)
-        for e in proto_children:
+        # Copies need their own document mark only when the prototype was
+        # written in another document than the list being resolved.
+        mark = proto_doc if proto_doc != list_doc else None
+        for e, size in zip(proto_children, sizes):
             group = groups.get(e.tag)
             if group is None:
-                size = int(e.xpath("count(descendant-or-self::*)"))
                 ws.budget.charge(size, ws.ctx, n)
-                duplicate = copy.deepcopy(e)
-                if duplicate.get(P_DOC) is None and proto_doc is not None:
-                    duplicate.set(P_DOC, proto_doc)
+                duplicate = e.__deepcopy__(None)
+                if mark is not None and duplicate.get(P_DOC) is None:
+                    duplicate.set(P_DOC, mark)
                 merged.append(duplicate)
             elif e.tag not in placed:
                 placed.add(e.tag)

@@ -11,6 +11,7 @@ private index attributes, so later phases never see prefixes.
 
 from __future__ import annotations
 
+import re
 import xml.parsers.expat as expat
 from collections.abc import Iterator
 
@@ -77,15 +78,35 @@ def load_document(data: bytes, url: str, index: int, tables: Tables, limits: Lim
     problems = Problems(limits.max_errors)
     doc = _check_structure(root, url, index, problems)
     problems.raise_if_any()
+    # When every namespace declaration is on the root (the usual case: the
+    # bytes hold no more "xmlns" than the root declares), each element's
+    # in-scope namespaces are the root's, and nothing needs to walk the tree
+    # to find them.
+    doc.uniform_namespaces = data.count(b"xmlns") <= len(root.nsmap)
     _normalize(doc, tables, limits, problems)
     problems.raise_if_any()
-    # iterwalk's start-ns events report each declaration once, without
-    # building a namespace map per element. The serializer declares them all.
-    doc.namespaces = tuple(sorted({uri for _event, (_p, uri) in etree.iterwalk(root, events=("start-ns",))}))
+    if doc.uniform_namespaces:
+        doc.namespaces = tuple(sorted(set(root.nsmap.values())))
+    else:
+        # iterwalk's start-ns events report each declaration once, without
+        # building a namespace map per element. The serializer declares them all.
+        doc.namespaces = tuple(sorted({uri for _event, (_p, uri) in etree.iterwalk(root, events=("start-ns",))}))
     return doc
 
 
 # -- parsing -----------------------------------------------------------------
+
+
+class _NothingExternal(etree.Resolver):
+    """Answers every external load (DTD, entity) with nothing.
+
+    libxml2 still tries to fetch an external DTD subset or parameter entity
+    even with load_dtd=False; no_network stops URLs but not local files, so
+    this resolver makes sure no file is read on a document's behalf.
+    """
+
+    def resolve(self, system_url: str, public_id: str, context: object) -> object:
+        return self.resolve_string("", context)
 
 
 def hardened_parser(**options: bool) -> etree.XMLParser:
@@ -93,12 +114,35 @@ def hardened_parser(**options: bool) -> etree.XMLParser:
 
     A new one per call: lxml parsers are not safe to share between threads.
     """
-    return etree.XMLParser(
+    parser = etree.XMLParser(
         resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False, **options
     )
+    parser.resolvers.add(_NothingExternal())
+    return parser
+
+
+_FIRST_ELEMENT = re.compile(rb"<[^?!]")
+
+
+def has_doctype(data: bytes) -> bool:
+    """Whether the prolog (before the first element) declares a DOCTYPE.
+
+    Checked on the bytes, before parsing, so a DTD is refused without libxml2
+    ever looking at it. Covers ASCII-compatible encodings; for others the
+    resolver above and the check after parsing still refuse it.
+    """
+    first = _FIRST_ELEMENT.search(data)
+    prolog = data[: first.start()] if first else data
+    return b"<!DOCTYPE" in prolog
+
+
+_DTD_REFUSED = "the document has a DOCTYPE; DTDs and entity declarations are refused for safety"
 
 
 def _parse(data: bytes, url: str, limits: Limits) -> etree._Element:
+    if has_doctype(data):
+        line = data[: data.find(b"<!DOCTYPE")].count(b"\n") + 1
+        raise LoadError(_DTD_REFUSED, code="XML_DTD", url=url, line=line)
     parser = hardened_parser(remove_blank_text=True, remove_comments=True, remove_pis=True, collect_ids=False)
     try:
         root = etree.fromstring(data, parser, base_url=url)
@@ -114,12 +158,7 @@ def _parse(data: bytes, url: str, limits: Limits) -> etree._Element:
         raise LoadError(f"cannot parse the document: {exc}", code="XML_SYNTAX", url=url) from None
     docinfo = root.getroottree().docinfo
     if docinfo.doctype or docinfo.internalDTD is not None:
-        raise LoadError(
-            "the document has a DOCTYPE; DTDs and entity declarations are refused for safety",
-            code="XML_DTD",
-            url=url,
-            line=1,
-        )
+        raise LoadError(_DTD_REFUSED, code="XML_DTD", url=url, line=1)
     if root.getroottree().getroot() is not root:  # pragma: no cover - lxml always returns the root
         raise LoadError("unexpected content around the root element", code="XML_SYNTAX", url=url)
     if _depth_exceeds(root, limits.max_depth):
@@ -165,12 +204,7 @@ def _parse_deep(data: bytes, url: str, limits: Limits) -> etree._Element:
 
     def refuse_dtd(*_args: object) -> None:
         raise _Refused(
-            LoadError(
-                "the document has a DOCTYPE; DTDs and entity declarations are refused for safety",
-                code="XML_DTD",
-                url=url,
-                line=parser.CurrentLineNumber,
-            )
+            LoadError(_DTD_REFUSED, code="XML_DTD", url=url, line=parser.CurrentLineNumber)
         )
 
     def start_ns(prefix: str | None, uri: str) -> None:
@@ -281,6 +315,14 @@ def _check_structure(root: etree._Element, url: str, index: int, problems: Probl
                     doc.imports.append(location.strip())
             elif ctag in LIST_PARENTS:
                 _check_lists(child, url, index, problems)
+                if ctag == T_SYSTEM and len(child) == 0:
+                    problems.add(
+                        LoadError(
+                            "cdl:system must hold at least one property list (section 8)",
+                            url=url,
+                            line=child.sourceline,
+                        )
+                    )
         else:
             seen_extension = True
     return doc
@@ -388,7 +430,7 @@ def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, depth_c
     if unknown:
         names = ", ".join("cdl:" + split_clark(k)[1] for k in unknown)
         raise LoadError(f"unknown CDL attribute {names}", url=doc.url, line=el.sourceline)
-    nsmap = el.nsmap
+    nsmap = doc.nsmap if doc.uniform_namespaces else el.nsmap
     extends = attrib.get(A_EXTENDS)
     if extends is not None:
         try:
@@ -466,7 +508,7 @@ def _parse_ref(
     depth_cache: dict[etree._Element, int],
 ) -> Ref:
     """Parse a reference written on ``written_on`` that acts for property ``holder``."""
-    nsmap = written_on.nsmap
+    nsmap = doc.nsmap if doc.uniform_namespaces else written_on.nsmap
     refroot: NameRef | None = None
     if refroot_text is not None:
         try:
@@ -545,7 +587,7 @@ def _load_expression(
             raise LazinessError(f"cdl:variable ${name} has both lazy and cdl:lazy, with different values", url=doc.url, line=var.sourceline)
         variables.append(Variable(name, ref))
     token = _expressions.compile_expression(text, [v.name for v in variables], doc.url, el.sourceline)
-    el.set(P_EXPR, tables.add_expr(Expression(text, token, tuple(variables))))
+    el.set(P_EXPR, tables.add_expr(Expression(text, token, tuple(variables), _expressions.concat_parts(token))))
     # value-of now lives in the table; keep the attribute for output of a
     # pending expression.
 

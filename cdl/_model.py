@@ -120,6 +120,8 @@ class Expression:
     text: str
     token: Token
     variables: tuple[Variable, ...]
+    #: For literal/variable/concat() expressions, their parts (a fast path).
+    parts: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -175,6 +177,8 @@ class SourceDoc:
     imports: list[str] = field(default_factory=list)
     #: Every namespace URI declared anywhere in the document.
     namespaces: tuple[str, ...] = ()
+    #: True when all namespace declarations are on the root element.
+    uniform_namespaces: bool = False
 
     def list_parents(self, root: etree._Element | None = None) -> list[etree._Element]:
         """The cdl:configuration and cdl:system elements of this document or a copy of it."""

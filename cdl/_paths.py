@@ -126,7 +126,7 @@ def is_unresolved(el: etree._Element) -> bool:
     True for an unresolved reference (its value comes from its target) and for
     a lazy property still waiting for its value.
     """
-    return el.get(P_REF) is not None or (is_lazy(el) and not has_value(el))
+    return el.get(P_REF) is not None or (el.get(A_LAZY) == "true" and not has_value(el))
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,26 +149,36 @@ def walk(start: etree._Element, steps: tuple[str, ...]) -> Walk:
     """Follow ``steps`` from ``start`` (iteratively; paths never recurse).
 
     Every node of a step's set has the same depth, so parents taken in order
-    and children concatenated in order keep document order.
+    and children concatenated in order keep document order. This runs once
+    per reference, so the common single-node case avoids building sets.
     """
     current: list[etree._Element] = [start]
     for i, step in enumerate(steps):
         if step == UP:
+            if len(current) == 1:
+                parent = current[0].getparent()
+                if parent is None or parent.tag in LIST_PARENTS:
+                    return Walk(problem="above", step=i)
+                current = [parent]
+                continue
             parents: list[etree._Element] = []
             seen: set[etree._Element] = set()
             for node in current:
                 parent = node.getparent()
-                if parent is None or node.tag in LIST_PARENTS or parent.tag in LIST_PARENTS:
+                if parent is None or parent.tag in LIST_PARENTS:
                     return Walk(problem="above", step=i)
                 if parent not in seen:
                     seen.add(parent)
                     parents.append(parent)
             current = parents
             continue
-        blockers = tuple(node for node in current if is_unresolved(node))
+        blockers = [node for node in current if is_unresolved(node)]
         if blockers:
-            return Walk(blockers=blockers)
-        current = [child for node in current for child in node.iterchildren(step)]
+            return Walk(blockers=tuple(blockers))
+        if len(current) == 1:
+            current = list(current[0].iterchildren(step))
+        else:
+            current = [child for node in current for child in node.iterchildren(step)]
         if not current:
             return Walk(problem="empty", step=i)
     return Walk(nodes=tuple(current))

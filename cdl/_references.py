@@ -22,7 +22,6 @@ proportional to the output.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -49,15 +48,12 @@ from ._paths import is_lazy, walk
 from .errors import CdlError, ExpressionError, LazinessError, ReferenceResolutionError
 
 _NS = {"e": ENGINE_NS, "cdl": CDL_NS}
-_ITEMS = etree.XPath(
-    "descendant-or-self::*[@e:ref or (@cdl:lazy='true' and not(self::cdl:variable))]"
-    " | descendant-or-self::cdl:expression",
-    namespaces=_NS,
-)
-_ITEMS_BELOW = etree.XPath(
-    "descendant::*[@e:ref or (@cdl:lazy='true' and not(self::cdl:variable))] | descendant::cdl:expression",
-    namespaces=_NS,
-)
+# One location step, never a union: libxml2 sorts a union's result into
+# document order, which on trees that inheritance has rearranged costs
+# seconds for large documents.
+_ITEM_TEST = "[@e:ref or self::cdl:expression or (@cdl:lazy='true' and not(self::cdl:variable))]"
+_ITEMS = etree.XPath("descendant-or-self::*" + _ITEM_TEST, namespaces=_NS)
+_ITEMS_BELOW = etree.XPath("descendant::*" + _ITEM_TEST, namespaces=_NS)
 _COUNT_BELOW = etree.XPath("count(descendant::*)")
 
 # Item states. Absent from the state map: not visited yet.
@@ -65,6 +61,17 @@ ACTIVE = "active"  # on the stack
 DONE = "done"
 PENDING = "pending"
 FAILED = "failed"
+
+
+def _items_in(nodes: Sequence[etree._Element]) -> list[etree._Element]:
+    """Unresolved items in the subtrees of ``nodes`` (leaves checked without XPath)."""
+    found: list[etree._Element] = []
+    for node in nodes:
+        if len(node):
+            found.extend(_ITEMS(node))
+        elif node.get(P_REF) is not None or node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+            found.append(node)
+    return found
 
 
 def find_items(parents: Iterable[etree._Element]) -> list[etree._Element]:
@@ -136,7 +143,17 @@ class ReferenceResolver:
 
     def _resolve_from(self, start: etree._Element) -> None:
         self.state[start] = ACTIVE
-        stack = [_Frame(start)]
+        # Most items resolve at the first attempt; only a blocked one needs
+        # the stack of frames.
+        try:
+            self.state[start] = self._attempt(start)
+            return
+        except _Blocked as blocked:
+            stack = [_Frame(start, blocked.blockers)]
+        except CdlError as error:
+            self.problems.add(error)
+            self.state[start] = FAILED
+            return
         while stack:
             frame = stack[-1]
             pushed = False
@@ -251,7 +268,7 @@ class ReferenceResolver:
                 code="REF_NOT_FOUND",
                 **ctx.where(written),  # type: ignore[arg-type]
             )
-        blockers = [found for node in result.nodes for found in _ITEMS(node)]
+        blockers = _items_in(result.nodes)
         if blockers:
             raise _Blocked(blockers)
         return result.nodes
@@ -260,13 +277,14 @@ class ReferenceResolver:
         """7.3.2: replace ``el`` by one copy per target, holding the target's value."""
         ref = self.ctx.tables.refs[int(el.get(P_REF))]  # type: ignore[arg-type]
         targets = self._targets(ref, el, el, "path")
-        size = sum(int(_COUNT_BELOW(t)) for t in targets)
-        self.ws.budget.charge(size + len(targets) - 1, self.ctx, el)
+        size = sum(int(_COUNT_BELOW(t)) for t in targets if len(t))
+        if size or len(targets) > 1:
+            self.ws.budget.charge(size + len(targets) - 1, self.ctx, el)
         del el.attrib[P_REF]
         el.attrib.pop(A_LAZY, None)
         shells = [el]
         for _ in targets[1:]:
-            shells.append(copy.deepcopy(el))  # same name, attributes and origin as el
+            shells.append(el.__deepcopy__(None))  # same name, attributes and origin as el
         anchor = el
         for shell in shells[1:]:
             anchor.addnext(shell)
@@ -276,7 +294,7 @@ class ReferenceResolver:
             if len(target):
                 origin = doc_index_of(target)
                 for child in target:
-                    duplicate = copy.deepcopy(child)
+                    duplicate = child.__deepcopy__(None)
                     if duplicate.get(P_DOC) is None and origin is not None:
                         duplicate.set(P_DOC, str(origin))
                     shell.append(duplicate)
@@ -306,8 +324,12 @@ class ReferenceResolver:
             values[var.name] = "".join(nodes[0].itertext())
         if blockers:
             raise _Blocked(blockers)
-        where = ctx.where(el)
-        result = _expressions.evaluate(expr.text, expr.token, values, where["url"], where["line"])  # type: ignore[arg-type]
+        try:
+            result = _expressions.evaluate(expr.text, expr.token, values, expr.parts)
+        except ExpressionError as exc:
+            where = ctx.where(el)  # located only on failure: it walks the tree
+            exc.url, exc.line, exc.path = where["url"], where["line"], where["path"]  # type: ignore[assignment]
+            raise
         replace_with_text(el, result)
         return DONE
 

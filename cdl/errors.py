@@ -111,7 +111,11 @@ class CdlError(Exception):
         self.url = url
         self.line = line
         self.path = path
-        super().__init__(self.render())
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        # Rendered when asked: a phase may add the location after creation.
+        return self.render()
 
     @property
     def errors(self) -> Sequence[CdlError]:
