@@ -54,7 +54,7 @@ class Document:
         self._tables = tables
         self._registry = registry
         self._options = options
-        self._prefixes_seed = [d.nsmap for d in docs]
+        self._prefixes_seed = [d.declared for d in docs]
 
     @property
     def url(self) -> str:
@@ -101,7 +101,7 @@ class Document:
     # -- used by Resolution -------------------------------------------------------
 
     def _workspace(self) -> Workspace:
-        ctx = Context(self._docs, self._tables, Prefixes(self._prefixes_seed), self._options.limits)
+        ctx = Context(self._docs, self._tables, Prefixes(self._prefixes_seed, self._docs[0].nsmap.get(None)), self._options.limits)
         roots = [copy.deepcopy(d.root) for d in self._docs]
         # Children as Python lists: indexing an lxml element walks its children.
         parents = [[list(p) for p in d.list_parents(root)] for d, root in zip(self._docs, roots)]
@@ -213,7 +213,7 @@ def load(
     )
     docs, tables = load_set(source, options, name)
     problems = Problems(options.limits.max_errors)
-    registry = build_registry(docs, Prefixes([d.nsmap for d in docs]), problems)
+    registry = build_registry(docs, Prefixes([d.declared for d in docs], docs[0].nsmap.get(None)), problems)
     problems.raise_if_any()
     return Document(docs, tables, registry, options)
 

@@ -26,6 +26,7 @@ from ._model import (
     A_TYPE,
     A_USE,
     CDL_NS,
+    ENGINE_NS,
     LIST_PARENTS,
     P_DOC,
     P_EXPR,
@@ -64,6 +65,7 @@ from .errors import (
 
 _ORDER = {T_IMPORT: 0, T_TYPES: 1, T_CONFIGURATION: 2, T_SYSTEM: 3}
 _KNOWN_ATTRIBUTES = frozenset((A_EXTENDS, A_CREF, A_REFROOT, A_LAZY, A_TYPE, A_USE))
+_CDL_PREFIX = "{" + CDL_NS + "}"
 _BOOLEANS = {"true": "true", "1": "true", "false": "false", "0": "false"}
 
 
@@ -75,23 +77,43 @@ def load_document(data: bytes, url: str, index: int, tables: Tables, limits: Lim
             url=url,
         )
     root = _parse(data, url, limits)
+    # Namespaces are read before anything is marked: the marks themselves
+    # live in the engine's namespace.
+    uniform, declared = _declarations(data, root)
+    if ENGINE_NS in declared.values():
+        # The engine keeps its own bookkeeping in this namespace; a document
+        # using it could forge that bookkeeping. Names only enter a namespace
+        # through a declaration, so refusing the declaration is exact.
+        raise LoadError(f"the namespace {ENGINE_NS} is reserved for the engine", url=url)
     problems = Problems(limits.max_errors)
     doc = _check_structure(root, url, index, problems)
     problems.raise_if_any()
-    # When every namespace declaration is on the root (the usual case: the
-    # bytes hold no more "xmlns" than the root declares), each element's
-    # in-scope namespaces are the root's, and nothing needs to walk the tree
-    # to find them.
-    doc.uniform_namespaces = data.count(b"xmlns") <= len(root.nsmap)
+    doc.uniform_namespaces = uniform
+    doc.declared = declared
+    doc.namespaces = tuple(sorted(set(declared.values())))
     _normalize(doc, tables, limits, problems)
     problems.raise_if_any()
-    if doc.uniform_namespaces:
-        doc.namespaces = tuple(sorted(set(root.nsmap.values())))
-    else:
-        # iterwalk's start-ns events report each declaration once, without
-        # building a namespace map per element. The serializer declares them all.
-        doc.namespaces = tuple(sorted({uri for _event, (_p, uri) in etree.iterwalk(root, events=("start-ns",))}))
     return doc
+
+
+def _declarations(data: bytes, root: etree._Element) -> tuple[bool, dict[str | None, str]]:
+    """Whether every namespace declaration is on the root, and all of them.
+
+    When the bytes hold no more "xmlns" than the root declares (the usual
+    case), each element's in-scope namespaces are the root's and nothing needs
+    to walk the tree. Otherwise iterwalk's start-ns events report each
+    declaration once, without building a namespace map per element.
+    """
+    declared: dict[str | None, str] = dict(root.nsmap)
+    if data.count(b"xmlns") <= len(declared):
+        return True, declared
+    for _event, (prefix, uri) in etree.iterwalk(root, events=("start-ns",)):
+        if uri in declared.values():
+            continue
+        key: str | None = prefix or None
+        # A prefix bound to two URIs: keep the URI, flag the prefix as taken.
+        declared[key if key not in declared else f"{prefix}#{len(declared)}"] = uri
+    return False, declared
 
 
 # -- parsing -----------------------------------------------------------------
@@ -426,17 +448,21 @@ def _depth(el: etree._Element, cache: dict[etree._Element, int]) -> int:
 
 def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, depth_cache: dict[etree._Element, int]) -> None:
     attrib = el.attrib
-    unknown = [k for k in attrib if k.startswith("{" + CDL_NS + "}") and k not in _KNOWN_ATTRIBUTES]
+    unknown = [k for k in attrib if k.startswith(_CDL_PREFIX) and k not in _KNOWN_ATTRIBUTES]
     if unknown:
         names = ", ".join("cdl:" + split_clark(k)[1] for k in unknown)
         raise LoadError(f"unknown CDL attribute {names}", url=doc.url, line=el.sourceline)
     nsmap = doc.nsmap if doc.uniform_namespaces else el.nsmap
     extends = attrib.get(A_EXTENDS)
     if extends is not None:
-        try:
-            name = parse_name_ref(extends, nsmap, doc.target_ns)
-        except PrefixError as exc:
-            raise NameResolutionError(f"cdl:extends: {exc}", code="BAD_QNAME", url=doc.url, line=el.sourceline) from None
+        name = doc.parsed.get(extends) if doc.uniform_namespaces else None
+        if name is None:
+            try:
+                name = parse_name_ref(extends, nsmap, doc.target_ns)
+            except PrefixError as exc:
+                raise NameResolutionError(f"cdl:extends: {exc}", code="BAD_QNAME", url=doc.url, line=el.sourceline) from None
+            if doc.uniform_namespaces:
+                doc.parsed[extends] = name
         del attrib[A_EXTENDS]
         el.set(P_EXT, tables.add_name(name))
     ref_text = attrib.get(A_CREF)
@@ -508,7 +534,25 @@ def _parse_ref(
     depth_cache: dict[etree._Element, int],
 ) -> Ref:
     """Parse a reference written on ``written_on`` that acts for property ``holder``."""
-    nsmap = doc.nsmap if doc.uniform_namespaces else written_on.nsmap
+    depth = _depth(holder, depth_cache)
+    if doc.uniform_namespaces:
+        # Same text, same depth, same namespaces: same reference.
+        key = (text, refroot_text, depth)
+        cached = doc.parsed.get(key)
+        if cached is None:
+            cached = doc.parsed[key] = _parse_ref_text(text, refroot_text, doc.nsmap, depth, doc, written_on)
+        return cached
+    return _parse_ref_text(text, refroot_text, written_on.nsmap, depth, doc, written_on)
+
+
+def _parse_ref_text(
+    text: str,
+    refroot_text: str | None,
+    nsmap: dict[str | None, str],
+    depth: int,
+    doc: SourceDoc,
+    written_on: etree._Element,
+) -> Ref:
     refroot: NameRef | None = None
     if refroot_text is not None:
         try:
@@ -524,7 +568,6 @@ def _parse_ref(
             url=doc.url,
             line=written_on.sourceline,
         ) from None
-    depth = _depth(holder, depth_cache)
     if refroot is None and depth == 0:
         raise ReferenceResolutionError(
             f"path {text!r} is on a top level list without cdl:refroot: its context would be outside any list",

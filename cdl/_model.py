@@ -15,7 +15,7 @@ with a tag directly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lxml import etree
 
@@ -135,14 +135,23 @@ class Tables:
     refs: list[Ref] = field(default_factory=list)
     names: list[NameRef] = field(default_factory=list)
     exprs: list[Expression] = field(default_factory=list)
+    # Equal entries share one index: documents repeat the same references.
+    _ref_index: dict[Ref, str] = field(default_factory=dict, repr=False)
+    _name_index: dict[NameRef, str] = field(default_factory=dict, repr=False)
 
     def add_ref(self, ref: Ref) -> str:
-        self.refs.append(ref)
-        return str(len(self.refs) - 1)
+        index = self._ref_index.get(ref)
+        if index is None:
+            self.refs.append(ref)
+            index = self._ref_index[ref] = str(len(self.refs) - 1)
+        return index
 
     def add_name(self, name: NameRef) -> str:
-        self.names.append(name)
-        return str(len(self.names) - 1)
+        index = self._name_index.get(name)
+        if index is None:
+            self.names.append(name)
+            index = self._name_index[name] = str(len(self.names) - 1)
+        return index
 
     def add_expr(self, expr: Expression) -> str:
         self.exprs.append(expr)
@@ -177,8 +186,13 @@ class SourceDoc:
     imports: list[str] = field(default_factory=list)
     #: Every namespace URI declared anywhere in the document.
     namespaces: tuple[str, ...] = ()
+    #: Prefix -> URI of the declarations, the root's first (for naming).
+    declared: dict[str | None, str] = field(default_factory=dict)
     #: True when all namespace declarations are on the root element.
     uniform_namespaces: bool = False
+    #: Parsed attribute values by their text (only with uniform namespaces,
+    #: where the same text always means the same thing). Loading only.
+    parsed: dict[object, Any] = field(default_factory=dict, repr=False)
 
     def list_parents(self, root: etree._Element | None = None) -> list[etree._Element]:
         """The cdl:configuration and cdl:system elements of this document or a copy of it."""
@@ -247,16 +261,18 @@ class Prefixes:
     namespace, see the serializer), preferring one the documents declare.
     """
 
-    def __init__(self, nsmaps: list[dict[str | None, str]]) -> None:
+    def __init__(self, nsmaps: list[dict[str | None, str]], main_default: str | None = None) -> None:
         #: Names in the main document's default namespace are written
         #: unprefixed in messages, as the user writes them in --set paths.
-        self.main_default = (nsmaps[0].get(None) if nsmaps else None) or None
+        self.main_default = main_default or None
         self.by_uri: dict[str, str] = {}
         taken: set[str] = set()
         pending_defaults: list[str] = []
         for nsmap in nsmaps:
             for prefix, uri in nsmap.items():
                 if prefix is None:
+                    pending_defaults.append(uri)
+                elif "#" in prefix:  # a URI whose prefix another declaration took
                     pending_defaults.append(uri)
                 elif uri not in self.by_uri and prefix not in taken and uri:
                     self.by_uri[uri] = prefix

@@ -83,10 +83,28 @@ def build_output(ws: Workspace, system_only: bool = False, keep_origins: bool = 
         if child.tag == T_SYSTEM or (not system_only and child.tag in (T_TYPES, T_CONFIGURATION))
     ]
     body = [copy.deepcopy(part) for part in parts]
-    # Which namespace, if any, may be the default: the main document's, when
-    # no element of the output is unqualified.
+    # First gather what QName-valued attributes will say (resolved names),
+    # then choose prefixes: whether the main document's default namespace can
+    # be kept depends on those values as well as on the element names.
+    writes: list[tuple[etree._Element, str, str | Ref]] = []
+    for part in body:
+        for el in _WITH_TYPE(part):
+            writes.append((el, A_TYPE, el.get(A_TYPE)))  # type: ignore[arg-type]
+        for el in _WITH_REF(part):
+            ref = ctx.tables.refs[int(el.get(P_REF))]  # type: ignore[arg-type]
+            writes.append((el, A_CREF, ref))
+        for expr in _EXPRESSIONS(part):
+            parsed = ctx.tables.exprs[int(expr.get(P_EXPR))]  # type: ignore[arg-type]
+            for var, var_el in zip(parsed.variables, expr.iterchildren(T_VARIABLE)):
+                var_el.set("name", var.name)
+                writes.append((var_el, "ref", var.ref))
+        for el in _NOT_LAZY(part):
+            del el.attrib[A_LAZY]
+        etree.strip_attributes(part, P_REF, P_EXT, P_EXPR, *(() if keep_origins else (P_DOC,)))
     default = main.nsmap.get(None) or None
-    if default and any(_UNQUALIFIED(part) for part in body):
+    if default and (any(_UNQUALIFIED(part) for part in body) or any(_unqualified_value(w[2], ws) for w in writes)):
+        # An unqualified element or QName value under a default namespace
+        # would change meaning.
         default = None
     names = _Names(ws, default)
     used_prefixes: set[str] = set()
@@ -97,20 +115,13 @@ def build_output(ws: Workspace, system_only: bool = False, keep_origins: bool = 
             used_prefixes.add(text.split(":", 1)[0])
         return text
 
-    for part in body:
-        for el in _WITH_TYPE(part):
-            el.set(A_TYPE, qname(el.get(A_TYPE)))  # type: ignore[arg-type]
-        for el in _WITH_REF(part):
-            ref = ctx.tables.refs[int(el.get(P_REF))]  # type: ignore[arg-type]
-            _write_ref(el, ref, A_CREF, A_REFROOT, ws, qname)
-        for expr in _EXPRESSIONS(part):
-            parsed = ctx.tables.exprs[int(expr.get(P_EXPR))]  # type: ignore[arg-type]
-            for var, var_el in zip(parsed.variables, expr.iterchildren(T_VARIABLE)):
-                var_el.set("name", var.name)
-                _write_ref(var_el, var.ref, "ref", "refroot", ws, qname)
-        for el in _NOT_LAZY(part):
-            del el.attrib[A_LAZY]
-        etree.strip_attributes(part, P_REF, P_EXT, P_EXPR, *(() if keep_origins else (P_DOC,)))
+    for el, attr, value in writes:
+        if isinstance(value, str):
+            el.set(attr, qname(value))
+        elif attr == A_CREF:
+            _write_ref(el, value, A_CREF, A_REFROOT, ws, qname)
+        else:
+            _write_ref(el, value, "ref", "refroot", ws, qname)
 
     nsmap: dict[str | None, str] = {}
     for doc in ctx.docs:
@@ -125,10 +136,25 @@ def build_output(ws: Workspace, system_only: bool = False, keep_origins: bool = 
         root.set("targetNamespace", main.target_ns)
     root.extend(body)
     used_prefixes.add(ctx.prefixes.prefix(CDL_NS))
-    # Hoist every declaration to the root, rebinding elements to it, and keep
-    # the prefixes that only attribute values use.
-    etree.cleanup_namespaces(root, top_nsmap=nsmap, keep_ns_prefixes=sorted(used_prefixes))
+    # First hoist every declaration to the root: elements are rebound to the
+    # root's declarations (nsmap holds every URI any document declares), so
+    # no declaration remains below the root. Only then keep the prefixes that
+    # attribute values alone use: kept earlier, an inner declaration of the
+    # same prefix for another URI would survive and shadow them.
+    etree.cleanup_namespaces(root, top_nsmap=nsmap)
+    values_nsmap = {p: nsmap[p] for p in used_prefixes if p in nsmap}
+    etree.cleanup_namespaces(root, top_nsmap=values_nsmap, keep_ns_prefixes=sorted(values_nsmap))
     return root
+
+
+def _unqualified_value(value: str | Ref, ws: Workspace) -> bool:
+    """Whether a QName value to be written has a name in no namespace."""
+    if isinstance(value, str):
+        return not value.startswith("{")
+    names = [s for s in value.steps if s != UP]
+    if value.refroot is not None:
+        names.append(next((c for c in value.refroot.candidates if c in ws.lists), value.refroot.candidates[0]))
+    return any(not n.startswith("{") for n in names)
 
 
 def _write_ref(
