@@ -1,47 +1,56 @@
 """Expressions (7.3.6): XPath 1.0 without location paths.
 
 Entry points: :func:`compile_expression` (at load: parse once with
-elementpath's XPath 1.0 parser and refuse location paths, context-dependent
-functions and undeclared variables) and :func:`evaluate` (at resolution: bind
-each variable to a string and format the result as XPath 1.0 ``string()``).
+elementpath's XPath 1.0 parser, then check the token tree holds only what an
+expression without location paths may hold) and :func:`evaluate` (at
+resolution: bind each variable to a string and compute the value).
+
+Evaluation follows XPath 1.0 itself rather than elementpath's evaluator, whose
+XPath 2 heritage shows in numbers (exact decimals instead of IEEE doubles) and
+comparisons (a string compared with a number is not converted). Without
+location paths every value is a string, a number (a double) or a boolean, and
+the core function library that needs no context node is small and exactly
+specified (XPath 1.0, sections 3.4, 3.5 and 4).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 
 import elementpath
-from elementpath import XPath1Parser, XPathContext
-from elementpath.tdop import Token
-from lxml import etree
+from elementpath import XPath1Parser
+from elementpath.tdop import Parser, Token
 
 from .errors import ExpressionError
 
-# Symbols that select nodes or read the (absent) context node.
-_PATH_SYMBOLS = frozenset(("(name)", "*", ".", "..", "/", "//", "@", "::", "[", "node", "text", "comment", "processing-instruction"))
-# Functions that always read the context or return nodes.
-_CONTEXT_FUNCTIONS = frozenset(("position", "last", "lang", "id"))
-# Functions that read the context node when called without an argument.
-_CONTEXT_WITHOUT_ARGUMENT = frozenset(
-    ("string", "string-length", "normalize-space", "number", "name", "local-name", "namespace-uri")
-)
+Value = str | float | bool
 
-# Evaluation needs some context item; none of the accepted expressions reads
-# it, so one inert element serves every evaluation.
-_INERT = etree.Element("cdl-expression-context")
-_CONTEXT = XPathContext(root=_INERT)
+# Symbols that select nodes or read the (absent) context node.
+_PATH_SYMBOLS = frozenset(
+    ("(name)", "*", ".", "..", "/", "//", "@", "::", "[", "|", "node", "text", "comment", "processing-instruction")
+)
+# Functions that read the context or work on node-sets: meaningless here.
+_CONTEXT_FUNCTIONS = frozenset(("position", "last", "lang", "id", "count", "sum", "local-name", "namespace-uri", "name"))
+_LITERALS = frozenset(("(string)", "(integer)", "(decimal)"))
+_OPERATORS = frozenset(("or", "and", "=", "!=", "<", "<=", ">", ">=", "+", "-", "*", "div", "mod", "("))
+
+_XML_SPACE = " \t\r\n"
+_NUMBER = re.compile(r"[ \t\r\n]*(-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))[ \t\r\n]*\Z")
 
 
 def compile_expression(text: str, variables: Iterable[str], url: str | None, line: int | None) -> Token:
     """Parse ``text`` and check it may be evaluated without a context node."""
     try:
-        token = XPath1Parser().parse(text)
+        token = _parse(text)
     except elementpath.ElementPathError as exc:
         raise ExpressionError(
             f"value-of {text!r} is not a valid XPath 1.0 expression: {_clean(exc)}", url=url, line=line
         ) from None
+    except RecursionError:
+        raise ExpressionError(f"value-of {text[:60]!r}... is nested too deeply", url=url, line=line) from None
     declared = set(variables)
     stack = [token]
     while stack:  # iterative: expressions can nest deeply
@@ -57,6 +66,8 @@ def compile_expression(text: str, variables: Iterable[str], url: str | None, lin
                     line=line,
                 )
             continue
+        if symbol in _LITERALS:
+            continue
         if (symbol in _PATH_SYMBOLS and not (symbol == "*" and tok.label == "operator")) or tok.label in (
             "axis",
             "kind test",
@@ -67,67 +78,102 @@ def compile_expression(text: str, variables: Iterable[str], url: str | None, lin
                 url=url,
                 line=line,
             )
-        if tok.label == "function" and (
-            symbol in _CONTEXT_FUNCTIONS or (symbol in _CONTEXT_WITHOUT_ARGUMENT and len(tok) == 0)
-        ):
-            raise ExpressionError(
-                f"value-of {text!r} calls {symbol}() which reads the context node; expressions have none (7.3.6)",
-                code="EXPR_LOCATION_PATH",
-                url=url,
-                line=line,
-            )
+        if tok.label == "function":
+            if symbol in _CONTEXT_FUNCTIONS or (symbol in _CONTEXT_WITHOUT_ARGUMENT and len(tok) == 0):
+                raise ExpressionError(
+                    f"value-of {text!r} calls {symbol}() which needs the context node or a node-set; "
+                    "expressions have neither (7.3.6)",
+                    code="EXPR_LOCATION_PATH",
+                    url=url,
+                    line=line,
+                )
+            if symbol not in _FUNCTIONS:
+                raise ExpressionError(f"value-of {text!r} calls {symbol}(), which is not an XPath 1.0 function", url=url, line=line)
+        elif symbol not in _OPERATORS:
+            raise ExpressionError(f"value-of {text!r}: {symbol!r} is not XPath 1.0 syntax", url=url, line=line)
         stack.extend(tok)
     return token
 
 
-def evaluate(text: str, token: Token, values: Mapping[str, str], parts: tuple[str, ...] | None = None) -> str:
-    """Evaluate a compiled expression with string-valued variables.
+def _parse(text: str) -> Token:
+    """Parse only. XPath1Parser.parse also evaluates constant parts with
+    elementpath's own (XPath 2 flavoured) rules, which can reject valid XPath
+    1.0 such as ``'a' < 'b'``; the base parser of elementpath.tdop does not."""
+    parser = XPath1Parser()
+    if parser.tokenizer is None:
+        parser.tokenizer = parser.create_tokenizer(parser.symbol_table)
+    return Parser.parse(parser, text)
 
-    ``parts`` is :func:`concat_parts` of the token, when it has that shape.
-    Raises ExpressionError without a location; the caller knows where.
+
+def evaluate(text: str, token: Token, values: Mapping[str, str]) -> str:
+    """Evaluate a compiled expression with string-valued variables, as XPath 1.0 string().
+
+    Iterative (post-order over the token tree), so nesting never exhausts the
+    Python stack. Raises ExpressionError without a location; the caller knows
+    where.
     """
-    if parts is not None:
-        # A string literal, a variable, or concat() of those (the common
-        # shape: building URLs and names) has exactly this value; elementpath
-        # would take some fifty microseconds to say the same.
-        return "".join(values[p[1:]] if p.startswith("$") else p[1:] for p in parts)
-    # Building an XPathContext costs more than most evaluations; one serves
-    # all, given fresh variables each time (resolution is single-threaded).
-    _CONTEXT.variables = dict(values)
-    try:
-        result = token.evaluate(_CONTEXT)
-    except (elementpath.ElementPathError, ArithmeticError, ValueError, TypeError) as exc:
-        raise ExpressionError(
-            f"value-of {text!r} failed: {_clean(exc)}", code="EXPR_EVALUATION"
-        ) from None
-    return format_value(result)
-
-
-def concat_parts(token: Token) -> tuple[str, ...] | None:
-    """For a literal, a variable, or concat() of literals and variables: the
-    parts ('$name' or "'text"), else None."""
-    operands = list(token) if token.symbol == "concat" and token.label == "function" else [token]
-    parts: list[str] = []
-    for operand in operands:
-        if operand.symbol == "(string)":
-            parts.append("'" + operand.value)
-        elif operand.symbol == "$":
-            parts.append("$" + operand[0].value)
+    results: list[Value] = []
+    stack: list[tuple[Token, bool]] = [(token, False)]
+    while stack:
+        tok, ready = stack.pop()
+        symbol = tok.symbol
+        if symbol == "(string)":
+            results.append(tok.value)
+        elif symbol in ("(integer)", "(decimal)"):
+            results.append(float(tok.value))  # XPath 1.0 numbers are doubles
+        elif symbol == "$":
+            results.append(values[tok[0].value])
+        elif not ready:
+            stack.append((tok, True))
+            stack.extend((child, False) for child in reversed(list(tok)))
         else:
-            return None
-    return tuple(parts)
+            count = len(tok)
+            args = results[len(results) - count :]
+            del results[len(results) - count :]
+            try:
+                results.append(_apply(tok, args))
+            except (ArithmeticError, ValueError, TypeError) as exc:  # pragma: no cover - defensive
+                raise ExpressionError(f"value-of {text!r} failed: {exc}", code="EXPR_EVALUATION") from None
+    return to_string(results[0])
+
+
+# -- XPath 1.0 conversions ---------------------------------------------------------
+
+
+def to_string(value: Value) -> str:
+    """The string() function."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return format_number(value)
+    return value
+
+
+def to_number(value: Value) -> float:
+    """The number() function: an optional minus, digits and a point; anything else is NaN."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, float):
+        return value
+    match = _NUMBER.match(value)
+    return float(match.group(1)) if match else math.nan
+
+
+def to_boolean(value: Value) -> bool:
+    """The boolean() function."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        return not (value == 0 or math.isnan(value))
+    return len(value) > 0
 
 
 def format_value(value: object) -> str:
-    """Format an XPath 1.0 result as the string() function does."""
+    """Format a Python value as XPath 1.0 string() would (numbers as doubles)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float, Decimal)):
         return format_number(float(value))
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):  # a node-set or sequence; accepted expressions yield none
-        return format_value(value[0]) if value else ""
     return str(value)
 
 
@@ -149,6 +195,139 @@ def format_number(x: float) -> str:
     return text
 
 
+# -- operators and functions -----------------------------------------------------------
+
+
+def _equal(a: Value, b: Value) -> bool:
+    # XPath 1.0 section 3.4, for objects that are not node-sets.
+    if isinstance(a, bool) or isinstance(b, bool):
+        return to_boolean(a) == to_boolean(b)
+    if isinstance(a, float) or isinstance(b, float):
+        return to_number(a) == to_number(b)
+    return a == b
+
+
+def _divide(a: float, b: float) -> float:
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def _modulo(a: float, b: float) -> float:
+    # Truncating remainder, as Java's % (XPath 1.0 section 3.5).
+    if b == 0 or math.isnan(a) or math.isnan(b) or math.isinf(a):
+        return math.nan
+    if math.isinf(b):
+        return a
+    return math.fmod(a, b)
+
+
+def _round(x: float) -> float:
+    if math.isnan(x) or math.isinf(x):
+        return x
+    result = float(math.floor(x + 0.5))
+    return -0.0 if result == 0 and x < 0 else result
+
+
+def _floor(x: float) -> float:
+    return x if math.isnan(x) or math.isinf(x) else float(math.floor(x))
+
+
+def _ceiling(x: float) -> float:
+    if math.isnan(x) or math.isinf(x):
+        return x
+    result = float(math.ceil(x))
+    return -0.0 if result == 0 and x < 0 else result
+
+
+def _substring(s: str, start: float, length: float | None = None) -> str:
+    # Characters at positions p with round(start) <= p < round(start) + round(length);
+    # comparisons with NaN are false (XPath 1.0 section 4.2).
+    first = _round(start)
+    end = math.inf if length is None else first + _round(length)
+    return "".join(c for p, c in enumerate(s, 1) if p >= first and p < end)
+
+
+def _after(s: str, sub: str) -> str:
+    index = s.find(sub)
+    return s[index + len(sub) :] if index >= 0 else ""
+
+
+def _before(s: str, sub: str) -> str:
+    index = s.find(sub)
+    return s[:index] if index >= 0 else ""
+
+
+def _translate(s: str, source: str, target: str) -> str:
+    table: dict[str, str | None] = {}
+    for i, c in enumerate(source):
+        if c not in table:  # the first occurrence decides
+            table[c] = target[i] if i < len(target) else None
+    return "".join(c if c not in table else (table[c] or "") for c in s)
+
+
+_XML_SPACES = re.compile(r"[ \t\r\n]+")
+
+
+def _normalize_space(s: str) -> str:
+    # Only XML white space counts (a no-break space is a character).
+    return _XML_SPACES.sub(" ", s).strip(_XML_SPACE)
+
+
+_S, _N, _B = to_string, to_number, to_boolean
+_FUNCTIONS: dict[str, Callable[..., Value]] = {
+    "string": lambda v: _S(v),
+    "concat": lambda *vs: "".join(_S(v) for v in vs),
+    "starts-with": lambda a, b: _S(a).startswith(_S(b)),
+    "contains": lambda a, b: _S(b) in _S(a),
+    "substring-before": lambda a, b: _before(_S(a), _S(b)),
+    "substring-after": lambda a, b: _after(_S(a), _S(b)),
+    "substring": lambda s, start, *length: _substring(_S(s), _N(start), *(_N(x) for x in length)),
+    "string-length": lambda v: float(len(_S(v))),
+    "normalize-space": lambda v: _normalize_space(_S(v)),
+    "translate": lambda s, a, b: _translate(_S(s), _S(a), _S(b)),
+    "boolean": lambda v: _B(v),
+    "not": lambda v: not _B(v),
+    "true": lambda: True,
+    "false": lambda: False,
+    "number": lambda v: _N(v),
+    "floor": lambda v: _floor(_N(v)),
+    "ceiling": lambda v: _ceiling(_N(v)),
+    "round": lambda v: _round(_N(v)),
+}
+# Functions that read the context node when called without an argument.
+_CONTEXT_WITHOUT_ARGUMENT = frozenset(("string", "string-length", "normalize-space", "number"))
+
+_BINARY: dict[str, Callable[[Value, Value], Value]] = {
+    "or": lambda a, b: _B(a) or _B(b),
+    "and": lambda a, b: _B(a) and _B(b),
+    "=": _equal,
+    "!=": lambda a, b: not _equal(a, b),
+    "<": lambda a, b: _N(a) < _N(b),
+    "<=": lambda a, b: _N(a) <= _N(b),
+    ">": lambda a, b: _N(a) > _N(b),
+    ">=": lambda a, b: _N(a) >= _N(b),
+    "+": lambda a, b: _N(a) + _N(b),
+    "-": lambda a, b: _N(a) - _N(b),
+    "*": lambda a, b: _N(a) * _N(b),
+    "div": lambda a, b: _divide(_N(a), _N(b)),
+    "mod": lambda a, b: _modulo(_N(a), _N(b)),
+}
+
+
+def _apply(tok: Token, args: list[Value]) -> Value:
+    symbol = tok.symbol
+    if tok.label == "function":
+        return _FUNCTIONS[symbol](*args)
+    if symbol == "(":
+        return args[0]
+    if symbol == "-" and len(args) == 1:
+        return -_N(args[0])
+    return _BINARY[symbol](args[0], args[1])
+
+
 def _describe(tok: Token) -> str:
     if tok.symbol == "(name)":
         return f"name test {tok.value!r}"
@@ -159,8 +338,5 @@ def _clean(exc: BaseException) -> str:
     msg = str(exc)
     # elementpath prefixes messages with the token and position; the error
     # already says where the expression is.
-    if "]" in msg and msg.startswith(("'", "(", "$")) or " at line " in msg:
-        cut = msg.find("[err:")
-        if cut >= 0:
-            msg = msg[cut:]
-    return msg
+    cut = msg.find("[err:")
+    return msg[cut:] if cut >= 0 else msg

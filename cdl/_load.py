@@ -280,6 +280,9 @@ def _parse_deep(data: bytes, url: str, limits: Limits) -> etree._Element:
 # -- document structure (section 6) --------------------------------------------
 
 
+_DOCUMENTATION_FIRST = "cdl:documentation must be the first child of {} (section 6)"
+
+
 def _check_structure(root: etree._Element, url: str, index: int, problems: Problems) -> SourceDoc:
     tag = root.tag if isinstance(root.tag, str) else ""
     uri, local = split_clark(tag)
@@ -302,10 +305,12 @@ def _check_structure(root: etree._Element, url: str, index: int, problems: Probl
         problems.add(LoadError("text is not allowed directly inside cdl:cdl", url=url, line=root.sourceline))
     last = -1
     seen_extension = False
-    for child in list(root):
+    for position, child in enumerate(list(root)):
         if child.tail and child.tail.strip():
             problems.add(LoadError("text is not allowed directly inside cdl:cdl", url=url, line=child.sourceline))
         if child.tag == T_DOCUMENTATION:
+            if position != 0:
+                problems.add(LoadError(_DOCUMENTATION_FIRST.format("cdl:cdl"), url=url, line=child.sourceline))
             root.remove(child)
             continue
         ctag = child.tag
@@ -353,10 +358,14 @@ def _check_structure(root: etree._Element, url: str, index: int, problems: Probl
 def _check_lists(parent: etree._Element, url: str, index: int, problems: Problems) -> None:
     if parent.text and parent.text.strip():
         problems.add(LoadError(f"text is not allowed inside cdl:{split_clark(parent.tag)[1]}", url=url, line=parent.sourceline))
-    for el in list(parent):
+    for position, el in enumerate(list(parent)):
         if el.tail and el.tail.strip():
             problems.add(LoadError(f"text is not allowed inside cdl:{split_clark(parent.tag)[1]}", url=url, line=el.sourceline))
         if el.tag == T_DOCUMENTATION:
+            if position != 0:
+                problems.add(
+                    LoadError(_DOCUMENTATION_FIRST.format("cdl:" + split_clark(parent.tag)[1]), url=url, line=el.sourceline)
+                )
             parent.remove(el)
         elif split_clark(el.tag)[0] == CDL_NS:
             problems.add(
@@ -630,7 +639,7 @@ def _load_expression(
             raise LazinessError(f"cdl:variable ${name} has both lazy and cdl:lazy, with different values", url=doc.url, line=var.sourceline)
         variables.append(Variable(name, ref))
     token = _expressions.compile_expression(text, [v.name for v in variables], doc.url, el.sourceline)
-    el.set(P_EXPR, tables.add_expr(Expression(text, token, tuple(variables), _expressions.concat_parts(token))))
+    el.set(P_EXPR, tables.add_expr(Expression(text, token, tuple(variables))))
     # value-of now lives in the table; keep the attribute for output of a
     # pending expression.
 

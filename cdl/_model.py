@@ -120,8 +120,6 @@ class Expression:
     text: str
     token: Token
     variables: tuple[Variable, ...]
-    #: For literal/variable/concat() expressions, their parts (a fast path).
-    parts: tuple[str, ...] | None = None
 
 
 @dataclass

@@ -325,7 +325,7 @@ class ReferenceResolver:
         if blockers:
             raise _Blocked(blockers)
         try:
-            result = _expressions.evaluate(expr.text, expr.token, values, expr.parts)
+            result = _expressions.evaluate(expr.text, expr.token, values)
         except ExpressionError as exc:
             where = ctx.where(el)  # located only on failure: it walks the tree
             exc.url, exc.line, exc.path = where["url"], where["line"], where["path"]  # type: ignore[assignment]

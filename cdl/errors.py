@@ -62,9 +62,9 @@ CODES: dict[str, str] = {
     "REF_CYCLE": "value references or expressions depend on each other in a cycle",
     # expressions
     "BAD_EXPRESSION": "a cdl:expression is malformed or its value-of is not XPath 1.0",
-    "EXPR_LOCATION_PATH": "a cdl:expression uses a location path or the context node",
+    "EXPR_LOCATION_PATH": "a cdl:expression uses a location path, the context node, or a function that needs a node-set",
     "EXPR_UNDECLARED_VARIABLE": "a cdl:expression uses a variable no cdl:variable declares",
-    "EXPR_EVALUATION": "a cdl:expression failed when evaluated",
+    "EXPR_EVALUATION": "a cdl:expression failed when evaluated (XPath 1.0 over strings, numbers and booleans cannot; kept for safety)",
     "VARIABLE_MULTIPLE": "a cdl:variable path selects more than one property",
     # laziness, requirements, deploy-time values
     "BAD_LAZY": "cdl:lazy is not an xsd:boolean",
