@@ -30,7 +30,7 @@ Value = str | float | bool
 
 # Symbols that select nodes or read the (absent) context node.
 _PATH_SYMBOLS = frozenset(
-    ("(name)", "*", ".", "..", "/", "//", "@", "::", "[", "|", "node", "text", "comment", "processing-instruction")
+    ("(name)", ":", "*", ".", "..", "/", "//", "@", "::", "[", "|", "node", "text", "comment", "processing-instruction")
 )
 # Functions that read the context or work on node-sets: meaningless here.
 _CONTEXT_FUNCTIONS = frozenset(("position", "last", "lang", "id", "count", "sum", "local-name", "namespace-uri", "name"))
@@ -41,10 +41,20 @@ _XML_SPACE = " \t\r\n"
 _NUMBER = re.compile(r"[ \t\r\n]*(-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))[ \t\r\n]*\Z")
 
 
-def compile_expression(text: str, variables: Iterable[str], url: str | None, line: int | None) -> Token:
-    """Parse ``text`` and check it may be evaluated without a context node."""
+def compile_expression(
+    text: str,
+    variables: Iterable[str],
+    url: str | None,
+    line: int | None,
+    namespaces: Mapping[str | None, str] | None = None,
+) -> Token:
+    """Parse ``text`` and check it may be evaluated without a context node.
+
+    ``namespaces`` are those in scope where the expression is written, so a
+    prefixed name test is recognised as the location path it is.
+    """
     try:
-        token = _parse(text)
+        token = _parse(text, {p: u for p, u in (namespaces or {}).items() if p})
     except elementpath.ElementPathError as exc:
         raise ExpressionError(
             f"value-of {text!r} is not a valid XPath 1.0 expression: {_clean(exc)}", url=url, line=line
@@ -95,11 +105,11 @@ def compile_expression(text: str, variables: Iterable[str], url: str | None, lin
     return token
 
 
-def _parse(text: str) -> Token:
+def _parse(text: str, namespaces: dict[str, str]) -> Token:
     """Parse only. XPath1Parser.parse also evaluates constant parts with
     elementpath's own (XPath 2 flavoured) rules, which can reject valid XPath
     1.0 such as ``'a' < 'b'``; the base parser of elementpath.tdop does not."""
-    parser = XPath1Parser()
+    parser = XPath1Parser(namespaces=namespaces)
     if parser.tokenizer is None:
         parser.tokenizer = parser.create_tokenizer(parser.symbol_table)
     return Parser.parse(parser, text)

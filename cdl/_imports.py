@@ -13,6 +13,7 @@ imported. Where a document may come from is decided here, once:
 from __future__ import annotations
 
 import os
+import posixpath
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
@@ -141,7 +142,7 @@ def _locate_import(
     roots: Sequence[Path],
     options: LoadOptions,
 ) -> _Location:
-    absolute = urllib.parse.urljoin(importer.base, location)
+    absolute = _join(importer.base, location)
     parsed = urllib.parse.urlsplit(absolute)
     if parsed.scheme != "file":
         _check_scheme(location, parsed.scheme, options, (doc, imp))
@@ -166,6 +167,29 @@ def _locate_import(
     if importer.file is not None and not os.path.isabs(importer.display) and "://" not in importer.display:
         display = os.path.normpath(os.path.join(os.path.dirname(importer.display), os.path.relpath(real, importer.file.parent)))
     return _Location(display, str(real), real.as_uri(), real)
+
+
+def _join(base: str, location: str) -> str:
+    """``location`` resolved against ``base`` (RFC 3986), for any scheme.
+
+    urllib's urljoin leaves a relative reference unresolved for schemes it
+    does not know (``repo:`` of a caller's resolver, say).
+    """
+    if urllib.parse.urlsplit(location).scheme:
+        return location
+    b = urllib.parse.urlsplit(base)
+    if b.scheme in urllib.parse.uses_relative:
+        return urllib.parse.urljoin(base, location)
+    ref = urllib.parse.urlsplit(location)
+    if ref.netloc or location.startswith("//"):
+        return urllib.parse.urlunsplit((b.scheme, ref.netloc, ref.path, ref.query, ref.fragment))
+    path = ref.path if ref.path.startswith("/") else posixpath.join(posixpath.dirname(b.path), ref.path)
+    normalized = posixpath.normpath(path) if path else b.path
+    if path.endswith("/") and not normalized.endswith("/"):
+        normalized += "/"
+    if normalized.startswith("//"):
+        normalized = "/" + normalized.lstrip("/")
+    return urllib.parse.urlunsplit((b.scheme, b.netloc, normalized, ref.query, ref.fragment))
 
 
 def _check_scheme(
@@ -204,9 +228,22 @@ def _read(loc: _Location, options: LoadOptions, where: tuple[SourceDoc, etree._E
                 )
             return loc.file.read_bytes()
         if options.resolver is not None:
-            data = options.resolver(loc.key)
+            try:
+                data = options.resolver(loc.key)
+            except Exception as exc:  # the caller's code: whatever it raises is a read failure
+                raise LoadError(
+                    f"cannot read {loc.display}: the resolver failed ({type(exc).__name__}: {exc})",
+                    code=code,
+                    url=url,
+                    line=line,
+                ) from exc
             if not isinstance(data, bytes):
-                raise TypeError("the resolver must return bytes")
+                raise LoadError(
+                    f"cannot read {loc.display}: the resolver returned {type(data).__name__}, not bytes",
+                    code=code,
+                    url=url,
+                    line=line,
+                )
             return data
         with urllib.request.urlopen(loc.key, timeout=options.timeout) as response:  # noqa: S310 - scheme checked
             data = response.read(limit + 1)

@@ -131,15 +131,18 @@ class _NothingExternal(etree.Resolver):
         return self.resolve_string("", context)
 
 
-def hardened_parser(**options: bool) -> etree.XMLParser:
+def hardened_parser(resolver: etree.Resolver | None = None, **options: bool) -> etree.XMLParser:
     """A parser that never expands entities, reads a DTD or touches the network.
 
-    A new one per call: lxml parsers are not safe to share between threads.
+    ``resolver``, if given, replaces the default that answers every external
+    load with nothing, and must itself answer every request: lxml keeps
+    resolvers in a set, so no order among several can be relied on. A new
+    parser per call: lxml parsers are not safe to share between threads.
     """
     parser = etree.XMLParser(
         resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False, **options
     )
-    parser.resolvers.add(_NothingExternal())
+    parser.resolvers.add(resolver if resolver is not None else _NothingExternal())
     return parser
 
 
@@ -340,6 +343,12 @@ def _check_structure(root: etree._Element, url: str, index: int, problems: Probl
                     problems.add(LoadError("cdl:import needs a location attribute", url=url, line=child.sourceline))
                 else:
                     doc.imports.append(location.strip())
+            elif ctag == T_TYPES:
+                for position, doc_el in enumerate(list(child)):
+                    if doc_el.tag == T_DOCUMENTATION:
+                        if position != 0:
+                            problems.add(LoadError(_DOCUMENTATION_FIRST.format("cdl:types"), url=url, line=doc_el.sourceline))
+                        child.remove(doc_el)
             elif ctag in LIST_PARENTS:
                 _check_lists(child, url, index, problems)
                 if ctag == T_SYSTEM and len(child) == 0:
@@ -429,7 +438,9 @@ def _path_hint(el: etree._Element) -> str:
     """A path for load-time messages, written with the names as they appear."""
     names: list[str] = []
     cur: etree._Element | None = el
-    while cur is not None and cur.tag not in LIST_PARENTS and cur.tag != T_CDL:
+    # Up to (not including) the cdl:configuration or cdl:system under the root;
+    # a misplaced element of that name deeper down is part of the path.
+    while cur is not None and cur.getparent() is not None and cur.getparent().tag != T_CDL:
         uri, local = split_clark(cur.tag)
         prefix = next((p for p, u in (cur.nsmap or {}).items() if u == uri and p), None) if uri else None
         names.append(f"{prefix}:{local}" if prefix else local)
@@ -638,7 +649,8 @@ def _load_expression(
         if len(lazy_values) == 2 and _boolean(lazy_values[0], doc, var) != _boolean(lazy_values[1], doc, var):
             raise LazinessError(f"cdl:variable ${name} has both lazy and cdl:lazy, with different values", url=doc.url, line=var.sourceline)
         variables.append(Variable(name, ref))
-    token = _expressions.compile_expression(text, [v.name for v in variables], doc.url, el.sourceline)
+    namespaces = doc.nsmap if doc.uniform_namespaces else el.nsmap
+    token = _expressions.compile_expression(text, [v.name for v in variables], doc.url, el.sourceline, namespaces)
     el.set(P_EXPR, tables.add_expr(Expression(text, token, tuple(variables))))
     # value-of now lives in the table; keep the attribute for output of a
     # pending expression.

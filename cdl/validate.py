@@ -63,7 +63,6 @@ _QNAME_RE = re.compile(rf"(?:({_NCNAME}):)?({_NCNAME})")
 # Parsing
 
 
-_hardened_parser = hardened_parser
 
 
 # ---------------------------------------------------------------------------
@@ -89,7 +88,7 @@ def _schema_source() -> tuple[bytes, str]:
 def _cdl_schema() -> etree.XMLSchema:
     """The compiled CDL schema, built once per process."""
     data, where = _schema_source()
-    return etree.XMLSchema(etree.fromstring(data, _hardened_parser(), base_url=where))
+    return etree.XMLSchema(etree.fromstring(data, hardened_parser(), base_url=where))
 
 
 # ---------------------------------------------------------------------------
@@ -137,7 +136,10 @@ def validate_documents(paths_or_urls: Sequence[str]) -> list[ValidationError | L
     problems: list[ValidationError | LoadError] = []
     for source in paths_or_urls:
         try:
-            tree = etree.parse(source, _hardened_parser())
+            # Bytes, not a file name: lxml would route the document's own load
+            # through the parser's resolvers, which answer nothing external.
+            data = Path(source).read_bytes()
+            tree = etree.fromstring(data, hardened_parser(), base_url=source).getroottree()
         except etree.XMLSyntaxError as exc:
             problems.append(LoadError(exc.msg or str(exc), code="XML_SYNTAX", url=source, line=exc.lineno or None))
             continue
@@ -409,8 +411,7 @@ class _TypeLibrary:
         self._namespace_urls: dict[str | None, str] = {}
         self._definitions: dict[_TypeKey, etree._Element] = {}
         self._cache: dict[_TypeKey, _TypeLookup] = {}
-        self._parser = _hardened_parser()
-        self._parser.resolvers.add(_MemoryResolver(self._documents))
+        self._parser = hardened_parser(_MemoryResolver(self._documents))
         self._prepare(schemas)
 
     def _prepare(self, schemas: Sequence[etree._Element]) -> None:
