@@ -36,7 +36,7 @@ from ._model import (
 from ._names import Registry, build_registry
 from ._references import ReferenceResolver, find_items
 from ._serialize import Data, build_output, to_bytes, to_data
-from .errors import CdlError, CdlErrorGroup, DeployValueError
+from .errors import CdlError, CdlErrorGroup, DeployValueError, LoadError
 
 RoundLike = Round | Mapping[str, Any]
 
@@ -65,6 +65,14 @@ class Document:
     def urls(self) -> tuple[str, ...]:
         """Every loaded document, the main one first, then imports in load order."""
         return tuple(d.url for d in self._docs)
+
+    def reads(self, path: str | os.PathLike[str]) -> bool:
+        """Whether ``path`` is one of the files this document was loaded from."""
+        try:
+            real = os.path.realpath(path)
+        except (OSError, ValueError):
+            return False
+        return any(d.file is not None and d.file == real for d in self._docs)
 
     @property
     def schemas(self) -> list[etree._Element]:
@@ -106,7 +114,7 @@ class Document:
         # Children as Python lists: indexing an lxml element walks its children.
         parents = [[list(p) for p in d.list_parents(root)] for d, root in zip(self._docs, roots)]
         lists = {name: parents[s.doc][s.parent][s.position] for name, s in self._registry.slots.items()}
-        return Workspace(ctx, roots, lists, Budget(self._options.limits.max_elements))
+        return Workspace(ctx, roots, lists, Budget(self._options.limits))
 
 
 class Resolution:
@@ -219,19 +227,28 @@ def load(
 
 
 def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it into place."""
+    """Write ``data`` to a temporary file beside ``path``, then rename it into place.
+
+    Raises LoadError (IO_ERROR) when the file cannot be written; the target is
+    then untouched.
+    """
     target = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(prefix=".cdl-", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".cdl-", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise LoadError(f"cannot write {target}: {exc.strerror or exc}", code="IO_ERROR", url=target) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError):
+            raise LoadError(f"cannot write {target}: {exc.strerror or exc}", code="IO_ERROR", url=target) from None
         raise

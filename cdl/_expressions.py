@@ -130,7 +130,9 @@ def evaluate(text: str, token: Token, values: Mapping[str, str]) -> str:
         if symbol == "(string)":
             results.append(tok.value)
         elif symbol in ("(integer)", "(decimal)"):
-            results.append(float(tok.value))  # XPath 1.0 numbers are doubles
+            # XPath 1.0 numbers are doubles; through str, a literal too large
+            # for a double becomes Infinity instead of raising.
+            results.append(float(str(tok.value)))
         elif symbol == "$":
             results.append(values[tok[0].value])
         elif not ready:

@@ -79,6 +79,7 @@ def load_set(source: str | os.PathLike[str] | bytes, options: LoadOptions, name:
     # Depth-first in declaration order, without recursion: a stack of
     # (document, its remaining imports).
     first = load_document(data, main.display, 0, tables, options.limits)
+    first.file = str(main.file) if main.file is not None else None
     docs.append(first)
     stack: list[tuple[SourceDoc, _Location, list[etree._Element]]] = [(first, main, _import_elements(first))]
     while stack:
@@ -100,6 +101,7 @@ def load_set(source: str | os.PathLike[str] | bytes, options: LoadOptions, name:
             )
         data = _read(target, options, where=(doc, imp))
         imported = load_document(data, target.display, len(docs), tables, options.limits)
+        imported.file = str(target.file) if target.file is not None else None
         system = imported.root.find(T_SYSTEM)
         if system is not None:
             raise ImportRefusedError(
@@ -151,8 +153,11 @@ def _locate_import(
         raise ImportRefusedError(
             f"import {location!r} names a file on another host ({parsed.netloc})", url=doc.url, line=imp.sourceline
         )
-    path = Path(urllib.request.url2pathname(parsed.path))
-    real = path.resolve()  # symlinks resolved before the confinement check
+    try:
+        path = Path(urllib.request.url2pathname(parsed.path))
+        real = path.resolve()  # symlinks resolved before the confinement check
+    except (ValueError, OSError) as exc:  # a NUL byte, a loop of symlinks ...
+        raise ImportRefusedError(f"import {location!r} is not a usable file name: {exc}", url=doc.url, line=imp.sourceline) from None
     if not any(real == root or root in real.parents for root in roots):
         allowed = ", ".join(str(r) for r in roots) or "(none)"
         raise ImportRefusedError(

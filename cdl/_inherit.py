@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from ._model import A_LAZY, P_DOC, P_EXT, P_REF, Problems, Workspace, has_value
+from ._model import A_LAZY, P_DOC, P_EXT, P_REF, Problems, Workspace, depth_of, has_value
 from .errors import InheritanceError
 
 _ACTIVE, _DONE = 1, 2
@@ -41,6 +41,7 @@ class _Frame:
 _NS = {"e": P_EXT[1 : P_EXT.index("}")]}
 _EXTENDING = etree.XPath("descendant-or-self::*[@e:ext]", namespaces=_NS)
 _SIZE = etree.XPath("count(descendant-or-self::*)")
+_TEXT = etree.XPath("string-length(string())")
 
 
 def resolve_prototypes(ws: Workspace) -> None:
@@ -115,17 +116,24 @@ def _cycle(ws: Workspace, stack: list[_Frame], target: etree._Element) -> Inheri
     )
 
 
-_Shape = tuple[list[etree._Element], frozenset[str], list[int]]
+class _Shape:
+    """A complete prototype's children, their names, element counts and text
+    lengths, computed once: a resolved prototype never changes, however often
+    it is extended."""
+
+    __slots__ = ("children", "tags", "sizes", "texts")
+
+    def __init__(self, proto: etree._Element) -> None:
+        self.children = list(proto)
+        self.tags = frozenset(c.tag for c in self.children)
+        self.sizes = [int(_SIZE(c)) for c in self.children]
+        self.texts = [int(_TEXT(c)) for c in self.children]
 
 
 def _shape(proto: etree._Element, shapes: dict[etree._Element, _Shape]) -> _Shape:
-    """A complete prototype's children, their names and sizes (computed once:
-    a resolved prototype never changes, however often it is extended)."""
     shape = shapes.get(proto)
     if shape is None:
-        children = list(proto)
-        shape = (children, frozenset(c.tag for c in children), [int(_SIZE(c)) for c in children])
-        shapes[proto] = shape
+        shape = shapes[proto] = _Shape(proto)
     return shape
 
 
@@ -139,7 +147,8 @@ def _merge(
     groups: dict[str, list[etree._Element]] = {}
     for child in own_children:
         groups.setdefault(child.tag, []).append(child)
-    proto_children, proto_tags, sizes = _shape(proto, shapes)
+    shape = _shape(proto, shapes)
+    proto_children, proto_tags = shape.children, shape.tags
     merged: list[etree._Element] = []
     if not own_ref:  # 7.3.4 case 3: a reference replaces the inherited value
         placed: set[str] = set()
@@ -147,10 +156,14 @@ def _merge(
         # Copies need their own document mark only when the prototype was
         # written in another document than the list being resolved.
         mark = proto_doc if proto_doc != list_doc else None
-        for e, size in zip(proto_children, sizes):
+        landing: int | None = None  # depth of n's children, found when first needed
+        for index, e in enumerate(proto_children):
             group = groups.get(e.tag)
             if group is None:
-                ws.budget.charge(size, ws.ctx, n)
+                ws.budget.charge(shape.sizes[index], shape.texts[index], ws.ctx, n)
+                if landing is None:
+                    landing = depth_of(n) + 1
+                ws.budget.check_depth(landing, e, shape.sizes[index], ws.ctx, n)
                 duplicate = e.__deepcopy__(None)
                 if mark is not None and duplicate.get(P_DOC) is None:
                     duplicate.set(P_DOC, mark)

@@ -50,6 +50,7 @@ def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round) -> None
     released: list[etree._Element] = []
     for path, value in step.set.items():
         try:
+            _check_value(path, value, ws)
             for el in _select(ws, path, "set"):
                 _supply(ws, resolver, el, path, value)
         except DeployValueError as exc:
@@ -73,6 +74,18 @@ def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round) -> None
             code="LAZY_UNRESOLVED",
             **ctx.where(still[0]),  # type: ignore[arg-type]
         )
+
+
+def _check_value(path: str, value: object, ws: Workspace) -> None:
+    """A deploy-time value must be a string that XML can hold."""
+    if not isinstance(value, str):
+        raise DeployValueError(
+            f"set {path!r}: the value must be a string, not {type(value).__name__}", code="BAD_SET", url=ws.ctx.docs[0].url
+        )
+    try:
+        etree.Element("v").text = value
+    except ValueError as exc:  # control characters, NUL, lone surrogates
+        raise DeployValueError(f"set {path!r}: the value cannot be held in XML ({exc})", code="BAD_SET", url=ws.ctx.docs[0].url) from None
 
 
 def _waits(resolver: ReferenceResolver, el: etree._Element) -> str:

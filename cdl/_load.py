@@ -165,6 +165,10 @@ _DTD_REFUSED = "the document has a DOCTYPE; DTDs and entity declarations are ref
 
 
 def _parse(data: bytes, url: str, limits: Limits) -> etree._Element:
+    if not data.strip():
+        # Said here rather than by libxml2, whose wording and line for an
+        # empty input depend on its global state.
+        raise LoadError("XML syntax error: not an XML document (the document is empty)", code="XML_SYNTAX", url=url, line=1)
     if has_doctype(data):
         line = data[: data.find(b"<!DOCTYPE")].count(b"\n") + 1
         raise LoadError(_DTD_REFUSED, code="XML_DTD", url=url, line=line)

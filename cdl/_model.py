@@ -165,10 +165,12 @@ class Limits:
 
     max_bytes: int = 64 * 1024 * 1024
     max_depth: int = 10_000
-    max_elements: int = 5_000_000
+    max_elements: int = 2_000_000
     max_imports: int = 1_000
     max_expression_length: int = 10_000
     max_errors: int = 50
+    #: Characters of values that inheritance and references may copy.
+    max_text: int = 128 * 1024 * 1024
 
 
 @dataclass
@@ -182,6 +184,8 @@ class SourceDoc:
     #: Namespace declarations of the root element (prefix -> URI).
     nsmap: dict[str | None, str]
     imports: list[str] = field(default_factory=list)
+    #: The real path of the file it was read from, if it was a file.
+    file: str | None = None
     #: Every namespace URI declared anywhere in the document.
     namespaces: tuple[str, ...] = ()
     #: Prefix -> URI of the declarations, the root's first (for naming).
@@ -369,24 +373,89 @@ class Context:
 
 
 class Budget:
-    """Counts elements produced by inheritance and references (max_elements).
+    """What inheritance and references may produce: elements, text, depth.
 
     A list holding two children that extend a list holding two children that
-    extend ... doubles per level; counting before each copy stops it early.
+    extend ... doubles per level; one value referenced a thousand times copies
+    its text a thousand times. Each copy is charged before it is made, so such
+    documents stop early with LIMIT_EXCEEDED naming the limit.
     """
 
-    def __init__(self, limit: int, used: int = 0) -> None:
-        self.limit = limit
-        self.used = used
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.elements = 0
+        self.text = 0
 
-    def charge(self, count: int, ctx: Context, el: etree._Element) -> None:
-        self.used += count
-        if self.used > self.limit:
+    def check(self, elements: int, text: int, ctx: Context, el: etree._Element) -> None:
+        """Refuse now if a copy of this size would exceed a limit (charges nothing)."""
+        if self.elements + elements > self.limits.max_elements:
             raise LimitError(
-                f"resolution would produce more than {self.limit} elements (max_elements); "
+                f"resolution would produce more than {self.limits.max_elements} elements (max_elements); "
                 "inheritance or references multiply this document's size",
                 **ctx.where(el),  # type: ignore[arg-type]
             )
+        if self.text + text > self.limits.max_text:
+            raise LimitError(
+                f"resolution would copy more than {self.limits.max_text} characters of values (max_text); "
+                "references or inheritance multiply this document's text",
+                **ctx.where(el),  # type: ignore[arg-type]
+            )
+
+    def charge(self, elements: int, text: int, ctx: Context, el: etree._Element) -> None:
+        """Count a copy about to be made."""
+        self.check(elements, text, ctx, el)
+        self.elements += elements
+        self.text += text
+
+    def check_depth(self, landing: int, source: etree._Element, bound: int, ctx: Context, where: etree._Element) -> None:
+        """Refuse a copy of ``source``'s subtree that would nest deeper than max_depth.
+
+        ``landing`` is the depth the copy of ``source`` itself will have; an
+        element r levels below it lands at ``landing + r``. ``bound`` (the
+        copy's element count, at least its height) skips the test when it
+        cannot matter, so ordinary documents never pay for it.
+        """
+        limit = self.limits.max_depth
+        if landing + bound <= limit:
+            return
+        if landing > limit or _has_level(source, limit - landing + 1):
+            raise LimitError(
+                f"resolution would nest elements deeper than the depth limit of {limit} (max_depth)",
+                **ctx.where(where),  # type: ignore[arg-type]
+            )
+
+
+def depth_of(el: etree._Element) -> int:
+    """Levels from the document root to ``el`` (the root is 1)."""
+    depth = 0
+    cur: etree._Element | None = el
+    while cur is not None:
+        depth += 1
+        cur = cur.getparent()
+    return depth
+
+
+_CHAINS: dict[int, etree.XPath] = {}
+_CHAIN_MAX = 2000  # libxml2 evaluates location steps recursively: keep chains short
+_DEEPER = etree.XPath("boolean(descendant::*[count(ancestor::*) >= $n])")
+
+
+def _has_level(el: etree._Element, levels: int) -> bool:
+    """Whether ``el`` has a descendant ``levels`` levels below it (C-level,
+    breadth-first over the subtree)."""
+    if levels <= 0:
+        return True
+    if levels > _CHAIN_MAX:
+        if not _has_level(el, _CHAIN_MAX):
+            return False
+        # Genuinely deep: count ancestors instead (slower, and rare).
+        return bool(_DEEPER(el, n=float(depth_of(el) - 1 + levels)))
+    chain = _CHAINS.get(levels)
+    if chain is None:
+        if len(_CHAINS) > 64:
+            _CHAINS.clear()
+        chain = _CHAINS[levels] = etree.XPath("boolean(" + "/".join(["*"] * levels) + ")")
+    return bool(chain(el))
 
 
 @dataclass

@@ -40,6 +40,7 @@ from ._model import (
     Problems,
     Ref,
     Workspace,
+    depth_of,
     doc_index_of,
     has_value,
     replace_with_text,
@@ -55,12 +56,21 @@ _ITEM_TEST = "[@e:ref or self::cdl:expression or (@cdl:lazy='true' and not(self:
 _ITEMS = etree.XPath("descendant-or-self::*" + _ITEM_TEST, namespaces=_NS)
 _ITEMS_BELOW = etree.XPath("descendant::*" + _ITEM_TEST, namespaces=_NS)
 _COUNT_BELOW = etree.XPath("count(descendant::*)")
+_TEXT = etree.XPath("string-length(string())")
 
 # Item states. Absent from the state map: not visited yet.
 ACTIVE = "active"  # on the stack
 DONE = "done"
 PENDING = "pending"
 FAILED = "failed"
+
+
+def _size(node: etree._Element) -> tuple[int, int]:
+    """Elements below ``node`` and characters of its value (what copying its
+    content produces). Leaves, the common case, need no XPath."""
+    if len(node):
+        return int(_COUNT_BELOW(node)), int(_TEXT(node))
+    return 0, len(node.text) if node.text else 0
 
 
 def _items_in(nodes: Sequence[etree._Element]) -> list[etree._Element]:
@@ -119,6 +129,8 @@ class ReferenceResolver:
         self.state: dict[etree._Element, str] = {}
         #: For a pending item, the pending items it waits for directly.
         self.waits_on: dict[etree._Element, list[etree._Element]] = {}
+        #: Targets whose subtree holds no unresolved item: (elements, characters) below them.
+        self.clean: dict[etree._Element, tuple[int, int]] = {}
         self.problems = Problems(self.ctx.limits.max_errors)
 
     # -- driving ---------------------------------------------------------------
@@ -236,8 +248,11 @@ class ReferenceResolver:
             )
         return PENDING  # a lazy property waits for its value (7.5.2)
 
-    def _targets(self, ref: Ref, holder: etree._Element, written: etree._Element, what: str) -> tuple[etree._Element, ...]:
-        """The nodes ``ref`` selects for a property ``holder``; raise _Blocked when it must wait."""
+    def _targets(
+        self, ref: Ref, holder: etree._Element, written: etree._Element, what: str
+    ) -> tuple[tuple[etree._Element, ...], int, int]:
+        """The nodes ``ref`` selects for a property ``holder``, with the elements
+        and characters below them; raise _Blocked when it must wait."""
         ctx = self.ctx
         if ref.refroot is not None:
             start = self.ws.lookup(ref.refroot)
@@ -268,18 +283,46 @@ class ReferenceResolver:
                 code="REF_NOT_FOUND",
                 **ctx.where(written),  # type: ignore[arg-type]
             )
-        blockers = _items_in(result.nodes)
-        if blockers:
-            raise _Blocked(blockers)
-        return result.nodes
+        elements = text = 0
+        unknown: list[etree._Element] = []
+        for node in result.nodes:
+            known = self.clean.get(node)
+            if known is None:
+                unknown.append(node)
+            else:
+                elements += known[0]
+                text += known[1]
+        if unknown:
+            measured = [_size(node) for node in unknown]
+            # Refuse an oversized copy before scanning it: scanning is as
+            # costly as copying, and a doubling document would otherwise be
+            # walked whole first.
+            self.ws.budget.check(elements + sum(m[0] for m in measured), text + sum(m[1] for m in measured), ctx, written)
+            blockers = _items_in(unknown)
+            if blockers:
+                raise _Blocked(blockers)
+            for node, size in zip(unknown, measured):
+                # Resolution only ever removes items, so a subtree found clean
+                # stays clean (and the same size): remember it.
+                self.clean[node] = size
+                elements += size[0]
+                text += size[1]
+        else:
+            self.ws.budget.check(elements, text, ctx, written)
+        return result.nodes, elements, text
 
     def _reference(self, el: etree._Element) -> str:
         """7.3.2: replace ``el`` by one copy per target, holding the target's value."""
         ref = self.ctx.tables.refs[int(el.get(P_REF))]  # type: ignore[arg-type]
-        targets = self._targets(ref, el, el, "path")
-        size = sum(int(_COUNT_BELOW(t)) for t in targets if len(t))
-        if size or len(targets) > 1:
-            self.ws.budget.charge(size + len(targets) - 1, self.ctx, el)
+        targets, elements, text = self._targets(ref, el, el, "path")
+        self.ws.budget.charge(elements + len(targets) - 1, text, self.ctx, el)
+        if elements:
+            # Each target's children land below el: the target itself lands
+            # where el is.
+            landing = depth_of(el)
+            for target in targets:
+                if len(target):
+                    self.ws.budget.check_depth(landing, target, elements, self.ctx, el)
         del el.attrib[P_REF]
         el.attrib.pop(A_LAZY, None)
         shells = [el]
@@ -311,7 +354,7 @@ class ReferenceResolver:
         variables = list(el.iterchildren(T_VARIABLE))
         for var, var_el in zip(expr.variables, variables):
             try:
-                nodes = self._targets(var.ref, holder, var_el, f"variable ${var.name}")
+                nodes = self._targets(var.ref, holder, var_el, f"variable ${var.name}")[0]
             except _Blocked as blocked:
                 blockers.extend(blocked.blockers)
                 continue

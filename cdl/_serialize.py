@@ -88,6 +88,8 @@ def build_output(ws: Workspace, system_only: bool = False, keep_origins: bool = 
     # be kept depends on those values as well as on the element names.
     writes: list[tuple[etree._Element, str, str | Ref]] = []
     for part in body:
+        if part.tag == T_TYPES:
+            continue  # schemas, copied as written: no CDL annotations to rewrite
         for el in _WITH_TYPE(part):
             writes.append((el, A_TYPE, el.get(A_TYPE)))  # type: ignore[arg-type]
         for el in _WITH_REF(part):

@@ -124,6 +124,8 @@ def resolve(
         click.echo(f"warning: {warning}", err=True)
     data = result.to_bytes(system_only)
     if output:
+        if document.reads(output):
+            raise click.BadParameter(f"{output} is one of the input documents; input files are never overwritten", param_hint="-o")
         write_atomically(output, data)
     else:
         click.echo(data.decode("utf-8"), nl=False)
