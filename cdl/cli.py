@@ -71,6 +71,7 @@ def _load_options(func: F) -> F:
         click.option("--max-depth", type=click.IntRange(min=1), help="Limit on element nesting depth."),
         click.option("--max-bytes", type=click.IntRange(min=1), help="Limit on each input document's size."),
         click.option("--max-imports", type=click.IntRange(min=0), help="Limit on the number of imported documents."),
+        click.option("--max-text", type=click.IntRange(min=1), help="Limit on characters of values copied by inheritance and references."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -78,7 +79,8 @@ def _load_options(func: F) -> F:
 
 
 def _limits(kwargs: dict[str, Any]) -> Limits:
-    fields = {k: v for k in ("max_elements", "max_depth", "max_bytes", "max_imports") if (v := kwargs.pop(k, None)) is not None}
+    names = ("max_elements", "max_depth", "max_bytes", "max_imports", "max_text")
+    fields = {k: v for k in names if (v := kwargs.pop(k, None)) is not None}
     return Limits(**fields)
 
 

@@ -825,3 +825,30 @@ def test_input_files_never_modified(tmp_path: Path) -> None:
     assert_refused(run_cli("resolve", tmp_path / "broken.cdl"), "UNKNOWN_PROTOTYPE")
     assert_refused(run_cli("resolve", tmp_path / "broken.cdl", "-o", tmp_path / "broken.cdl"), "UNKNOWN_PROTOTYPE")
     assert digest(tmp_path) == before
+
+
+def _large_value_referenced(times: int, size: int) -> str:
+    refs = "".join(f'<r{i} cdl:refroot="big" cdl:ref="/v"/>' for i in range(times))
+    return (
+        f'<cdl:cdl {NS}><cdl:configuration><big><v>{"x" * size}</v></big></cdl:configuration>'
+        f"<cdl:system><s>{refs}</s></cdl:system></cdl:cdl>"
+    )
+
+
+def test_max_text_library() -> None:
+    """One value copied many times is bounded by characters, not elements."""
+    doc = _large_value_referenced(times=50, size=1000).encode()
+    assert cdl.load(doc, name="t.cdl", limits=cdl.Limits(max_text=50_000)).resolve().pending == []
+    with pytest.raises(cdl.CdlError) as info:
+        cdl.load(doc, name="t.cdl", limits=cdl.Limits(max_text=49_999)).resolve()
+    assert info.value.code == "LIMIT_EXCEEDED"
+    assert "max_text" in info.value.message
+    assert info.value.url == "t.cdl" and info.value.line == 1
+
+
+def test_max_text_cli(tmp_path: Path) -> None:
+    path = tmp_path / "t.cdl"
+    path.write_text(_large_value_referenced(times=20, size=1000), encoding="utf-8")
+    proc = run_cli("resolve", str(path), "--max-text", "19999")
+    assert_refused(proc, "LIMIT_EXCEEDED", "max_text")
+    assert run_cli("resolve", str(path), "--max-text", "20000").returncode == 0
