@@ -545,9 +545,11 @@ def run_case(case: Case, processor: str | None = None, *, timeout: float = DEFAU
     case passes when a :class:`~cdl.errors.CdlError` with the expected code
     is raised. ``processor`` is a shell command template in which ``{input}``
     stands for the absolute path of the main document; it runs in the case
-    directory and must print the resolved document on stdout. For an error
-    case only a non-zero exit status is checked, since error codes are this
-    engine's own; cases with deploy-time rounds are skipped.
+    directory and must print the resolved document on stdout. ``{args}``, if
+    present, stands for a one-round case's deploy-time values as ``--set P=V``
+    and ``--release P`` options (the options of ``cdl resolve``); cases with
+    rounds the command cannot take are skipped. For an error case only a
+    non-zero exit status is checked, since error codes are this engine's own.
 
     Raises:
         ValueError: ``processor`` has no ``{input}`` placeholder.
@@ -596,12 +598,26 @@ def _run_library(case: Case) -> tuple[Outcome, str]:
 _SHELL_CANNOT_RUN = {126, 127}
 
 
+def deploy_arguments(case: Case) -> str | None:
+    """The case's deploy-time values as ``--set P=V`` / ``--release P`` options
+    (shell-quoted), or None when they need more than one round."""
+    if len(case.rounds) > 1:
+        return None
+    parts: list[str] = []
+    for step in case.rounds:
+        parts += [f"--set {shlex.quote(f'{path}={value}')}" for path, value in step.set]
+        parts += [f"--release {shlex.quote(path)}" for path in step.release]
+    return " ".join(parts)
+
+
 def _run_external(case: Case, processor: str, timeout: float) -> tuple[Outcome, str]:
-    if case.rounds:
-        return "skipped", "deploy-time rounds cannot be given to an external processor"
+    args = deploy_arguments(case) if "{args}" in processor else ("" if not case.rounds else None)
+    if args is None:
+        why = "several deploy-time rounds" if "{args}" in processor else "deploy-time rounds, and the command has no {args}"
+        return "skipped", f"{why}: cannot be given to an external processor"
     directory = case.directory.resolve()
     # str.replace, not str.format: commands often hold braces of their own.
-    command = processor.replace("{input}", shlex.quote(str(case.main_path.resolve())))
+    command = processor.replace("{input}", shlex.quote(str(case.main_path.resolve()))).replace("{args}", args)
     try:
         status, stdout, stderr = _run_command(command, directory, timeout)
     except subprocess.TimeoutExpired:

@@ -346,3 +346,27 @@ def test_library_receives_rounds_and_system_only(monkeypatch: pytest.MonkeyPatch
     assert engine.system_only is False
     assert run_case(fixture_case("appendix/system-only")).outcome == "passed"
     assert engine.system_only is True
+
+
+
+def test_deploy_arguments_expand_one_round() -> None:
+    """``{args}`` carries a one-round case's values as cdl resolve options."""
+    from dataclasses import replace
+
+    from cdl.conformance import deploy_arguments
+
+    case = next(c for c in load_suite(SUITE) if c.name == "lazy/rounds")
+    one = replace(case, rounds=(Round((("S/p", "a b"), ("S/q", "x'y")), ("S/r",)),))
+    assert deploy_arguments(one) == "--set 'S/p=a b' --set 'S/q=x'\"'\"'y' --release S/r"
+    assert deploy_arguments(replace(case, rounds=())) == ""
+    assert deploy_arguments(replace(case, rounds=one.rounds * 2)) is None
+
+
+def test_suite_runs_through_the_cli_with_deploy_values() -> None:
+    """Cases with deploy-time values pass through `cdl resolve` itself."""
+    cases = [c for c in REPO_SUITE if len(c.rounds) == 1][:3]
+    assert cases, "the suite has cases with one deploy-time round"
+    command = f"{shlex.quote(sys.executable)} -m cdl.cli resolve {{input}} {{args}}"
+    for case in cases:
+        result = run_case(case, command)
+        assert result.outcome == "passed", f"{case.name}: {result.message}"
