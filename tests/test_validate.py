@@ -548,3 +548,41 @@ def test_comments_are_not_part_of_the_value() -> None:
 def test_types_inside_cdl_types_are_not_properties() -> None:
     schema = '<xsd:schema targetNamespace="urn:t"><xsd:annotation><xsd:appinfo><x cdl:type="xsd:int">no</x></xsd:appinfo></xsd:annotation></xsd:schema>'
     assert run_check("", schema)[1:] == ([], [])
+
+
+# -- typed values through resolution (Document.resolve(validate=True)) ------------------
+
+_TYPED = """<cdl:cdl xmlns:cdl="http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
+  xmlns:xsd="http://www.w3.org/2001/XMLSchema">
+  <cdl:configuration>
+    <server><port cdl:type="xsd:positiveInteger" cdl:lazy="true"/></server>
+    <settings><good>8080</good><bad>-3</bad></settings>
+  </cdl:configuration>
+  <cdl:system>
+    <s cdl:extends="server"/>
+    <t cdl:extends="server"><port cdl:refroot="settings" cdl:ref="/good"/></t>
+  </cdl:system>
+</cdl:cdl>"""
+
+
+def test_lazy_value_is_checked_when_supplied() -> None:
+    import cdl
+
+    doc = cdl.load(_TYPED.encode(), name="typed.cdl")
+    assert doc.resolve(validate=True).pending  # still lazy: nothing to check yet
+    # The template's own lazy port stays pending; the system's was supplied.
+    assert [p.path for p in doc.resolve({"s/port": "443"}, validate=True).pending] == ["/server/port"]
+    with pytest.raises(cdl.CdlError) as info:
+        doc.resolve({"s/port": "-3"}, validate=True)
+    assert info.value.code == "TYPE_INVALID"
+    assert info.value.path == "/s/port"
+    assert "'-3'" in info.value.message and "positiveInteger" in info.value.message
+
+
+def test_typed_value_arriving_by_reference_is_checked() -> None:
+    import cdl
+
+    text = _TYPED.replace('cdl:ref="/good"', 'cdl:ref="/bad"')
+    with pytest.raises(cdl.CdlError) as info:
+        cdl.load(text.encode(), name="typed.cdl").resolve({"s/port": "1"}, validate=True)
+    assert (info.value.code, info.value.path) == ("TYPE_INVALID", "/t/port")
