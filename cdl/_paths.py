@@ -172,12 +172,16 @@ def walk(start: etree._Element, steps: tuple[str, ...]) -> Walk:
                     parents.append(parent)
             current = parents
             continue
-        blockers = [node for node in current if is_unresolved(node)]
-        if blockers:
-            return Walk(blockers=tuple(blockers))
         if len(current) == 1:
-            current = list(current[0].iterchildren(step))
+            node = current[0]
+            # is_unresolved, inlined: this runs for every step of every path.
+            if node.get(P_REF) is not None or (node.get(A_LAZY) == "true" and not has_value(node)):
+                return Walk(blockers=(node,))
+            current = list(node.iterchildren(step))
         else:
+            blockers = [node for node in current if is_unresolved(node)]
+            if blockers:
+                return Walk(blockers=tuple(blockers))
             current = [child for node in current for child in node.iterchildren(step)]
         if not current:
             return Walk(problem="empty", step=i)

@@ -50,6 +50,7 @@ _WITH_TYPE = etree.XPath("descendant::*[@cdl:type]", namespaces=_NS)
 _NOT_LAZY = etree.XPath("descendant::*[@cdl:lazy='false']", namespaces=_NS)
 _EXPRESSIONS = etree.XPath("descendant::cdl:expression", namespaces=_NS)
 _UNQUALIFIED = etree.XPath("boolean(descendant::*[namespace-uri()=''])")
+_UNQUALIFIED_TYPE = etree.XPath("boolean(descendant::*[@cdl:type and not(starts-with(@cdl:type, '{'))])", namespaces=_NS)
 
 
 class _Names:
@@ -83,47 +84,48 @@ def build_output(ws: Workspace, system_only: bool = False, keep_origins: bool = 
         if child.tag == T_SYSTEM or (not system_only and child.tag in (T_TYPES, T_CONFIGURATION))
     ]
     body = [copy.deepcopy(part) for part in parts]
-    # First gather what QName-valued attributes will say (resolved names),
-    # then choose prefixes: whether the main document's default namespace can
-    # be kept depends on those values as well as on the element names.
-    writes: list[tuple[etree._Element, str, str | Ref]] = []
-    for part in body:
-        if part.tag == T_TYPES:
-            continue  # schemas, copied as written: no CDL annotations to rewrite
-        for el in _WITH_TYPE(part):
-            writes.append((el, A_TYPE, el.get(A_TYPE)))  # type: ignore[arg-type]
+    # First find whether any QName value is unqualified (then the main
+    # document's default namespace cannot be kept), then rewrite the values
+    # in one pass. Types are the bulk; their test and their walk stay in C.
+    refs: list[tuple[etree._Element, str, Ref]] = []
+    lists = [part for part in body if part.tag != T_TYPES]  # schemas are copied as written
+    for part in lists:
         for el in _WITH_REF(part):
-            ref = ctx.tables.refs[int(el.get(P_REF))]  # type: ignore[arg-type]
-            writes.append((el, A_CREF, ref))
+            refs.append((el, A_CREF, ctx.tables.refs[int(el.get(P_REF))]))  # type: ignore[arg-type]
         for expr in _EXPRESSIONS(part):
             parsed = ctx.tables.exprs[int(expr.get(P_EXPR))]  # type: ignore[arg-type]
             for var, var_el in zip(parsed.variables, expr.iterchildren(T_VARIABLE)):
                 var_el.set("name", var.name)
-                writes.append((var_el, "ref", var.ref))
+                refs.append((var_el, "ref", var.ref))
         for el in _NOT_LAZY(part):
             del el.attrib[A_LAZY]
         etree.strip_attributes(part, P_REF, P_EXT, P_EXPR, *(() if keep_origins else (P_DOC,)))
     default = main.nsmap.get(None) or None
-    if default and (any(_UNQUALIFIED(part) for part in body) or any(_unqualified_value(w[2], ws) for w in writes)):
+    if default and (
+        any(_UNQUALIFIED(part) or _UNQUALIFIED_TYPE(part) for part in lists)
+        or any(_unqualified_value(ref, ws) for _, _, ref in refs)
+    ):
         # An unqualified element or QName value under a default namespace
         # would change meaning.
         default = None
     names = _Names(ws, default)
-    used_prefixes: set[str] = set()
+    written: dict[str, str] = {}  # Clark name -> as written; values repeat a lot
 
     def qname(clark: str) -> str:
-        text = names.qname(clark)
-        if ":" in text:
-            used_prefixes.add(text.split(":", 1)[0])
+        text = written.get(clark)
+        if text is None:
+            text = written[clark] = names.qname(clark)
         return text
 
-    for el, attr, value in writes:
-        if isinstance(value, str):
-            el.set(attr, qname(value))
-        elif attr == A_CREF:
-            _write_ref(el, value, A_CREF, A_REFROOT, ws, qname)
+    for part in lists:
+        for el in _WITH_TYPE(part):
+            el.set(A_TYPE, qname(el.get(A_TYPE)))  # type: ignore[arg-type]
+    for el, attr, ref in refs:
+        if attr == A_CREF:
+            _write_ref(el, ref, A_CREF, A_REFROOT, ws, qname)
         else:
-            _write_ref(el, value, "ref", "refroot", ws, qname)
+            _write_ref(el, ref, "ref", "refroot", ws, qname)
+    used_prefixes = {text.split(":", 1)[0] for text in written.values() if ":" in text}
 
     nsmap: dict[str | None, str] = {}
     for doc in ctx.docs:
@@ -149,10 +151,8 @@ def build_output(ws: Workspace, system_only: bool = False, keep_origins: bool = 
     return root
 
 
-def _unqualified_value(value: str | Ref, ws: Workspace) -> bool:
-    """Whether a QName value to be written has a name in no namespace."""
-    if isinstance(value, str):
-        return not value.startswith("{")
+def _unqualified_value(value: Ref, ws: Workspace) -> bool:
+    """Whether a reference to be written names something in no namespace."""
     names = [s for s in value.steps if s != UP]
     if value.refroot is not None:
         names.append(next((c for c in value.refroot.candidates if c in ws.lists), value.refroot.candidates[0]))
