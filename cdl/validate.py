@@ -26,7 +26,7 @@ from pathlib import Path
 from lxml import etree
 
 from ._load import hardened_parser
-from ._model import CDL_NS, XSD_NS
+from ._model import A_CREF, A_LAZY, A_TYPE, CDL_NS, T_CDL, T_DOCUMENTATION, T_EXPRESSION, T_TYPES, XSD_NS
 from .errors import LoadError, ValidationError
 
 __all__ = ["validate_documents", "check_types"]
@@ -34,14 +34,14 @@ __all__ = ["validate_documents", "check_types"]
 _CDL_NS = CDL_NS
 _XSD_NS = XSD_NS
 
-_CDL_ROOT = f"{{{_CDL_NS}}}cdl"
-_CDL_TYPE = f"{{{_CDL_NS}}}type"
-_CDL_REF = f"{{{_CDL_NS}}}ref"
-_CDL_LAZY = f"{{{_CDL_NS}}}lazy"
-_CDL_TYPES = f"{{{_CDL_NS}}}types"
-_CDL_DOCUMENTATION = f"{{{_CDL_NS}}}documentation"
-_CDL_EXPRESSION = f"{{{_CDL_NS}}}expression"
-_CDL_REF_ELEMENT = _CDL_REF  # the element form <cdl:ref> has the same name as the attribute
+_CDL_ROOT = T_CDL
+_CDL_TYPE = A_TYPE
+_CDL_REF = A_CREF
+_CDL_LAZY = A_LAZY
+_CDL_TYPES = T_TYPES
+_CDL_DOCUMENTATION = T_DOCUMENTATION
+_CDL_EXPRESSION = T_EXPRESSION
+_CDL_REF_ELEMENT = A_CREF  # the element form <cdl:ref> has the same name as the attribute
 
 _XS_SCHEMA = f"{{{_XSD_NS}}}schema"
 _XS_ELEMENT = f"{{{_XSD_NS}}}element"
