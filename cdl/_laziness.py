@@ -173,14 +173,14 @@ def _release(ws: Workspace, el: etree._Element, path: str) -> etree._Element:
     return el
 
 
-_REQUIRED = etree.XPath("descendant::*[@cdl:use='required']", namespaces={"cdl": CDL_NS})
+_REQUIRED = etree.XPath("descendant-or-self::*[@cdl:use='required']", namespaces={"cdl": CDL_NS})
 
 
 def check_required(ws: Workspace, resolver: ReferenceResolver) -> None:
     """7.4.2: every required property of the main system has a value, or waits for a lazy one."""
     problems = Problems(ws.ctx.limits.max_errors)
     for parent in ws.roots[0].iterchildren(T_SYSTEM):
-        for el in _REQUIRED(parent):
+        for el in (found for lst in parent for found in _REQUIRED(lst)):  # per list: XPath node-sets are capped
             if has_value(el) or el.get(P_REF) is not None or is_lazy(el):
                 continue  # a value, or a reference or lazy mark still pending
             problems.add(

@@ -85,6 +85,11 @@ def load_document(data: bytes, url: str, index: int, tables: Tables, limits: Lim
         # using it could forge that bookkeeping. Names only enter a namespace
         # through a declaration, so refusing the declaration is exact.
         raise LoadError(f"the namespace {ENGINE_NS} is reserved for the engine", url=url)
+    # Mark the root first: lxml then declares the engine's namespace once, on
+    # the root, and every later mark reuses that declaration. Marked list by
+    # list instead, it would be declared on each list, and hoisting thousands
+    # of declarations at output time is quadratic.
+    root.set(P_DOC, str(index))
     problems = Problems(limits.max_errors)
     doc = _check_structure(root, url, index, problems)
     problems.raise_if_any()
@@ -306,7 +311,8 @@ def _check_structure(root: etree._Element, url: str, index: int, problems: Probl
         url=url,
         root=root,
         target_ns=(root.get("targetNamespace") or "").strip(),
-        nsmap=dict(root.nsmap),
+        # Without the engine's own declaration, which marking the root added.
+        nsmap={p: u for p, u in root.nsmap.items() if u != ENGINE_NS},
     )
     if root.text and root.text.strip():
         problems.add(LoadError("text is not allowed directly inside cdl:cdl", url=url, line=root.sourceline))
@@ -411,7 +417,7 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
             replace_with_text(el)
     depth_cache: dict[etree._Element, int] = {}
     for parent in parents:
-        for el in _annotated(parent):
+        for el in (found for lst in parent for found in _annotated(lst)):
             try:
                 if el.tag == T_EXPRESSION:
                     _load_expression(el, doc, tables, limits, depth_cache)
@@ -433,9 +439,16 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
                 problems.add(exc)
 
 
-def _annotated(parent: etree._Element) -> Iterator[etree._Element]:
-    """Elements under ``parent`` that are CDL elements or carry CDL attributes."""
-    return iter(parent.xpath("descendant::*[namespace-uri()=$ns or @*[namespace-uri()=$ns]]", ns=CDL_NS))
+_ANNOTATED = etree.XPath("descendant-or-self::*[namespace-uri()=$ns or @*[namespace-uri()=$ns]]")
+
+
+def _annotated(lst: etree._Element) -> Iterator[etree._Element]:
+    """Elements of one top level list that are CDL elements or carry CDL attributes.
+
+    Asked per list, never of a whole document: libxml2 caps an XPath node-set
+    at ten million nodes.
+    """
+    return iter(_ANNOTATED(lst, ns=CDL_NS))
 
 
 def _path_hint(el: etree._Element) -> str:

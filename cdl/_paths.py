@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ._model import LIST_PARENTS, P_REF, UP, A_LAZY, NameRef, Ref, has_value
+from ._model import ENGINE_NS, LIST_PARENTS, P_REF, UP, A_LAZY, NameRef, Ref, has_value
 
 _NCNAME = r"[^\W\d][\w.\-\u00B7\u0300-\u036F\u203F\u2040]*"
 _NCNAME_RE = re.compile(_NCNAME + r"\Z")
@@ -46,7 +46,9 @@ def parse_qname(text: str, nsmap: dict[str | None, str]) -> tuple[str, str | Non
     else:
         if prefix == "xml":
             uri = "http://www.w3.org/XML/1998/namespace"
-        elif prefix not in nsmap:
+        elif prefix not in nsmap or nsmap[prefix] == ENGINE_NS:
+            # The engine's namespace is declared by the engine, never by the
+            # document: a prefix bound to it was not declared by the user.
             raise PrefixError(f"prefix {prefix!r} of {text!r} is not declared")
         else:
             uri = nsmap[prefix]

@@ -54,7 +54,6 @@ _NS = {"e": ENGINE_NS, "cdl": CDL_NS}
 # seconds for large documents.
 _ITEM_TEST = "[@e:ref or self::cdl:expression or (@cdl:lazy='true' and not(self::cdl:variable))]"
 _ITEMS = etree.XPath("descendant-or-self::*" + _ITEM_TEST, namespaces=_NS)
-_ITEMS_BELOW = etree.XPath("descendant::*" + _ITEM_TEST, namespaces=_NS)
 _COUNT_BELOW = etree.XPath("count(descendant::*)")
 _TEXT = etree.XPath("string-length(string())")
 
@@ -88,7 +87,8 @@ def find_items(parents: Iterable[etree._Element]) -> list[etree._Element]:
     """Every item under the given list parents, in document order."""
     found: list[etree._Element] = []
     for parent in parents:
-        found.extend(_ITEMS_BELOW(parent))
+        for lst in parent:  # per list: libxml2 caps an XPath node-set at ten million nodes
+            found.extend(_ITEMS(lst))
     return found
 
 

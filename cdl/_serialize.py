@@ -45,12 +45,14 @@ from ._model import (
 Data = Union[str, None, dict[str, "Data"], list["Data"]]
 
 _NS = {"e": ENGINE_NS, "cdl": CDL_NS}
-_WITH_REF = etree.XPath("descendant::*[@e:ref]", namespaces=_NS)
-_WITH_TYPE = etree.XPath("descendant::*[@cdl:type]", namespaces=_NS)
-_NOT_LAZY = etree.XPath("descendant::*[@cdl:lazy='false']", namespaces=_NS)
+_WITH_REF = etree.XPath("descendant-or-self::*[@e:ref]", namespaces=_NS)
+_WITH_TYPE = etree.XPath("descendant-or-self::*[@cdl:type]", namespaces=_NS)
+_NOT_LAZY = etree.XPath("descendant-or-self::*[@cdl:lazy='false']", namespaces=_NS)
 _EXPRESSIONS = etree.XPath("descendant::cdl:expression", namespaces=_NS)
-_UNQUALIFIED = etree.XPath("boolean(descendant::*[namespace-uri()=''])")
-_UNQUALIFIED_TYPE = etree.XPath("boolean(descendant::*[@cdl:type and not(starts-with(@cdl:type, '{'))])", namespaces=_NS)
+_UNQUALIFIED = etree.XPath("boolean(descendant-or-self::*[namespace-uri()=''])")
+_UNQUALIFIED_TYPE = etree.XPath(
+    "boolean(descendant-or-self::*[@cdl:type and not(starts-with(@cdl:type, '{'))])", namespaces=_NS
+)
 
 
 class _Names:
@@ -88,7 +90,9 @@ def build_output(ws: Workspace, system_only: bool = False, keep_origins: bool = 
     # document's default namespace cannot be kept), then rewrite the values
     # in one pass. Types are the bulk; their test and their walk stay in C.
     refs: list[tuple[etree._Element, str, Ref]] = []
-    lists = [part for part in body if part.tag != T_TYPES]  # schemas are copied as written
+    # Each scan below is asked of one top level list at a time: libxml2 caps
+    # an XPath node-set at ten million nodes, which a whole system can exceed.
+    lists = [lst for part in body if part.tag != T_TYPES for lst in part]  # schemas are copied as written
     for part in lists:
         for el in _WITH_REF(part):
             refs.append((el, A_CREF, ctx.tables.refs[int(el.get(P_REF))]))  # type: ignore[arg-type]
