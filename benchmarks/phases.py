@@ -1,0 +1,93 @@
+"""Time each phase of one resolution, without a profiler's overhead.
+
+    python benchmarks/phases.py N [--shape base|fanin|fanout] [--engine DIR] [--no-gc]
+
+Generates the system (benchmarks/generate.py) and runs the phases that
+``cdl.load(system).resolve().to_bytes()`` runs, one at a time, with a clock
+around each: load (parse, normalize, imports, names), the working copy,
+prototypes, finding items, references and expressions, the required check,
+building the output tree, and serializing it. It calls the engine's internal
+modules the way ``cdl/_engine.py`` composes them (``Resolution.__init__``),
+so it must follow that composition when it changes. cProfile attributes the
+C work of lxml (XPath, copies, namespace clean-up) to the Python function that
+calls it and slows Python code down several times; these numbers do not.
+
+``--engine DIR`` measures the cdl package in ``DIR/cdl`` (for instance
+``git archive COMMIT cdl | tar -x -C DIR``) instead of the installed one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from generate import SHAPES, generate  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("n", type=int)
+    parser.add_argument("--shape", choices=SHAPES, default="base")
+    parser.add_argument("--engine", metavar="DIR")
+    parser.add_argument("--no-gc", action="store_true", help="run with Python's cyclic garbage collector disabled")
+    args = parser.parse_args(argv)
+    if args.no_gc:
+        import gc
+
+        gc.disable()
+    if args.engine:
+        sys.path.insert(0, os.path.abspath(args.engine))
+
+    import cdl
+    from cdl import _engine
+    from cdl._inherit import resolve_prototypes
+    from cdl._laziness import check_required
+    from cdl._references import ReferenceResolver, find_items
+    from cdl._serialize import build_output, to_bytes
+
+    limits = cdl.Limits(max_bytes=1 << 40, max_elements=1 << 40)
+    rows: list[tuple[str, float, float]] = []
+
+    def timed(label, func, *fargs):
+        start, cpu = time.perf_counter(), time.process_time()
+        result = func(*fargs)
+        rows.append((label, time.process_time() - cpu, time.perf_counter() - start))
+        return result
+
+    with tempfile.TemporaryDirectory(prefix="cdl-phases-") as tmp:
+        _, system = generate(args.n, tmp, args.shape)
+        gc_note = ", cyclic GC disabled" if args.no_gc else ""
+        print(f"engine: {os.path.dirname(cdl.__file__)}; N = {args.n}, shape {args.shape}{gc_note}")
+        doc = timed("load: parse, normalize, imports, names", lambda: cdl.load(system, limits=limits))
+        ws = timed("workspace: copy the documents, index lists", doc._workspace)
+        timed("prototypes (cdl:extends)", resolve_prototypes, ws)
+        items = timed("find items", lambda: find_items(ws.roots[0].iterchildren(*_engine._LIST_TAGS)))
+        resolver = ReferenceResolver(ws)
+        timed(f"references and expressions ({len(items)} items)", resolver.run, items)
+        timed("required check", check_required, ws, resolver)
+        root = timed("build output tree", build_output, ws)
+        data = timed("serialize", to_bytes, root)
+        start, cpu = time.perf_counter(), time.process_time()
+        del root, resolver, ws, doc, items
+        rows.append(("free the trees", time.process_time() - cpu, time.perf_counter() - start))
+
+    total_cpu = sum(r[1] for r in rows)
+    width = max(len(r[0]) for r in rows)
+    print(f"{'phase':<{width}}  {'CPU s':>8}  {'wall s':>8}  {'share':>6}")
+    for label, cpu_s, wall_s in rows:
+        print(f"{label:<{width}}  {cpu_s:8.3f}  {wall_s:8.3f}  {cpu_s / total_cpu:6.1%}")
+    print(f"{'total':<{width}}  {total_cpu:8.3f}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"output {len(data)} bytes; peak memory {peak:.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

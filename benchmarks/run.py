@@ -1,0 +1,421 @@
+"""Time `cdl resolve` on synthetic systems and check the scaling targets.
+
+    python benchmarks/run.py [--sizes 2000,20000,200000] [--shapes base,fanin,fanout]
+                             [--reps 3] [--keep DIR] [--json FILE] [--timeout SECONDS]
+                             [--engine DIR]
+
+For each shape and size it generates the documents (benchmarks/generate.py)
+into a temporary directory, then measures, each time in a fresh Python
+process so that peak memory (``ru_maxrss`` of that process) belongs to one
+measurement only:
+
+- engine: ``cdl.load(system).resolve().to_bytes()``, end to end (imports are
+  done before the clock starts; the output is written to a file afterwards,
+  untimed);
+- floor: lxml parsing the input documents, and serializing the engine's output
+  document (parsed from the engine's output file, untimed) as the engine does;
+  its peak memory is that of lxml holding the input trees, the output tree and
+  the output bytes. The output's element count is taken here too.
+
+Times are CPU seconds of the measured process (``time.process_time``: on a
+shared machine, other processes inflate wall-clock time but not this); the
+wall-clock times are shown beside them. Each is the best of ``--reps`` runs
+(default 3) for sizes up to 20,000, one run above; peak memory is the largest
+seen. The engine under test is copied before the first measurement (see
+``--engine``), so edits made during a long run do not mix versions.
+
+Then the targets are checked and the exit status is 1 if any fails:
+
+1. linear growth: between the two largest sizes, time grows at most 1.1 times
+   the size ratio (20k -> 200k: at most 11x);
+2. cost: at 20,000 components (or the largest size if 20,000 is not run)
+   resolution takes at most 3x the floor;
+3. memory: peak memory at most 4x the floor's, at every size of at least
+   20,000 components (below, the interpreters' own baseline dominates).
+
+Every shape is held to the same targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from generate import SHAPES, generate  # noqa: E402
+
+GROWTH_FACTOR = 1.1  # linear, with 10% slack: 20k -> 200k at most 11x
+FLOOR_RATIO = 3.0
+MEMORY_RATIO = 4.0
+FLOOR_SIZE = 20_000
+BEST_OF_LIMIT = 20_000
+
+
+# -- the measured children ------------------------------------------------------
+
+
+def _maxrss_bytes() -> int:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss if sys.platform == "darwin" else rss * 1024
+
+
+def child_engine(system: str, output: str) -> dict[str, float | int]:
+    import cdl
+
+    # Generated systems are large; the default limits guard against hostile
+    # input (64 MiB per document, 5M produced elements), not against this.
+    limits = cdl.Limits(max_bytes=1 << 40, max_elements=1 << 40)
+    baseline = _maxrss_bytes()
+    start, cpu = time.perf_counter(), time.process_time()
+    data = cdl.load(system, limits=limits).resolve().to_bytes()
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    peak = _maxrss_bytes()
+    with open(output, "wb") as handle:
+        handle.write(data)
+    return {"time": cpu, "wall": elapsed, "peak": peak, "baseline": baseline, "bytes": len(data), "cdl": cdl.__file__}
+
+
+def child_floor(inputs: list[str], output: str) -> dict[str, float | int]:
+    from lxml import etree
+
+    # The options the engine parses with (blank text dropped, nothing fetched).
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_blank_text=True)
+    baseline = _maxrss_bytes()
+    start, cpu = time.perf_counter(), time.process_time()
+    trees = [etree.parse(path, parser) for path in inputs]
+    parse_wall, parse_time = time.perf_counter() - start, time.process_time() - cpu
+    out_tree = etree.parse(output, parser)  # untimed: stands for the engine's result tree
+    start, cpu = time.perf_counter(), time.process_time()
+    data = etree.tostring(out_tree.getroot(), xml_declaration=True, encoding="UTF-8", pretty_print=True)
+    serialize_wall, serialize_time = time.perf_counter() - start, time.process_time() - cpu
+    elements = sum(1 for _ in out_tree.iter(etree.Element))
+    peak = _maxrss_bytes()
+    assert trees and data
+    return {
+        "time": parse_time + serialize_time,
+        "wall": parse_wall + serialize_wall,
+        "parse": parse_time,
+        "serialize": serialize_time,
+        "peak": peak,
+        "baseline": baseline,
+        "elements": elements,
+        "bytes": len(data),
+    }
+
+
+def _child_main(argv: list[str]) -> int:
+    kind, *rest = argv
+    if kind == "engine":
+        result = child_engine(rest[0], rest[1])
+    elif kind == "floor":
+        result = child_floor(rest[:-1], rest[-1])
+    else:
+        raise SystemExit(f"unknown child {kind!r}")
+    print(json.dumps(result))
+    return 0
+
+
+# -- the driver -----------------------------------------------------------------
+
+
+@dataclass
+class Measure:
+    shape: str
+    size: int
+    input_bytes: int = 0
+    engine_times: list[float] = field(default_factory=list)  # CPU seconds
+    floor_times: list[float] = field(default_factory=list)
+    engine_walls: list[float] = field(default_factory=list)  # wall-clock seconds
+    floor_walls: list[float] = field(default_factory=list)
+    floor_parse: float = 0.0
+    floor_serialize: float = 0.0
+    engine_peak: int = 0
+    floor_peak: int = 0
+    engine_baseline: int = 0
+    floor_baseline: int = 0
+    elements: int = 0
+    output_bytes: int = 0
+    module: str = ""  # the cdl/__init__.py the engine process imported
+    error: str | None = None
+
+    @property
+    def engine(self) -> float | None:
+        return min(self.engine_times) if self.engine_times and not self.error else None
+
+    @property
+    def floor(self) -> float | None:
+        return min(self.floor_times) if self.floor_times else None
+
+    @property
+    def engine_wall(self) -> float | None:
+        return min(self.engine_walls) if self.engine_walls and not self.error else None
+
+    @property
+    def floor_wall(self) -> float | None:
+        return min(self.floor_walls) if self.floor_walls else None
+
+    @property
+    def ratio(self) -> float | None:
+        return self.engine / self.floor if self.engine is not None and self.floor else None
+
+    @property
+    def memory_ratio(self) -> float | None:
+        return self.engine_peak / self.floor_peak if self.engine is not None and self.floor_peak else None
+
+
+_FRAME = re.compile(r'File ".*/(?P<file>cdl/[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+
+#: PYTHONPATH for the measured processes: the snapshot of the engine under test.
+_CHILD_ENV: dict[str, str] = dict(os.environ)
+
+
+def snapshot_engine(source: str | None, workdir: str) -> dict[str, str]:
+    """Copy the cdl package under test into ``workdir`` and point the children at it.
+
+    The engine may be edited while a long run is going on; every measurement
+    of one run uses this one copy. ``source`` is a directory holding a ``cdl``
+    package (a checkout, or ``git archive COMMIT cdl | tar -x -C DIR``);
+    without it, the ``cdl`` this interpreter imports.
+    """
+    if source is None:
+        probe = subprocess.run(
+            [sys.executable, "-c", "import cdl, os; print(os.path.dirname(cdl.__file__))"],
+            capture_output=True, text=True, check=True,
+        )
+        package = probe.stdout.strip()
+    else:
+        package = os.path.join(os.path.abspath(source), "cdl")
+    if not os.path.isfile(os.path.join(package, "__init__.py")):
+        raise SystemExit(f"no cdl package at {package}")
+    target = os.path.join(workdir, "engine")
+    shutil.copytree(package, os.path.join(target, "cdl"), ignore=shutil.ignore_patterns("__pycache__"))
+    digest = hashlib.sha256()
+    sources = sorted(
+        os.path.relpath(os.path.join(root, name), target)
+        for root, _dirs, files in os.walk(os.path.join(target, "cdl"))
+        for name in files
+        if name.endswith(".py")
+    )
+    for relative in sources:
+        with open(os.path.join(target, relative), "rb") as handle:
+            digest.update(relative.encode() + b"\0" + handle.read())
+    _CHILD_ENV["PYTHONPATH"] = os.pathsep.join(filter(None, [target, os.environ.get("PYTHONPATH")]))
+    info = {"source": package, "sha256": digest.hexdigest()[:12]}
+    repo = os.path.dirname(package)
+    head = subprocess.run(["git", "-C", repo, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    if head.returncode == 0 and source is None:
+        dirty = subprocess.run(
+            ["git", "-C", repo, "status", "--porcelain", "--", "cdl"], capture_output=True, text=True
+        ).stdout.strip()
+        info["commit"] = head.stdout.strip() + (" + uncommitted changes" if dirty else "")
+    return info
+
+
+def _run_child(args: list[str], timeout: float) -> dict[str, float | int]:
+    proc = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--child", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_CHILD_ENV,
+    )
+    if proc.returncode != 0:
+        lines = (proc.stderr or proc.stdout).strip().splitlines() or ["(no output)"]
+        # The exception, and the innermost frame of the engine that raised it.
+        frames = [m for m in map(_FRAME.search, lines) if m]
+        where = f" (in {frames[-1]['func']}, {frames[-1]['file']}:{frames[-1]['line']})" if frames else ""
+        raise RuntimeError(f"child {args[0]} exited {proc.returncode}: {lines[-1].strip()}{where}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def measure(shape: str, size: int, workdir: str, reps: int, timeout: float, log) -> Measure:
+    m = Measure(shape, size)
+    directory = os.path.join(workdir, f"{shape}-{size}")
+    templates, system = generate(size, directory, shape)
+    m.input_bytes = os.path.getsize(templates) + os.path.getsize(system)
+    output = os.path.join(directory, "resolved.xml")
+    for rep in range(reps):
+        try:
+            engine = _run_child(["engine", system, output], timeout)
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            m.error = f"timed out after {timeout:.0f} s" if isinstance(exc, subprocess.TimeoutExpired) else str(exc)
+            log(f"  {shape} {size}: engine failed: {m.error}")
+            return m
+        floor = _run_child(["floor", templates, system, output], timeout)
+        m.engine_times.append(float(engine["time"]))
+        m.floor_times.append(float(floor["time"]))
+        m.engine_walls.append(float(engine["wall"]))
+        m.floor_walls.append(float(floor["wall"]))
+        if float(floor["time"]) <= min(m.floor_times):
+            m.floor_parse, m.floor_serialize = float(floor["parse"]), float(floor["serialize"])
+        m.engine_peak = max(m.engine_peak, int(engine["peak"]))
+        m.floor_peak = max(m.floor_peak, int(floor["peak"]))
+        m.engine_baseline = int(engine["baseline"])
+        m.floor_baseline = int(floor["baseline"])
+        m.elements = int(floor["elements"])
+        m.output_bytes = int(engine["bytes"])
+        m.module = str(engine["cdl"])
+        log(
+            f"  {shape} {size} run {rep + 1}/{reps}: engine {engine['time']:.3f} s CPU ({engine['wall']:.3f} s wall), "
+            f"{int(engine['peak']) / 2**20:.0f} MB; floor {floor['time']:.3f} s CPU ({floor['wall']:.3f} s wall), "
+            f"{int(floor['peak']) / 2**20:.0f} MB"
+        )
+    return m
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    if value is None:
+        return format("-", ">" + spec.split(".")[0].rstrip("dfs"))
+    return format(value, spec)
+
+
+def table(results: list[Measure]) -> str:
+    header = (
+        f"| {'shape':<6} | {'N':>7} | {'engine s':>9} | {'floor s':>8} | {'x floor':>7} | {'growth':>6} | "
+        f"{'wall s':>8} | {'x floor':>7} | "
+        f"{'engine MB':>9} | {'floor MB':>8} | {'x mem':>5} | {'out elements':>12} | {'us/comp':>7} |"
+    )
+    rule = "|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|"
+    rows = [header, rule]
+    previous: dict[str, Measure] = {}
+    for m in results:
+        prev = previous.get(m.shape)
+        growth = m.engine / prev.engine if prev and prev.engine and m.engine else None
+        per = m.engine / m.size * 1e6 if m.engine else None
+        wall_ratio = m.engine_wall / m.floor_wall if m.engine_wall and m.floor_wall else None
+        rows.append(
+            f"| {m.shape:<6} | {m.size:>7} | {_fmt(m.engine, '9.3f')} | {_fmt(m.floor, '8.3f')} | "
+            f"{_fmt(m.ratio, '7.1f')} | {_fmt(growth, '6.1f')} | {_fmt(m.engine_wall, '8.3f')} | {_fmt(wall_ratio, '7.1f')} | "
+            f"{_fmt(m.engine_peak / 2**20 if m.engine_peak else None, '9.0f')} | "
+            f"{_fmt(m.floor_peak / 2**20 if m.floor_peak else None, '8.0f')} | {_fmt(m.memory_ratio, '5.1f')} | "
+            f"{_fmt(m.elements or None, '12d')} | {_fmt(per, '7.0f')} |"
+        )
+        if m.error:
+            rows.append(f"|   {m.shape} {m.size}: {m.error}")
+        previous[m.shape] = m
+    return "\n".join(rows)
+
+
+def check(results: list[Measure]) -> list[tuple[bool, str]]:
+    verdicts: list[tuple[bool, str]] = []
+    for shape in dict.fromkeys(m.shape for m in results):
+        rows = sorted((m for m in results if m.shape == shape), key=lambda m: m.size)
+        if len(rows) >= 2:
+            small, large = rows[-2], rows[-1]
+            bound = GROWTH_FACTOR * large.size / small.size
+            if small.engine and large.engine:
+                growth = large.engine / small.engine
+                verdicts.append(
+                    (growth <= bound, f"{shape}: linear growth {small.size} -> {large.size}: {growth:.1f}x (at most {bound:.1f}x)")
+                )
+            else:
+                verdicts.append((False, f"{shape}: linear growth {small.size} -> {large.size}: not measured (failed)"))
+        at = next((m for m in rows if m.size == FLOOR_SIZE), rows[-1])
+        if at.ratio is not None:
+            verdicts.append((at.ratio <= FLOOR_RATIO, f"{shape}: at {at.size}, {at.ratio:.1f}x the floor (at most {FLOOR_RATIO:.0f}x)"))
+        else:
+            verdicts.append((False, f"{shape}: at {at.size}, ratio to the floor not measured (failed)"))
+        for m in rows:
+            if m.size < FLOOR_SIZE and m is not rows[-1]:
+                continue
+            if m.memory_ratio is not None:
+                verdicts.append(
+                    (
+                        m.memory_ratio <= MEMORY_RATIO,
+                        f"{shape}: at {m.size}, peak memory {m.memory_ratio:.1f}x the floor's (at most {MEMORY_RATIO:.0f}x)",
+                    )
+                )
+            else:
+                verdicts.append((False, f"{shape}: at {m.size}, peak memory not measured (failed)"))
+    return verdicts
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        return _child_main(argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="2000,20000,200000", help="comma-separated component counts")
+    parser.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of {', '.join(SHAPES)}")
+    parser.add_argument("--reps", type=int, default=3, help="runs per size up to 20,000 (best time is kept)")
+    parser.add_argument("--keep", metavar="DIR", help="generate into DIR and keep the documents and outputs")
+    parser.add_argument("--json", metavar="FILE", help="also write the measurements as JSON")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds allowed per measured process")
+    parser.add_argument(
+        "--engine",
+        metavar="DIR",
+        help="measure the cdl package in DIR/cdl (default: the installed one); it is copied first either way",
+    )
+    args = parser.parse_args(argv)
+    sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
+    shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
+    for shape in shapes:
+        if shape not in SHAPES:
+            parser.error(f"unknown shape {shape!r}; use {', '.join(SHAPES)}")
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    results: list[Measure] = []
+    with tempfile.TemporaryDirectory(prefix="cdl-bench-") as tmp:
+        workdir = args.keep or tmp
+        engine = snapshot_engine(args.engine, tmp)
+        described = f"engine: {engine['source']}" + (f" at {engine['commit']}" if "commit" in engine else "")
+        described += f" (sources sha256 {engine['sha256']})"
+        log(described)
+        for shape in shapes:
+            for size in sizes:
+                reps = args.reps if size <= BEST_OF_LIMIT else 1
+                results.append(measure(shape, size, workdir, reps, args.timeout, log))
+                if args.keep is None:  # the documents of 200k components take hundreds of MB
+                    for name in ("system.cdl", "templates.cdl", "resolved.xml"):
+                        path = os.path.join(workdir, f"{shape}-{size}", name)
+                        if os.path.exists(path):
+                            os.unlink(path)
+
+    print(described)
+    print(table(results))
+    print()
+    verdicts = check(results)
+    for ok, text in verdicts:
+        print(f"{'PASS' if ok else 'FAIL'}  {text}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(
+                {
+                    "python": sys.version.split()[0],
+                    "engine": engine,
+                    "results": [
+                        {
+                            **asdict(m),
+                            "engine": m.engine,
+                            "floor": m.floor,
+                            "engine_wall": m.engine_wall,
+                            "floor_wall": m.floor_wall,
+                            "ratio": m.ratio,
+                            "memory_ratio": m.memory_ratio,
+                        }
+                        for m in results
+                    ],
+                    "verdicts": [{"pass": ok, "target": text} for ok, text in verdicts],
+                },
+                handle,
+                indent=2,
+            )
+    return 0 if all(ok for ok, _ in verdicts) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
