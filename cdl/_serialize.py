@@ -31,7 +31,6 @@ from ._model import (
     P_REF,
     T_CDL,
     T_CONFIGURATION,
-    T_EXPRESSION,
     T_SYSTEM,
     T_TYPES,
     T_VARIABLE,
