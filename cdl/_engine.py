@@ -129,7 +129,8 @@ class Resolution:
         ws = document._workspace()
         resolve_prototypes(ws)
         resolver = ReferenceResolver(ws)
-        resolver.run(find_items(ws.roots[0].iterchildren(*_LIST_TAGS)))
+        self._items = find_items(ws.roots[0].iterchildren(*_LIST_TAGS))
+        resolver.run(self._items)
         for step in rounds:
             apply_round(ws, resolver, step)
         check_required(ws, resolver)
@@ -159,7 +160,7 @@ class Resolution:
     def pending(self) -> list[Pending]:
         """What is still unresolved, waiting for deploy-time values, in document order."""
         if self._pending is None:
-            self._pending = pending_report(self._ws, self._resolver)
+            self._pending = pending_report(self._ws, self._resolver, self._items)
         return list(self._pending)
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> Resolution:

@@ -192,13 +192,15 @@ def check_required(ws: Workspace, resolver: ReferenceResolver) -> None:
     problems.raise_if_any()
 
 
-def pending_report(ws: Workspace, resolver: ReferenceResolver) -> list[Pending]:
-    """What is still pending in the main document, in document order."""
+def pending_report(ws: Workspace, resolver: ReferenceResolver, items: Sequence[etree._Element]) -> list[Pending]:
+    """What is still pending in the main document, in document order.
+
+    ``items`` are the main document's items as found, in document order.
+    Everything pending is among them (copies are made only of resolved
+    targets), so their order is the report's, without walking the tree.
+    """
     ctx = ws.ctx
-    main_root = ws.roots[0]
-    pending = [el for el in resolver.pending_items() if el.getroottree().getroot() is main_root]
-    order = {el: i for i, el in enumerate(main_root.iter())} if pending else {}
-    pending.sort(key=lambda el: order.get(el, 0))
+    pending = [el for el in items if resolver.state.get(el) == PENDING]
 
     def where(el: etree._Element) -> str:
         holder = el.getparent() if el.tag == T_EXPRESSION else el

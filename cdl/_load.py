@@ -415,12 +415,12 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
     for parent in parents:
         for el in parent.iter(T_DOCUMENTATION):
             replace_with_text(el)
-    depth_cache: dict[etree._Element, int] = {}
+    cache = _LoadCache()
     for parent in parents:
         for el in (found for lst in parent for found in _annotated(lst)):
             try:
                 if el.tag == T_EXPRESSION:
-                    _load_expression(el, doc, tables, limits, depth_cache)
+                    _load_expression(el, doc, tables, limits, cache)
                 elif el.tag == T_VARIABLE:
                     if el.getparent() is None or el.getparent().tag != T_EXPRESSION:
                         raise ExpressionError("cdl:variable must be a child of cdl:expression", url=doc.url, line=el.sourceline)
@@ -432,7 +432,7 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
                         line=el.sourceline,
                     )
                 else:
-                    _load_attributes(el, doc, tables, depth_cache)
+                    _load_attributes(el, doc, tables, cache)
             except CdlError as exc:
                 if exc.path is None and el.getparent() is not None:
                     exc.path = _path_hint(el)
@@ -465,6 +465,19 @@ def _path_hint(el: etree._Element) -> str:
     return "/" + "/".join(reversed(names))
 
 
+class _LoadCache:
+    """What one loading pass remembers; dropped once the document is loaded."""
+
+    __slots__ = ("depths", "parsed")
+
+    def __init__(self) -> None:
+        #: Steps from an element to its top level list.
+        self.depths: dict[etree._Element, int] = {}
+        #: Parsed attribute values by their text; only used with uniform
+        #: namespaces, where the same text always means the same thing.
+        self.parsed: dict[object, object] = {}
+
+
 def _depth(el: etree._Element, cache: dict[etree._Element, int]) -> int:
     """Steps from ``el`` up to its top level list (0 for the list itself)."""
     chain: list[etree._Element] = []
@@ -483,7 +496,7 @@ def _depth(el: etree._Element, cache: dict[etree._Element, int]) -> int:
     return cache[el]
 
 
-def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, depth_cache: dict[etree._Element, int]) -> None:
+def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache) -> None:
     attrib = el.attrib
     unknown = [k for k in attrib if k.startswith(_CDL_PREFIX) and k not in _KNOWN_ATTRIBUTES]
     if unknown:
@@ -492,14 +505,14 @@ def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, depth_c
     nsmap = doc.nsmap if doc.uniform_namespaces else el.nsmap
     extends = attrib.get(A_EXTENDS)
     if extends is not None:
-        name = doc.parsed.get(extends) if doc.uniform_namespaces else None
+        name = cache.parsed.get(extends) if doc.uniform_namespaces else None
         if name is None:
             try:
                 name = parse_name_ref(extends, nsmap, doc.target_ns)
             except PrefixError as exc:
                 raise NameResolutionError(f"cdl:extends: {exc}", code="BAD_QNAME", url=doc.url, line=el.sourceline) from None
             if doc.uniform_namespaces:
-                doc.parsed[extends] = name
+                cache.parsed[extends] = name
         del attrib[A_EXTENDS]
         el.set(P_EXT, tables.add_name(name))
     ref_text = attrib.get(A_CREF)
@@ -517,7 +530,7 @@ def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, depth_c
                 url=doc.url,
                 line=el.sourceline,
             )
-        ref = _parse_ref(ref_text, refroot_text, el, el, doc, depth_cache)
+        ref = _parse_ref(ref_text, refroot_text, el, el, doc, cache)
         del attrib[A_CREF]
         if refroot_text is not None:
             del attrib[A_REFROOT]
@@ -568,16 +581,16 @@ def _parse_ref(
     written_on: etree._Element,
     holder: etree._Element,
     doc: SourceDoc,
-    depth_cache: dict[etree._Element, int],
+    cache: _LoadCache,
 ) -> Ref:
     """Parse a reference written on ``written_on`` that acts for property ``holder``."""
-    depth = _depth(holder, depth_cache)
+    depth = _depth(holder, cache.depths)
     if doc.uniform_namespaces:
         # Same text, same depth, same namespaces: same reference.
         key = (text, refroot_text, depth)
-        cached = doc.parsed.get(key)
+        cached = cache.parsed.get(key)
         if cached is None:
-            cached = doc.parsed[key] = _parse_ref_text(text, refroot_text, doc.nsmap, depth, doc, written_on)
+            cached = cache.parsed[key] = _parse_ref_text(text, refroot_text, doc.nsmap, depth, doc, written_on)
         return cached
     return _parse_ref_text(text, refroot_text, written_on.nsmap, depth, doc, written_on)
 
@@ -616,7 +629,7 @@ def _parse_ref_text(
 
 
 def _load_expression(
-    el: etree._Element, doc: SourceDoc, tables: Tables, limits: Limits, depth_cache: dict[etree._Element, int]
+    el: etree._Element, doc: SourceDoc, tables: Tables, limits: Limits, cache: _LoadCache
 ) -> None:
     holder = el.getparent()
     assert holder is not None
@@ -655,7 +668,7 @@ def _load_expression(
         ref_text = var.get("ref")
         if ref_text is None:
             raise ExpressionError(f"cdl:variable ${name} needs a ref attribute", url=doc.url, line=var.sourceline)
-        ref = _parse_ref(ref_text, var.get("refroot"), var, holder, doc, depth_cache)
+        ref = _parse_ref(ref_text, var.get("refroot"), var, holder, doc, cache)
         # The text syntax of 7.3.6 writes cdl:lazy, the schema of Appendix A an
         # unqualified lazy; both are accepted and kept as cdl:lazy.
         lazy_values = [v for v in (var.get(A_LAZY), var.get("lazy")) if v is not None]

@@ -15,7 +15,7 @@ with a tag directly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
@@ -192,9 +192,6 @@ class SourceDoc:
     declared: dict[str | None, str] = field(default_factory=dict)
     #: True when all namespace declarations are on the root element.
     uniform_namespaces: bool = False
-    #: Parsed attribute values by their text (only with uniform namespaces,
-    #: where the same text always means the same thing). Loading only.
-    parsed: dict[object, Any] = field(default_factory=dict, repr=False)
 
     def list_parents(self, root: etree._Element | None = None) -> list[etree._Element]:
         """The cdl:configuration and cdl:system elements of this document or a copy of it."""
@@ -219,11 +216,6 @@ def replace_with_text(el: etree._Element, text: str = "") -> None:
         else:
             parent.text = (parent.text or "") + joined
     parent.remove(el)
-
-
-def is_top_level(el: etree._Element) -> bool:
-    parent = el.getparent()
-    return parent is not None and parent.tag in LIST_PARENTS
 
 
 def top_level_of(el: etree._Element) -> etree._Element | None:

@@ -150,9 +150,6 @@ class ReferenceResolver:
         self.waits_on.clear()
         return reopened
 
-    def pending_items(self) -> list[etree._Element]:
-        return [el for el, s in self.state.items() if s == PENDING]
-
     def _resolve_from(self, start: etree._Element) -> None:
         self.state[start] = ACTIVE
         # Most items resolve at the first attempt; only a blocked one needs
