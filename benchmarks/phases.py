@@ -19,6 +19,7 @@ calls it and slows Python code down several times; these numbers do not.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import resource
 import sys
@@ -68,11 +69,14 @@ def main(argv: list[str] | None = None) -> int:
         doc = timed("load: parse, normalize, imports, names", lambda: cdl.load(system, limits=limits))
         ws = timed("workspace: copy the documents, index lists", doc._workspace)
         timed("prototypes (cdl:extends)", resolve_prototypes, ws)
-        items = timed("find items", lambda: find_items(ws.roots[0].iterchildren(*_engine._LIST_TAGS)))
+        parents = ws.roots[0].iterchildren(*_engine._LIST_TAGS)
+        # Older engines (--engine) take the parents only and always copy the output.
+        newer = len(inspect.signature(find_items).parameters) == 2
+        items = timed("find items", lambda: find_items(ws, parents) if newer else find_items(parents))
         resolver = ReferenceResolver(ws)
         timed(f"references and expressions ({len(items)} items)", resolver.run, items)
         timed("required check", check_required, ws, resolver)
-        root = timed("build output tree", build_output, ws)
+        root = timed("build output tree", lambda: build_output(ws, consume=True) if newer else build_output(ws))
         data = timed("serialize", to_bytes, root)
         start, cpu = time.perf_counter(), time.process_time()
         del root, resolver, ws, doc, items

@@ -129,14 +129,16 @@ class Resolution:
         ws = document._workspace()
         resolve_prototypes(ws)
         resolver = ReferenceResolver(ws)
-        self._items = find_items(ws.roots[0].iterchildren(*_LIST_TAGS))
+        self._items = find_items(ws, ws.roots[0].iterchildren(*_LIST_TAGS))
         resolver.run(self._items)
         for step in rounds:
             apply_round(ws, resolver, step)
         check_required(ws, resolver)
-        self._ws = ws
-        self._resolver = resolver
+        self._ws: Workspace | None = ws
+        self._resolver: ReferenceResolver | None = resolver
         self._pending: list[Pending] | None = None
+        #: Output trees built by taking the working trees apart (by system_only).
+        self._outputs: dict[bool, etree._Element] = {}
         if validate:
             errors, self.warnings = self.check_types()
             if errors:
@@ -146,13 +148,14 @@ class Resolution:
         """Check each value that has a cdl:type: (errors, warnings), all of them."""
         from .validate import check_types
 
-        ctx = self._ws.ctx
+        ws = self._working()
+        ctx = ws.ctx
 
         def origin(el: etree._Element) -> tuple[str | None, int | None]:
             where = ctx.where(el)
             return where["url"], where["line"]  # type: ignore[return-value]
 
-        root = build_output(self._ws, keep_origins=True)
+        root = build_output(ws, keep_origins=True)
         errors, warnings = check_types(root, self.document.schemas, origin, ctx.prefixes.path_of)
         return list(errors), warnings
 
@@ -160,7 +163,9 @@ class Resolution:
     def pending(self) -> list[Pending]:
         """What is still unresolved, waiting for deploy-time values, in document order."""
         if self._pending is None:
-            self._pending = pending_report(self._ws, self._resolver, self._items)
+            ws = self._working()
+            assert self._resolver is not None
+            self._pending = pending_report(ws, self._resolver, self._items)
         return list(self._pending)
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> Resolution:
@@ -169,15 +174,39 @@ class Resolution:
 
     def tree(self, system_only: bool = False) -> etree._Element:
         """The resolved ``cdl:cdl`` document as a new lxml tree."""
-        return build_output(self._ws, system_only)
+        return copy.deepcopy(self._output(system_only))
 
     def to_bytes(self, system_only: bool = False, pretty: bool = True) -> bytes:
         """The resolved document as UTF-8 XML."""
-        return to_bytes(self.tree(system_only), pretty)
+        return to_bytes(self._output(system_only), pretty)
 
     def to_data(self, system_only: bool = False) -> dict[str, Data]:
         """The resolved lists as plain Python data (dicts, lists, strings, None)."""
-        return to_data(self.tree(system_only))
+        return to_data(self._output(system_only))
+
+    def _output(self, system_only: bool) -> etree._Element:
+        """The output tree, built once and never handed out (callers copy it).
+
+        It is built from the working trees themselves rather than from a copy:
+        copying, and later freeing, an output-sized tree costs as much as
+        serializing it. Whatever still needs the working trees afterwards
+        (another output, type checks) gets them back by resolving again.
+        """
+        out = self._outputs.get(system_only)
+        if out is None:
+            ws = self._working()
+            self.pending  # noqa: B018 -- the report reads the working trees: make it first
+            out = self._outputs[system_only] = build_output(ws, system_only, consume=True)
+            # The items now live in the output; nothing may touch them again.
+            self._ws, self._resolver, self._items = None, None, []
+        return out
+
+    def _working(self) -> Workspace:
+        """The resolved working trees, resolved again if an output took them."""
+        if self._ws is None:
+            again = Resolution(self.document, list(self.rounds))
+            self._ws, self._resolver, self._items = again._working(), again._resolver, again._items
+        return self._ws
 
     def write(self, path: str | os.PathLike[str], system_only: bool = False) -> None:
         """Write the resolved document to ``path`` atomically (never a partial file)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ._model import A_LAZY, CDL_NS, P_REF, T_EXPRESSION, T_SYSTEM, T_VARIABLE, Problems, Workspace, has_value
+from ._model import A_LAZY, CDL_NS, P_REF, T_EXPRESSION, T_SYSTEM, T_VARIABLE, ListScan, Problems, Workspace, has_value
 from ._paths import PrefixError, is_lazy, parse_name_ref, parse_qname
 from ._references import DONE, PENDING, ReferenceResolver, item_kind
 from .errors import DeployValueError, LazinessError, RequiredPropertyError
@@ -173,22 +173,21 @@ def _release(ws: Workspace, el: etree._Element, path: str) -> etree._Element:
     return el
 
 
-_REQUIRED = etree.XPath("descendant-or-self::*[@cdl:use='required']", namespaces={"cdl": CDL_NS})
+_REQUIRED = ListScan("[@cdl:use='required']", {"cdl": CDL_NS})
 
 
 def check_required(ws: Workspace, resolver: ReferenceResolver) -> None:
     """7.4.2: every required property of the main system has a value, or waits for a lazy one."""
     problems = Problems(ws.ctx.limits.max_errors)
-    for parent in ws.roots[0].iterchildren(T_SYSTEM):
-        for el in (found for lst in parent for found in _REQUIRED(lst)):  # per list: XPath node-sets are capped
-            if has_value(el) or el.get(P_REF) is not None or is_lazy(el):
-                continue  # a value, or a reference or lazy mark still pending
-            problems.add(
-                RequiredPropertyError(
-                    'this property is marked cdl:use="required" but has no value',
-                    **ws.ctx.where(el),  # type: ignore[arg-type]
-                )
+    for el in _REQUIRED(ws.roots[0].iterchildren(T_SYSTEM), ws.size_bound()):
+        if has_value(el) or el.get(P_REF) is not None or is_lazy(el):
+            continue  # a value, or a reference or lazy mark still pending
+        problems.add(
+            RequiredPropertyError(
+                'this property is marked cdl:use="required" but has no value',
+                **ws.ctx.where(el),  # type: ignore[arg-type]
             )
+        )
     problems.raise_if_any()
 
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import re
 import xml.parsers.expat as expat
-from collections.abc import Iterator
 
 from lxml import etree
 
 from . import _expressions
 from ._model import (
+    ListScan,
+    elements_bound,
     A_CREF,
     A_EXTENDS,
     A_LAZY,
@@ -94,6 +95,7 @@ def load_document(data: bytes, url: str, index: int, tables: Tables, limits: Lim
     doc = _check_structure(root, url, index, problems)
     problems.raise_if_any()
     doc.uniform_namespaces = uniform
+    doc.size = len(data)
     doc.declared = declared
     doc.namespaces = tuple(sorted(set(declared.values())))
     _normalize(doc, tables, limits, problems)
@@ -416,39 +418,30 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
         for el in parent.iter(T_DOCUMENTATION):
             replace_with_text(el)
     cache = _LoadCache()
-    for parent in parents:
-        for el in (found for lst in parent for found in _annotated(lst)):
-            try:
-                if el.tag == T_EXPRESSION:
-                    _load_expression(el, doc, tables, limits, cache)
-                elif el.tag == T_VARIABLE:
-                    if el.getparent() is None or el.getparent().tag != T_EXPRESSION:
-                        raise ExpressionError("cdl:variable must be a child of cdl:expression", url=doc.url, line=el.sourceline)
-                elif split_clark(el.tag)[0] == CDL_NS:
-                    raise LoadError(
-                        f"cdl:{split_clark(el.tag)[1]} is not allowed inside a property list "
-                        "(only cdl:expression and cdl:documentation are)",
-                        url=doc.url,
-                        line=el.sourceline,
-                    )
-                else:
-                    _load_attributes(el, doc, tables, cache)
-            except CdlError as exc:
-                if exc.path is None and el.getparent() is not None:
-                    exc.path = _path_hint(el)
-                problems.add(exc)
+    for el in _ANNOTATED(parents, elements_bound(doc.size), ns=CDL_NS):
+        try:
+            if el.tag == T_EXPRESSION:
+                _load_expression(el, doc, tables, limits, cache)
+            elif el.tag == T_VARIABLE:
+                if el.getparent() is None or el.getparent().tag != T_EXPRESSION:
+                    raise ExpressionError("cdl:variable must be a child of cdl:expression", url=doc.url, line=el.sourceline)
+            elif split_clark(el.tag)[0] == CDL_NS:
+                raise LoadError(
+                    f"cdl:{split_clark(el.tag)[1]} is not allowed inside a property list "
+                    "(only cdl:expression and cdl:documentation are)",
+                    url=doc.url,
+                    line=el.sourceline,
+                )
+            else:
+                _load_attributes(el, doc, tables, cache)
+        except CdlError as exc:
+            if exc.path is None and el.getparent() is not None:
+                exc.path = _path_hint(el)
+            problems.add(exc)
 
 
-_ANNOTATED = etree.XPath("descendant-or-self::*[namespace-uri()=$ns or @*[namespace-uri()=$ns]]")
-
-
-def _annotated(lst: etree._Element) -> Iterator[etree._Element]:
-    """Elements of one top level list that are CDL elements or carry CDL attributes.
-
-    Asked per list, never of a whole document: libxml2 caps an XPath node-set
-    at ten million nodes.
-    """
-    return iter(_ANNOTATED(lst, ns=CDL_NS))
+#: Elements of top level lists that are CDL elements or carry CDL attributes.
+_ANNOTATED = ListScan("[namespace-uri()=$ns or @*[namespace-uri()=$ns]]")
 
 
 def _path_hint(el: etree._Element) -> str:

@@ -14,6 +14,7 @@ with a tag directly.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -192,6 +193,8 @@ class SourceDoc:
     declared: dict[str | None, str] = field(default_factory=dict)
     #: True when all namespace declarations are on the root element.
     uniform_namespaces: bool = False
+    #: Size of the document in bytes: a bound on its elements (see ListScan).
+    size: int = 0
 
     def list_parents(self, root: etree._Element | None = None) -> list[etree._Element]:
         """The cdl:configuration and cdl:system elements of this document or a copy of it."""
@@ -450,6 +453,45 @@ def _has_level(el: etree._Element, levels: int) -> bool:
     return bool(chain(el))
 
 
+#: libxml2 caps an XPath node-set at ten million nodes, intermediate sets
+#: included; below this many elements a whole part may be scanned at once.
+_WHOLE_SCAN_LIMIT = 8_000_000
+
+
+class ListScan:
+    """One XPath predicate asked of every element of some top level lists.
+
+    The lists of a cdl:configuration or cdl:system are scanned in one C-level
+    evaluation when ``bound`` (an upper bound on the elements below) shows the
+    node-set cannot reach libxml2's cap, else one list at a time: each call
+    costs microseconds before it looks at a node, so thousands of small lists
+    cost more per list than their elements do.
+    """
+
+    def __init__(self, predicate: str, namespaces: dict[str, str] | None = None) -> None:
+        self.per_part = etree.XPath("descendant::*" + predicate, namespaces=namespaces)
+        self.per_list = etree.XPath("descendant-or-self::*" + predicate, namespaces=namespaces)
+
+    def __call__(self, parents: Iterable[etree._Element], bound: int, **variables: object) -> list[etree._Element]:
+        """Matches below each of ``parents`` (list parents), in document order."""
+        found: list[etree._Element] = []
+        for parent in parents:
+            if bound < _WHOLE_SCAN_LIMIT:
+                found.extend(self.per_part(parent, **variables))
+            else:
+                for lst in parent:
+                    found.extend(self.per_list(lst, **variables))
+        return found
+
+
+def elements_bound(size: int) -> int:
+    """At most this many elements fit in ``size`` bytes of XML (``<a/>`` is four).
+
+    Entities that could expand are refused at load, so the bound holds.
+    """
+    return size // 4
+
+
 @dataclass
 class Workspace:
     """Working copies of every document for one resolution, and their lists by name."""
@@ -458,6 +500,11 @@ class Workspace:
     roots: list[etree._Element]
     lists: dict[str, etree._Element]
     budget: Budget
+
+    def size_bound(self) -> int:
+        """An upper bound on the elements of the working trees now: what was
+        read plus every copy charged to the budget."""
+        return elements_bound(sum(doc.size for doc in self.ctx.docs)) + self.budget.elements
 
     def lookup(self, name: NameRef) -> etree._Element | None:
         for candidate in name.candidates:

@@ -29,6 +29,7 @@ from lxml import etree
 
 from . import _expressions
 from ._model import (
+    ListScan,
     A_LAZY,
     CDL_NS,
     ENGINE_NS,
@@ -83,13 +84,12 @@ def _items_in(nodes: Sequence[etree._Element]) -> list[etree._Element]:
     return found
 
 
-def find_items(parents: Iterable[etree._Element]) -> list[etree._Element]:
+_ALL_ITEMS = ListScan(_ITEM_TEST, _NS)
+
+
+def find_items(ws: Workspace, parents: Iterable[etree._Element]) -> list[etree._Element]:
     """Every item under the given list parents, in document order."""
-    found: list[etree._Element] = []
-    for parent in parents:
-        for lst in parent:  # per list: libxml2 caps an XPath node-set at ten million nodes
-            found.extend(_ITEMS(lst))
-    return found
+    return _ALL_ITEMS(parents, ws.size_bound())
 
 
 def item_kind(el: etree._Element) -> str:
@@ -131,6 +131,10 @@ class ReferenceResolver:
         self.waits_on: dict[etree._Element, list[etree._Element]] = {}
         #: Targets whose subtree holds no unresolved item: (elements, characters) below them.
         self.clean: dict[etree._Element, tuple[int, int]] = {}
+        #: Found targets of references with cdl:refroot, by id of the parsed
+        #: reference (kept alive by the tables): such a path means the same
+        #: nodes wherever it is written, and once those are clean they stay so.
+        self.fixed: dict[int, tuple[tuple[etree._Element, ...], int, int]] = {}
         self.problems = Problems(self.ctx.limits.max_errors)
 
     # -- driving ---------------------------------------------------------------
@@ -252,6 +256,10 @@ class ReferenceResolver:
         and characters below them; raise _Blocked when it must wait."""
         ctx = self.ctx
         if ref.refroot is not None:
+            known = self.fixed.get(id(ref))
+            if known is not None:
+                self.ws.budget.check(known[1], known[2], ctx, written)
+                return known
             start = self.ws.lookup(ref.refroot)
             if start is None:
                 raise ReferenceResolutionError(
@@ -306,6 +314,8 @@ class ReferenceResolver:
                 text += size[1]
         else:
             self.ws.budget.check(elements, text, ctx, written)
+        if ref.refroot is not None:
+            self.fixed[id(ref)] = (result.nodes, elements, text)
         return result.nodes, elements, text
 
     def _reference(self, el: etree._Element) -> str:

@@ -19,6 +19,7 @@ from typing import Union
 from lxml import etree
 
 from ._model import (
+    ListScan,
     A_CREF,
     A_LAZY,
     A_REFROOT,
@@ -31,6 +32,7 @@ from ._model import (
     P_REF,
     T_CDL,
     T_CONFIGURATION,
+    T_EXPRESSION,
     T_SYSTEM,
     T_TYPES,
     T_VARIABLE,
@@ -44,10 +46,8 @@ from ._model import (
 Data = Union[str, None, dict[str, "Data"], list["Data"]]
 
 _NS = {"e": ENGINE_NS, "cdl": CDL_NS}
-_WITH_REF = etree.XPath("descendant-or-self::*[@e:ref]", namespaces=_NS)
-_WITH_TYPE = etree.XPath("descendant-or-self::*[@cdl:type]", namespaces=_NS)
-_NOT_LAZY = etree.XPath("descendant-or-self::*[@cdl:lazy='false']", namespaces=_NS)
-_EXPRESSIONS = etree.XPath("descendant::cdl:expression", namespaces=_NS)
+#: Elements the output rewrites: pending references and expressions, types, lazy="false".
+_MARKED = ListScan("[@e:ref or @cdl:type or @cdl:lazy='false' or self::cdl:expression]", _NS)
 _UNQUALIFIED = etree.XPath("boolean(descendant-or-self::*[namespace-uri()=''])")
 _UNQUALIFIED_TYPE = etree.XPath(
     "boolean(descendant-or-self::*[@cdl:type and not(starts-with(@cdl:type, '{'))])", namespaces=_NS
@@ -70,11 +70,15 @@ class _Names:
         return f"{self.prefixes.prefix(uri)}:{local}"
 
 
-def build_output(ws: Workspace, system_only: bool = False, keep_origins: bool = False) -> etree._Element:
+def build_output(
+    ws: Workspace, system_only: bool = False, keep_origins: bool = False, consume: bool = False
+) -> etree._Element:
     """A new cdl:cdl tree holding the main document's resolved lists.
 
     ``keep_origins`` leaves the private document marks in place, for a caller
-    (typed validation) that must report where each value was written.
+    (typed validation) that must report where each value was written. With
+    ``consume`` the working trees' parts move into the output instead of
+    being copied; the workspace is unusable afterwards.
     """
     ctx = ws.ctx
     main = ctx.docs[0]
@@ -84,25 +88,31 @@ def build_output(ws: Workspace, system_only: bool = False, keep_origins: bool = 
         for child in source
         if child.tag == T_SYSTEM or (not system_only and child.tag in (T_TYPES, T_CONFIGURATION))
     ]
-    body = [copy.deepcopy(part) for part in parts]
+    body = parts if consume else [copy.deepcopy(part) for part in parts]
     # First find whether any QName value is unqualified (then the main
     # document's default namespace cannot be kept), then rewrite the values
-    # in one pass. Types are the bulk; their test and their walk stay in C.
+    # in one pass. One C-level scan finds every element the output changes.
     refs: list[tuple[etree._Element, str, Ref]] = []
-    # Each scan below is asked of one top level list at a time: libxml2 caps
-    # an XPath node-set at ten million nodes, which a whole system can exceed.
-    lists = [lst for part in body if part.tag != T_TYPES for lst in part]  # schemas are copied as written
-    for part in lists:
-        for el in _WITH_REF(part):
-            refs.append((el, A_CREF, ctx.tables.refs[int(el.get(P_REF))]))  # type: ignore[arg-type]
-        for expr in _EXPRESSIONS(part):
-            parsed = ctx.tables.exprs[int(expr.get(P_EXPR))]  # type: ignore[arg-type]
-            for var, var_el in zip(parsed.variables, expr.iterchildren(T_VARIABLE)):
+    typed: list[etree._Element] = []
+    content = [part for part in body if part.tag != T_TYPES]  # schemas are copied as written
+    for el in _MARKED(content, ws.size_bound()):
+        index = el.get(P_REF)
+        if index is not None:
+            refs.append((el, A_CREF, ctx.tables.refs[int(index)]))
+        elif el.tag == T_EXPRESSION:
+            parsed = ctx.tables.exprs[int(el.get(P_EXPR))]  # type: ignore[arg-type]
+            for var, var_el in zip(parsed.variables, el.iterchildren(T_VARIABLE)):
                 var_el.set("name", var.name)
                 refs.append((var_el, "ref", var.ref))
-        for el in _NOT_LAZY(part):
+        if el.get(A_LAZY) == "false":
             del el.attrib[A_LAZY]
+        if el.get(A_TYPE) is not None:
+            typed.append(el)
+    for part in content:
         etree.strip_attributes(part, P_REF, P_EXT, P_EXPR, *(() if keep_origins else (P_DOC,)))
+    # Asked of one top level list at a time: libxml2 caps an XPath node-set
+    # at ten million nodes, which a whole system can exceed.
+    lists = [lst for part in content for lst in part]
     default = main.nsmap.get(None) or None
     if default and (
         any(_UNQUALIFIED(part) or _UNQUALIFIED_TYPE(part) for part in lists)
@@ -120,9 +130,8 @@ def build_output(ws: Workspace, system_only: bool = False, keep_origins: bool = 
             text = written[clark] = names.qname(clark)
         return text
 
-    for part in lists:
-        for el in _WITH_TYPE(part):
-            el.set(A_TYPE, qname(el.get(A_TYPE)))  # type: ignore[arg-type]
+    for el in typed:
+        el.set(A_TYPE, qname(el.get(A_TYPE)))  # type: ignore[arg-type]
     for el, attr, ref in refs:
         if attr == A_CREF:
             _write_ref(el, ref, A_CREF, A_REFROOT, ws, qname)
@@ -138,10 +147,22 @@ def build_output(ws: Workspace, system_only: bool = False, keep_origins: bool = 
     nsmap[ctx.prefixes.prefix(CDL_NS)] = CDL_NS
     if default:
         nsmap[None] = default
-    root = etree.Element(T_CDL, nsmap=nsmap)
+    if consume and all(nsmap.get(p) == u for p, u in source.nsmap.items() if u != ENGINE_NS):
+        # The working root already declares what the output root must (the
+        # usual case): keep it, so the parts stay where they are. Moving them
+        # to a new root costs microseconds per element, since every namespace
+        # reference below must be re-pointed at the new root's declarations.
+        root = source
+        for child in list(root):
+            if child not in parts:
+                root.remove(child)
+        root.attrib.clear()
+        root.text = None
+    else:
+        root = etree.Element(T_CDL, nsmap=nsmap)
+        root.extend(body)
     if main.target_ns:
         root.set("targetNamespace", main.target_ns)
-    root.extend(body)
     used_prefixes.add(ctx.prefixes.prefix(CDL_NS))
     # First hoist every declaration to the root: elements are rebound to the
     # root's declarations (nsmap holds every URI any document declares), so

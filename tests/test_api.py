@@ -103,6 +103,30 @@ def test_one_document_resolved_many_times_independently() -> None:
     assert document.resolve().to_bytes() == base.to_bytes()
 
 
+def test_outputs_after_the_working_trees_are_taken() -> None:
+    """to_bytes builds its tree from the working trees themselves; every later
+    call (other outputs, pending, supply, type checks) still sees the same result."""
+    doc = cdl_doc(
+        "<cdl:configuration><T><port cdl:type='xsd:int'>x</port></T></cdl:configuration>"
+        "<cdl:system><s cdl:extends='T'><late cdl:lazy='true'/></s></cdl:system>",
+        "xmlns:xsd='http://www.w3.org/2001/XMLSchema'",
+    )
+    res = load_text(doc).resolve()
+    full = res.to_bytes()
+    assert b"<T>" in full and b"<late" in full
+    system_only = res.to_bytes(system_only=True)
+    assert b"<T>" not in system_only and b"<late" in system_only
+    assert res.to_bytes() == full and res.to_bytes(system_only=True) == system_only
+    tree = res.tree()
+    tree.clear()  # a copy: changing it changes nothing else
+    assert res.to_bytes() == full
+    assert [p.path for p in res.pending] == ["/s/late"]
+    assert res.supply({"s/late": "1"}).pending == []
+    errors_found, _ = res.check_types()
+    assert [e.path for e in errors_found] == ["/T/port", "/s/port"]
+    assert res.to_data()["system"]["s"]["port"] == "x"  # type: ignore[index]
+
+
 def test_a_failed_resolution_leaves_the_document_usable() -> None:
     document = load_text(SERVERS)
     with pytest.raises(cdl.CdlError):
