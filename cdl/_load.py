@@ -461,7 +461,7 @@ def _path_hint(el: etree._Element) -> str:
 class _LoadCache:
     """What one loading pass remembers; dropped once the document is loaded."""
 
-    __slots__ = ("depths", "parsed")
+    __slots__ = ("attributes", "depths", "parsed")
 
     def __init__(self) -> None:
         #: Steps from an element to its top level list.
@@ -469,6 +469,10 @@ class _LoadCache:
         #: Parsed attribute values by their text; only used with uniform
         #: namespaces, where the same text always means the same thing.
         self.parsed: dict[object, object] = {}
+        #: Attributes as written -> (working attributes, whether the content
+        #: needs checking, whether the result depends on the depth); with
+        #: uniform namespaces only.
+        self.attributes: dict[object, tuple[object, bool, bool]] = {}
 
 
 def _depth(el: etree._Element, cache: dict[etree._Element, int]) -> int:
@@ -490,6 +494,40 @@ def _depth(el: etree._Element, cache: dict[etree._Element, int]) -> int:
 
 
 def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache) -> None:
+    """Check and parse the CDL attributes of ``el``, rewriting them into their working form.
+
+    Documents repeat the same attributes on many elements. With uniform
+    namespaces the same attributes always become the same working
+    attributes, so each distinct set is parsed once and replayed after
+    (only the checks that look at the element's content run every time).
+    """
+    if not doc.uniform_namespaces:
+        _parse_attributes(el, doc, tables, cache)
+        return
+    attrib = el.attrib
+    before = tuple(attrib.items())
+    known = cache.attributes.get(before)
+    if known is not None:
+        after, content_check, by_depth = known
+        if by_depth:
+            after = cache.attributes.get((before, _depth(el, cache.depths)))  # type: ignore[assignment]
+        # A reference (or a lazy property) found holding a value takes the
+        # full path, which reports it.
+        if after is not None and not (content_check and (len(el) or (el.text and el.text.strip()))):
+            attrib.clear()
+            attrib.update(after)
+            return
+    _parse_attributes(el, doc, tables, cache)
+    after = tuple(attrib.items())
+    ref = dict(before).get(A_CREF)
+    by_depth = ref is not None and A_REFROOT not in dict(before) and ref.strip().startswith("/")
+    content_check = ref is not None or attrib.get(A_LAZY) == "true"
+    cache.attributes[before] = (None if by_depth else after, content_check, by_depth)
+    if by_depth:
+        cache.attributes[(before, _depth(el, cache.depths))] = after
+
+
+def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache) -> None:
     attrib = el.attrib
     unknown = [k for k in attrib if k.startswith(_CDL_PREFIX) and k not in _KNOWN_ATTRIBUTES]
     if unknown:

@@ -131,7 +131,6 @@ def is_unresolved(el: etree._Element) -> bool:
     return el.get(P_REF) is not None or (el.get(A_LAZY) == "true" and not has_value(el))
 
 
-@dataclass(frozen=True, slots=True)
 class Walk:
     """The outcome of following a path.
 
@@ -141,10 +140,21 @@ class Walk:
     'empty' when a step selects nothing) with ``step`` its index.
     """
 
-    nodes: tuple[etree._Element, ...] = ()
-    blockers: tuple[etree._Element, ...] = ()
-    problem: str | None = None
-    step: int = -1
+    # A plain class: this is made once per reference, and a frozen
+    # dataclass's __init__ costs several times more.
+    __slots__ = ("nodes", "blockers", "problem", "step")
+
+    def __init__(
+        self,
+        nodes: tuple[etree._Element, ...] = (),
+        blockers: tuple[etree._Element, ...] = (),
+        problem: str | None = None,
+        step: int = -1,
+    ) -> None:
+        self.nodes = nodes
+        self.blockers = blockers
+        self.problem = problem
+        self.step = step
 
 
 def walk(start: etree._Element, steps: tuple[str, ...]) -> Walk:

@@ -330,8 +330,13 @@ class ReferenceResolver:
             for target in targets:
                 if len(target):
                     self.ws.budget.check_depth(landing, target, elements, self.ctx, el)
-        del el.attrib[P_REF]
-        el.attrib.pop(A_LAZY, None)
+        attrib = el.attrib
+        del attrib[P_REF]
+        if A_LAZY in attrib:
+            del attrib[A_LAZY]
+        if len(targets) == 1 and not elements:
+            el.text = targets[0].text  # the common case: one leaf value
+            return DONE
         shells = [el]
         for _ in targets[1:]:
             shells.append(el.__deepcopy__(None))  # same name, attributes and origin as el
