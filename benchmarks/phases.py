@@ -1,6 +1,6 @@
 """Time each phase of one resolution, without a profiler's overhead.
 
-    python benchmarks/phases.py N [--shape base|fanin|fanout] [--engine DIR] [--no-gc]
+    python benchmarks/phases.py N [--shape base|fanin|fanout] [--engine DIR] [--with-gc]
 
 Generates the system (benchmarks/generate.py) and runs the phases that
 ``cdl.load(system).resolve().to_bytes()`` runs, one at a time, with a clock
@@ -37,9 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("n", type=int)
     parser.add_argument("--shape", choices=SHAPES, default="base")
     parser.add_argument("--engine", metavar="DIR")
-    parser.add_argument("--no-gc", action="store_true", help="run with Python's cyclic garbage collector disabled")
+    parser.add_argument(
+        "--with-gc",
+        action="store_true",
+        help="keep Python's cyclic garbage collector on (the engine pauses it while it works)",
+    )
     args = parser.parse_args(argv)
-    if args.no_gc:
+    if not args.with_gc:
         import gc
 
         gc.disable()
@@ -64,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="cdl-phases-") as tmp:
         _, system = generate(args.n, tmp, args.shape)
-        gc_note = ", cyclic GC disabled" if args.no_gc else ""
+        gc_note = ", cyclic GC on" if args.with_gc else ""
         print(f"engine: {os.path.dirname(cdl.__file__)}; N = {args.n}, shape {args.shape}{gc_note}")
         doc = timed("load: parse, normalize, imports, names", lambda: cdl.load(system, limits=limits))
         ws = timed("workspace: copy the documents, index lists", doc._workspace)

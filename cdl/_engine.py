@@ -9,9 +9,11 @@ resolve: copy the documents, then prototypes (``_inherit``), references and
 from __future__ import annotations
 
 import copy
+import gc
 import os
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from lxml import etree
@@ -126,14 +128,15 @@ class Resolution:
         self.validate = validate
         #: Types that could not be checked (with validate), as ``file:line: message``.
         self.warnings: list[str] = []
-        ws = document._workspace()
-        resolve_prototypes(ws)
-        resolver = ReferenceResolver(ws)
-        self._items = find_items(ws, ws.roots[0].iterchildren(*_LIST_TAGS))
-        resolver.run(self._items)
-        for step in rounds:
-            apply_round(ws, resolver, step)
-        check_required(ws, resolver)
+        with _cyclic_gc_paused():
+            ws = document._workspace()
+            resolve_prototypes(ws)
+            resolver = ReferenceResolver(ws)
+            self._items = find_items(ws, ws.roots[0].iterchildren(*_LIST_TAGS))
+            resolver.run(self._items)
+            for step in rounds:
+                apply_round(ws, resolver, step)
+            check_required(ws, resolver)
         self._ws: Workspace | None = ws
         self._resolver: ReferenceResolver | None = resolver
         self._pending: list[Pending] | None = None
@@ -196,7 +199,8 @@ class Resolution:
         if out is None:
             ws = self._working()
             self.pending  # noqa: B018 -- the report reads the working trees: make it first
-            out = self._outputs[system_only] = build_output(ws, system_only, consume=True)
+            with _cyclic_gc_paused():
+                out = self._outputs[system_only] = build_output(ws, system_only, consume=True)
             # The items now live in the output; nothing may touch them again.
             self._ws, self._resolver, self._items = None, None, []
         return out
@@ -214,6 +218,27 @@ class Resolution:
 
 
 _LIST_TAGS = (T_CONFIGURATION, T_SYSTEM)
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Run a phase without Python's cyclic garbage collector.
+
+    Loading and resolving keep millions of element proxies and index entries
+    alive until the phase ends, and they form no cycles. Each full collection
+    walks all of them, and collections come more often the more objects
+    there are, so with the collector on, time grew faster than the system
+    (about 18% of a 200,000-component resolution, benchmarks/README.md).
+    Reference counting still frees everything as usual; the collector is
+    switched back on (if it was on) when the phase ends, even on error.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _round(value: RoundLike) -> Round:
@@ -249,7 +274,8 @@ def load(
         resolver=resolver,
         limits=limits or Limits(),
     )
-    docs, tables = load_set(source, options, name)
+    with _cyclic_gc_paused():
+        docs, tables = load_set(source, options, name)
     problems = Problems(options.limits.max_errors)
     registry = build_registry(docs, Prefixes([d.declared for d in docs], docs[0].nsmap.get(None)), problems)
     problems.raise_if_any()

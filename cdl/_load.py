@@ -95,7 +95,7 @@ def load_document(data: bytes, url: str, index: int, tables: Tables, limits: Lim
     doc = _check_structure(root, url, index, problems)
     problems.raise_if_any()
     doc.uniform_namespaces = uniform
-    doc.size = len(data)
+    doc.element_bound = elements_bound(data)
     doc.declared = declared
     doc.namespaces = tuple(sorted(set(declared.values())))
     _normalize(doc, tables, limits, problems)
@@ -418,7 +418,7 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
         for el in parent.iter(T_DOCUMENTATION):
             replace_with_text(el)
     cache = _LoadCache()
-    for el in _ANNOTATED(parents, elements_bound(doc.size), ns=CDL_NS):
+    for el in _ANNOTATED(parents, doc.element_bound, ns=CDL_NS):
         try:
             if el.tag == T_EXPRESSION:
                 _load_expression(el, doc, tables, limits, cache)

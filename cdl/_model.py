@@ -193,8 +193,8 @@ class SourceDoc:
     declared: dict[str | None, str] = field(default_factory=dict)
     #: True when all namespace declarations are on the root element.
     uniform_namespaces: bool = False
-    #: Size of the document in bytes: a bound on its elements (see ListScan).
-    size: int = 0
+    #: At least as many as the document's elements (see ListScan).
+    element_bound: int = 0
 
     def list_parents(self, root: etree._Element | None = None) -> list[etree._Element]:
         """The cdl:configuration and cdl:system elements of this document or a copy of it."""
@@ -455,7 +455,7 @@ def _has_level(el: etree._Element, levels: int) -> bool:
 
 #: libxml2 caps an XPath node-set at ten million nodes, intermediate sets
 #: included; below this many elements a whole part may be scanned at once.
-_WHOLE_SCAN_LIMIT = 8_000_000
+_WHOLE_SCAN_LIMIT = 9_500_000
 
 
 class ListScan:
@@ -484,12 +484,20 @@ class ListScan:
         return found
 
 
-def elements_bound(size: int) -> int:
-    """At most this many elements fit in ``size`` bytes of XML (``<a/>`` is four).
+def elements_bound(data: bytes) -> int:
+    """At least as many as the elements of the XML document ``data``.
 
-    Entities that could expand are refused at load, so the bound holds.
+    Every start tag has a '<' followed by neither '/', '!' nor '?', and each
+    of those three pairs has one '<': so the difference of the counts bounds
+    the elements (text and attribute values hold no raw '<'; any in comments
+    or CDATA only raise the bound). Entities that could expand are refused at
+    load. In an encoding where '<' is not the byte 0x3C (EBCDIC), four bytes
+    per element (``<a/>``) bound it instead.
     """
-    return size // 4
+    head = data.lstrip()[:1]
+    if head != b"<" and not data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00")):
+        return len(data) // 4
+    return data.count(b"<") - data.count(b"</") - data.count(b"<!") - data.count(b"<?")
 
 
 @dataclass
@@ -504,7 +512,7 @@ class Workspace:
     def size_bound(self) -> int:
         """An upper bound on the elements of the working trees now: what was
         read plus every copy charged to the budget."""
-        return elements_bound(sum(doc.size for doc in self.ctx.docs)) + self.budget.elements
+        return sum(doc.element_bound for doc in self.ctx.docs) + self.budget.elements
 
     def lookup(self, name: NameRef) -> etree._Element | None:
         for candidate in name.candidates:

@@ -263,3 +263,21 @@ def test_limits_are_frozen() -> None:
     with pytest.raises(AttributeError):
         limits.max_depth = 1  # type: ignore[misc]
     assert (limits.max_bytes, limits.max_depth, limits.max_errors) == (64 * 1024 * 1024, 10_000, 50)
+
+
+def test_the_cyclic_collector_is_paused_only_while_working() -> None:
+    import gc
+
+    assert gc.isenabled()
+    res = load_text(SERVERS).resolve()
+    res.to_bytes()
+    assert gc.isenabled()
+    with pytest.raises(cdl.CdlError):
+        load_text(system("<s cdl:extends='Nowhere'/>")).resolve()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        load_text(SERVERS).resolve().to_bytes()
+        assert not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()
