@@ -121,11 +121,12 @@ class _Shape:
     lengths, computed once: a resolved prototype never changes, however often
     it is extended."""
 
-    __slots__ = ("children", "tags", "sizes", "texts")
+    __slots__ = ("children", "child_tags", "tags", "sizes", "texts")
 
     def __init__(self, proto: etree._Element) -> None:
         self.children = list(proto)
-        self.tags = frozenset(c.tag for c in self.children)
+        self.child_tags = [c.tag for c in self.children]
+        self.tags = frozenset(self.child_tags)
         self.sizes = [int(_SIZE(c)) for c in self.children]
         self.texts = [int(_TEXT(c)) for c in self.children]
 
@@ -156,14 +157,19 @@ def _merge(
         # Copies need their own document mark only when the prototype was
         # written in another document than the list being resolved.
         mark = proto_doc if proto_doc != list_doc else None
-        landing: int | None = None  # depth of n's children, found when first needed
-        for index, e in enumerate(proto_children):
+        # Charge every copy this merge makes before making any: the budget
+        # refuses an oversized document before it is built.
+        inherited = [i for i, tag in enumerate(shape.child_tags) if tag not in groups]
+        if inherited:
+            sizes = shape.sizes
+            ws.budget.charge(sum(sizes[i] for i in inherited), sum(shape.texts[i] for i in inherited), ws.ctx, n)
+            landing = depth_of(n) + 1
+            if landing + max(sizes[i] for i in inherited) > ws.ctx.limits.max_depth:  # else no copy can matter
+                for i in inherited:
+                    ws.budget.check_depth(landing, proto_children[i], sizes[i], ws.ctx, n)
+        for e in proto_children:
             group = groups.get(e.tag)
             if group is None:
-                ws.budget.charge(shape.sizes[index], shape.texts[index], ws.ctx, n)
-                if landing is None:
-                    landing = depth_of(n) + 1
-                ws.budget.check_depth(landing, e, shape.sizes[index], ws.ctx, n)
                 duplicate = e.__deepcopy__(None)
                 if mark is not None and duplicate.get(P_DOC) is None:
                     duplicate.set(P_DOC, mark)
