@@ -167,15 +167,15 @@ def _merge(
             if landing + max(sizes[i] for i in inherited) > ws.ctx.limits.max_depth:  # else no copy can matter
                 for i in inherited:
                     ws.budget.check_depth(landing, proto_children[i], sizes[i], ws.ctx, n)
-        for e in proto_children:
-            group = groups.get(e.tag)
+        for e, tag in zip(proto_children, shape.child_tags):
+            group = groups.get(tag)
             if group is None:
                 duplicate = e.__deepcopy__(None)
                 if mark is not None and duplicate.get(P_DOC) is None:
                     duplicate.set(P_DOC, mark)
                 merged.append(duplicate)
-            elif e.tag not in placed:
-                placed.add(e.tag)
+            elif tag not in placed:
+                placed.add(tag)
                 for own in group:
                     _inherit_attributes(e, own)
                 merged.extend(group)

@@ -519,8 +519,9 @@ def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: 
             return
     _parse_attributes(el, doc, tables, cache)
     after = tuple(attrib.items())
-    ref = dict(before).get(A_CREF)
-    by_depth = ref is not None and A_REFROOT not in dict(before) and ref.strip().startswith("/")
+    written = dict(before)
+    ref = written.get(A_CREF)
+    by_depth = ref is not None and A_REFROOT not in written and ref.strip().startswith("/")
     content_check = ref is not None or attrib.get(A_LAZY) == "true"
     cache.attributes[before] = (None if by_depth else after, content_check, by_depth)
     if by_depth:

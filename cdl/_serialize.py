@@ -49,9 +49,6 @@ _NS = {"e": ENGINE_NS, "cdl": CDL_NS}
 #: Elements the output rewrites: pending references and expressions, types, lazy="false".
 _MARKED = ListScan("[@e:ref or @cdl:type or @cdl:lazy='false' or self::cdl:expression]", _NS)
 _UNQUALIFIED = etree.XPath("boolean(descendant-or-self::*[namespace-uri()=''])")
-_UNQUALIFIED_TYPE = etree.XPath(
-    "boolean(descendant-or-self::*[@cdl:type and not(starts-with(@cdl:type, '{'))])", namespaces=_NS
-)
 
 
 class _Names:
@@ -115,7 +112,8 @@ def build_output(
     lists = [lst for part in content for lst in part]
     default = main.nsmap.get(None) or None
     if default and (
-        any(_UNQUALIFIED(part) or _UNQUALIFIED_TYPE(part) for part in lists)
+        any(not el.get(A_TYPE).startswith("{") for el in typed)  # type: ignore[union-attr]
+        or any(_UNQUALIFIED(part) for part in lists)
         or any(_unqualified_value(ref, ws) for _, _, ref in refs)
     ):
         # An unqualified element or QName value under a default namespace
