@@ -58,12 +58,21 @@ def main(argv: list[str] | None = None) -> int:
     from cdl._serialize import build_output, to_bytes
 
     limits = cdl.Limits(max_bytes=1 << 40, max_elements=1 << 40)
-    rows: list[tuple[str, float, float]] = []
+    rows: list[tuple[str, float, float, float, int]] = []
+
+    def usage() -> tuple[float, float, float, int]:
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        return time.perf_counter(), ru.ru_utime, ru.ru_stime, ru.ru_minflt
+
+    def record(label: str, before: tuple[float, float, float, int]) -> None:
+        after = usage()
+        wall, user, system, faults = (a - b for a, b in zip(after, before))
+        rows.append((label, user + system, wall, system, int(faults)))
 
     def timed(label, func, *fargs):
-        start, cpu = time.perf_counter(), time.process_time()
+        before = usage()
         result = func(*fargs)
-        rows.append((label, time.process_time() - cpu, time.perf_counter() - start))
+        record(label, before)
         return result
 
     with tempfile.TemporaryDirectory(prefix="cdl-phases-") as tmp:
@@ -82,16 +91,17 @@ def main(argv: list[str] | None = None) -> int:
         timed("required check", check_required, ws, resolver)
         root = timed("build output tree", lambda: build_output(ws, consume=True) if newer else build_output(ws))
         data = timed("serialize", to_bytes, root)
-        start, cpu = time.perf_counter(), time.process_time()
+        before = usage()
         del root, resolver, ws, doc, items
-        rows.append(("free the trees", time.process_time() - cpu, time.perf_counter() - start))
+        record("free the trees", before)
 
     total_cpu = sum(r[1] for r in rows)
     width = max(len(r[0]) for r in rows)
-    print(f"{'phase':<{width}}  {'CPU s':>8}  {'wall s':>8}  {'share':>6}")
-    for label, cpu_s, wall_s in rows:
-        print(f"{label:<{width}}  {cpu_s:8.3f}  {wall_s:8.3f}  {cpu_s / total_cpu:6.1%}")
-    print(f"{'total':<{width}}  {total_cpu:8.3f}")
+    print(f"{'phase':<{width}}  {'CPU s':>8}  {'wall s':>8}  {'share':>6}  {'of which sys s':>14}  {'page faults':>11}")
+    for label, cpu_s, wall_s, sys_s, faults in rows:
+        print(f"{label:<{width}}  {cpu_s:8.3f}  {wall_s:8.3f}  {cpu_s / total_cpu:6.1%}  {sys_s:14.3f}  {faults:11d}")
+    total_sys, total_faults = sum(r[3] for r in rows), sum(r[4] for r in rows)
+    print(f"{'total':<{width}}  {total_cpu:8.3f}  {'':8}  {'':6}  {total_sys:14.3f}  {total_faults:11d}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"output {len(data)} bytes; peak memory {peak:.0f} MB")
     return 0
