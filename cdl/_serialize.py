@@ -46,8 +46,12 @@ from ._model import (
 Data = Union[str, None, dict[str, "Data"], list["Data"]]
 
 _NS = {"e": ENGINE_NS, "cdl": CDL_NS}
-#: Elements the output rewrites: pending references and expressions, types, lazy="false".
-_MARKED = ListScan("[@e:ref or @cdl:type or @cdl:lazy='false' or self::cdl:expression]", _NS)
+#: Elements with any attribute: once the document marks are gone, these are
+#: few, and they include all the output rewrites (pending references and
+#: expressions, types, lazy="false"). libxml2 tests one attribute axis per
+#: element much faster than the four tests that pick those out, which Python
+#: then applies to the few found.
+_ATTRIBUTED = ListScan("[@*]")
 _UNQUALIFIED = etree.XPath("boolean(descendant-or-self::*[namespace-uri()=''])")
 
 
@@ -92,21 +96,25 @@ def build_output(
     refs: list[tuple[etree._Element, str, Ref]] = []
     typed: list[etree._Element] = []
     content = [part for part in body if part.tag != T_TYPES]  # schemas are copied as written
-    for el in _MARKED(content, ws.size_bound()):
-        index = el.get(P_REF)
+    for part in content:
+        etree.strip_attributes(part, P_EXT, *(() if keep_origins else (P_DOC,)))
+    for el in _ATTRIBUTED(content, ws.size_bound()):
+        attrib = el.attrib
+        index = attrib.get(P_REF)
         if index is not None:
             refs.append((el, A_CREF, ctx.tables.refs[int(index)]))
         elif el.tag == T_EXPRESSION:
-            parsed = ctx.tables.exprs[int(el.get(P_EXPR))]  # type: ignore[arg-type]
+            parsed = ctx.tables.exprs[int(attrib[P_EXPR])]
             for var, var_el in zip(parsed.variables, el.iterchildren(T_VARIABLE)):
                 var_el.set("name", var.name)
                 refs.append((var_el, "ref", var.ref))
-        if el.get(A_LAZY) == "false":
-            del el.attrib[A_LAZY]
-        if el.get(A_TYPE) is not None:
+        lazy = attrib.get(A_LAZY)
+        if lazy == "false":
+            del attrib[A_LAZY]
+        if A_TYPE in attrib:
             typed.append(el)
     for part in content:
-        etree.strip_attributes(part, P_REF, P_EXT, P_EXPR, *(() if keep_origins else (P_DOC,)))
+        etree.strip_attributes(part, P_REF, P_EXPR)
     # Asked of one top level list at a time: libxml2 caps an XPath node-set
     # at ten million nodes, which a whole system can exceed.
     lists = [lst for part in content for lst in part]
