@@ -398,9 +398,11 @@ class Budget:
 
     def charge(self, elements: int, text: int, ctx: Context, el: etree._Element) -> None:
         """Count a copy about to be made."""
-        self.check(elements, text, ctx, el)
-        self.elements += elements
-        self.text += text
+        total_elements, total_text = self.elements + elements, self.text + text
+        limits = self.limits
+        if total_elements > limits.max_elements or total_text > limits.max_text:
+            self.check(elements, text, ctx, el)  # raises, saying which limit
+        self.elements, self.text = total_elements, total_text
 
     def check_depth(self, landing: int, source: etree._Element, bound: int, ctx: Context, where: etree._Element) -> None:
         """Refuse a copy of ``source``'s subtree that would nest deeper than max_depth.

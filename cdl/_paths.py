@@ -162,17 +162,34 @@ def walk(start: etree._Element, steps: tuple[str, ...]) -> Walk:
 
     Every node of a step's set has the same depth, so parents taken in order
     and children concatenated in order keep document order. This runs once
-    per reference, so the common single-node case avoids building sets.
+    per reference: while the set holds one node, the common case, it is kept
+    as that node, without building sets.
     """
-    current: list[etree._Element] = [start]
+    node = start
     for i, step in enumerate(steps):
         if step == UP:
-            if len(current) == 1:
-                parent = current[0].getparent()
-                if parent is None or parent.tag in LIST_PARENTS:
-                    return Walk(problem="above", step=i)
-                current = [parent]
-                continue
+            parent = node.getparent()
+            if parent is None or parent.tag in LIST_PARENTS:
+                return Walk(problem="above", step=i)
+            node = parent
+            continue
+        # is_unresolved, inlined: this runs for every step of every path.
+        if node.get(P_REF) is not None or (node.get(A_LAZY) == "true" and not has_value(node)):
+            return Walk(blockers=(node,))
+        found = list(node.iterchildren(step))
+        if len(found) != 1:
+            if not found:
+                return Walk(problem="empty", step=i)
+            return _walk_set(found, steps, i + 1)
+        node = found[0]
+    return Walk(nodes=(node,))
+
+
+def _walk_set(current: list[etree._Element], steps: tuple[str, ...], first: int) -> Walk:
+    """Follow ``steps[first:]`` from a set of nodes, all of the same depth."""
+    for i in range(first, len(steps)):
+        step = steps[i]
+        if step == UP:
             parents: list[etree._Element] = []
             seen: set[etree._Element] = set()
             for node in current:
@@ -184,17 +201,10 @@ def walk(start: etree._Element, steps: tuple[str, ...]) -> Walk:
                     parents.append(parent)
             current = parents
             continue
-        if len(current) == 1:
-            node = current[0]
-            # is_unresolved, inlined: this runs for every step of every path.
-            if node.get(P_REF) is not None or (node.get(A_LAZY) == "true" and not has_value(node)):
-                return Walk(blockers=(node,))
-            current = list(node.iterchildren(step))
-        else:
-            blockers = [node for node in current if is_unresolved(node)]
-            if blockers:
-                return Walk(blockers=tuple(blockers))
-            current = [child for node in current for child in node.iterchildren(step)]
+        blockers = [node for node in current if is_unresolved(node)]
+        if blockers:
+            return Walk(blockers=tuple(blockers))
+        current = [child for node in current for child in node.iterchildren(step)]
         if not current:
             return Walk(problem="empty", step=i)
     return Walk(nodes=tuple(current))

@@ -31,6 +31,7 @@ from . import _expressions
 from ._model import (
     ListScan,
     A_LAZY,
+    Context,
     CDL_NS,
     ENGINE_NS,
     P_DOC,
@@ -288,10 +289,35 @@ class ReferenceResolver:
                 code="REF_NOT_FOUND",
                 **ctx.where(written),  # type: ignore[arg-type]
             )
+        nodes = result.nodes
+        clean = self.clean
+        budget = self.ws.budget
+        if len(nodes) == 1 and nodes[0] not in clean and not len(nodes[0]):
+            # The common case, a leaf found for the first time: its size is
+            # its text, and it blocks only if it is an item itself.
+            leaf = nodes[0]
+            value = leaf.text
+            size = (0, len(value) if value else 0)
+            elements, text = size
+            if budget.text + text > budget.limits.max_text:
+                budget.check(elements, text, ctx, written)  # raises
+            if leaf.get(P_REF) is not None or leaf.get(A_LAZY) == "true" or leaf.tag == T_EXPRESSION:
+                raise _Blocked((leaf,))
+            clean[leaf] = size
+        else:
+            elements, text = self._measure(nodes, ctx, written)
+        if ref.refroot is not None:
+            self.fixed[id(ref)] = (nodes, elements, text)
+        return nodes, elements, text
+
+    def _measure(self, nodes: tuple[etree._Element, ...], ctx: Context, written: etree._Element) -> tuple[int, int]:
+        """Elements and characters below ``nodes``; raise _Blocked if an item is among them."""
+        clean = self.clean
+        budget = self.ws.budget
         elements = text = 0
         unknown: list[etree._Element] = []
-        for node in result.nodes:
-            known = self.clean.get(node)
+        for node in nodes:
+            known = clean.get(node)
             if known is None:
                 unknown.append(node)
             else:
@@ -299,24 +325,24 @@ class ReferenceResolver:
                 text += known[1]
         if unknown:
             measured = [_size(node) for node in unknown]
+            for size in measured:
+                elements += size[0]
+                text += size[1]
             # Refuse an oversized copy before scanning it: scanning is as
             # costly as copying, and a doubling document would otherwise be
             # walked whole first.
-            self.ws.budget.check(elements + sum(m[0] for m in measured), text + sum(m[1] for m in measured), ctx, written)
+            budget.check(elements, text, ctx, written)
             blockers = _items_in(unknown)
             if blockers:
                 raise _Blocked(blockers)
             for node, size in zip(unknown, measured):
                 # Resolution only ever removes items, so a subtree found clean
                 # stays clean (and the same size): remember it.
-                self.clean[node] = size
-                elements += size[0]
-                text += size[1]
+                clean[node] = size
         else:
-            self.ws.budget.check(elements, text, ctx, written)
-        if ref.refroot is not None:
-            self.fixed[id(ref)] = (result.nodes, elements, text)
-        return result.nodes, elements, text
+            budget.check(elements, text, ctx, written)
+        return elements, text
+
 
     def _reference(self, el: etree._Element) -> str:
         """7.3.2: replace ``el`` by one copy per target, holding the target's value."""
