@@ -622,9 +622,9 @@ def _parse_ref(
         key = (text, refroot_text, depth)
         cached = cache.parsed.get(key)
         if cached is None:
-            cached = cache.parsed[key] = _parse_ref_text(text, refroot_text, doc.nsmap, depth, doc, written_on)
-        return cached
-    return _parse_ref_text(text, refroot_text, written_on.nsmap, depth, doc, written_on)
+            cached = cache.parsed[key] = _parse_ref_text(text, refroot_text, doc.nsmap, depth, doc, written_on, cache.parsed)
+        return cached  # type: ignore[return-value]
+    return _parse_ref_text(text, refroot_text, written_on.nsmap, depth, doc, written_on, None)
 
 
 def _parse_ref_text(
@@ -634,15 +634,28 @@ def _parse_ref_text(
     depth: int,
     doc: SourceDoc,
     written_on: etree._Element,
+    parsed: dict[object, object] | None,
 ) -> Ref:
+    """Parse a reference's texts. ``parsed`` (with uniform namespaces, where
+    the same text always means the same) remembers the refroot names and
+    paths: a document repeats the same path under many refroots."""
     refroot: NameRef | None = None
     if refroot_text is not None:
-        try:
-            refroot = parse_name_ref(refroot_text, nsmap, doc.target_ns)
-        except PrefixError as exc:
-            raise NameResolutionError(f"refroot: {exc}", code="BAD_QNAME", url=doc.url, line=written_on.sourceline) from None
+        refroot = parsed.get(("refroot", refroot_text)) if parsed is not None else None  # type: ignore[assignment]
+        if refroot is None:
+            try:
+                refroot = parse_name_ref(refroot_text, nsmap, doc.target_ns)
+            except PrefixError as exc:
+                raise NameResolutionError(f"refroot: {exc}", code="BAD_QNAME", url=doc.url, line=written_on.sourceline) from None
+            if parsed is not None:
+                parsed[("refroot", refroot_text)] = refroot
     try:
-        absolute, steps = parse_path(text, nsmap)
+        path = parsed.get(("path", text)) if parsed is not None else None
+        if path is None:
+            path = parse_path(text, nsmap)
+            if parsed is not None:
+                parsed[("path", text)] = path
+        absolute, steps = path  # type: ignore[misc]
     except PathSyntaxError as exc:
         raise ReferenceResolutionError(
             f"path {text!r} is not valid (7.3.1: Path ::= ('/')? Step ('/' Step)*, Step ::= '.' | '..' | QName): {exc}",
