@@ -121,7 +121,7 @@ class _Shape:
     lengths, computed once: a resolved prototype never changes, however often
     it is extended."""
 
-    __slots__ = ("children", "child_tags", "tags", "sizes", "texts")
+    __slots__ = ("children", "child_tags", "tags", "sizes", "texts", "attributes", "child_attributes")
 
     def __init__(self, proto: etree._Element) -> None:
         self.children = list(proto)
@@ -129,6 +129,14 @@ class _Shape:
         self.tags = frozenset(self.child_tags)
         self.sizes = [int(_SIZE(c)) for c in self.children]
         self.texts = [int(_TEXT(c)) for c in self.children]
+        #: The attributes each passes on (most children have none): reading
+        #: an element's attributes from lxml builds every name anew.
+        self.attributes = _inheritable(proto)
+        self.child_attributes = [_inheritable(c) for c in self.children]
+
+
+def _inheritable(el: etree._Element) -> tuple[tuple[str, str], ...]:
+    return tuple((key, value) for key, value in el.attrib.items() if key not in _NOT_INHERITED)
 
 
 def _shape(proto: etree._Element, shapes: dict[etree._Element, _Shape]) -> _Shape:
@@ -167,7 +175,7 @@ def _merge(
             if landing + max(sizes[i] for i in inherited) > ws.ctx.limits.max_depth:  # else no copy can matter
                 for i in inherited:
                     ws.budget.check_depth(landing, proto_children[i], sizes[i], ws.ctx, n)
-        for e, tag in zip(proto_children, shape.child_tags):
+        for e, tag, attributes in zip(proto_children, shape.child_tags, shape.child_attributes):
             group = groups.get(tag)
             if group is None:
                 duplicate = e.__deepcopy__(None)
@@ -176,29 +184,35 @@ def _merge(
                 merged.append(duplicate)
             elif tag not in placed:
                 placed.add(tag)
-                for own in group:
-                    _inherit_attributes(e, own)
+                if attributes:
+                    for own in group:
+                        _inherit_attributes(attributes, own)
                 merged.extend(group)
         if not own_value and proto.text and proto.text.strip():
             # A list whose prototype's value is text inherits it like any value.
             n.text = proto.text
     merged.extend(child for child in own_children if child.tag not in proto_tags)
     n[:] = merged
-    _inherit_attributes(proto, n, own_value=own_value, own_ref=own_ref)
+    if shape.attributes:
+        _inherit_attributes(shape.attributes, n, own_value=own_value, own_ref=own_ref)
     del n.attrib[P_EXT]
 
 
 def _inherit_attributes(
-    src: etree._Element, dst: etree._Element, own_value: bool | None = None, own_ref: bool | None = None
+    attributes: tuple[tuple[str, str], ...],
+    dst: etree._Element,
+    own_value: bool | None = None,
+    own_ref: bool | None = None,
 ) -> None:
-    """7.2.2.2 with the special cases of 7.3.4 and NOTES.md for cdl:lazy."""
+    """7.2.2.2 with the special cases of 7.3.4 and NOTES.md for cdl:lazy:
+    ``dst`` takes those of the prototype's ``attributes`` it lacks."""
     if own_value is None:
         own_value = has_value(dst)
     if own_ref is None:
         own_ref = dst.get(P_REF) is not None
     attrib = dst.attrib
-    for key, value in src.attrib.items():
-        if key in _NOT_INHERITED or key in attrib:
+    for key, value in attributes:
+        if key in attrib:
             continue
         if key in _VALUE_GIVING and (own_value or own_ref):
             continue

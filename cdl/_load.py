@@ -440,8 +440,12 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
             problems.add(exc)
 
 
-#: Elements of top level lists that are CDL elements or carry CDL attributes.
-_ANNOTATED = ListScan("[namespace-uri()=$ns or @*[namespace-uri()=$ns]]")
+#: Elements of top level lists that are CDL elements or carry attributes
+#: (CDL attributes among them: libxml2 tests "any attribute" much faster than
+#: "an attribute in this namespace", and other attributes are rare).
+_ANNOTATED = ListScan("[@* or namespace-uri()=$ns]")
+#: Cached for attributes that loading leaves as they are.
+_UNCHANGED: tuple[tuple[str, str], ...] = ()
 
 
 def _path_hint(el: etree._Element) -> str:
@@ -509,6 +513,8 @@ def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: 
     known = cache.attributes.get(before)
     if known is not None:
         after, content_check, by_depth = known
+        if after is _UNCHANGED:
+            return
         if by_depth:
             after = cache.attributes.get((before, _depth(el, cache.depths)))  # type: ignore[assignment]
         # A reference (or a lazy property) found holding a value takes the
@@ -523,6 +529,8 @@ def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: 
     ref = written.get(A_CREF)
     by_depth = ref is not None and A_REFROOT not in written and ref.strip().startswith("/")
     content_check = ref is not None or attrib.get(A_LAZY) == "true"
+    if after == before and not content_check and not by_depth:
+        after = _UNCHANGED  # nothing to rewrite and nothing to check again
     cache.attributes[before] = (None if by_depth else after, content_check, by_depth)
     if by_depth:
         cache.attributes[(before, _depth(el, cache.depths))] = after

@@ -402,7 +402,9 @@ class ReferenceResolver:
                     code="VARIABLE_MULTIPLE",
                     **ctx.where(var_el),  # type: ignore[arg-type]
                 )
-            values[var.name] = "".join(nodes[0].itertext())
+            node = nodes[0]
+            # A leaf's string value is its text: no iterator needed.
+            values[var.name] = "".join(node.itertext()) if len(node) else (node.text or "")
         if blockers:
             raise _Blocked(blockers)
         try:

@@ -243,6 +243,44 @@ def test_lazy_on_a_property_with_a_value() -> None:
     assert (info.value.code, info.value.line, info.value.path) == ("LAZY_WITH_VALUE", 3, "/s/p")
 
 
+# Each distinct set of attributes is parsed once and replayed on the elements
+# that repeat it: the checks that look at an element's content must still run
+# on every one of them, and attributes that need no rewriting stay as written.
+
+
+def test_repeated_lazy_mark_is_checked_on_every_element() -> None:
+    with pytest.raises(CdlError) as info:
+        load_text(system('<s>\n<a cdl:lazy="true"/>\n<b cdl:lazy="true"/>\n<c cdl:lazy="true">5</c></s>'))
+    assert (info.value.code, info.value.line, info.value.path) == ("LAZY_WITH_VALUE", 4, "/s/c")
+
+
+def test_repeated_reference_is_checked_on_every_element() -> None:
+    with pytest.raises(CdlError) as info:
+        load_text(system('<s><v>1</v>\n<a cdl:ref="../v"/>\n<b cdl:ref="../v">5</b></s>'))
+    assert (info.value.code, info.value.line, info.value.path) == ("REF_WITH_CHILDREN", 3, "/s/b")
+
+
+def test_other_attributes_are_kept_beside_and_without_cdl_ones() -> None:
+    res = resolve_text(
+        system(
+            '<s xmlns:x="urn:x" xmlns:xsd="http://www.w3.org/2001/XMLSchema">'
+            '<a x:unit="s">1</a><b x:unit="s">2</b>'
+            '<c x:unit="s" cdl:type="xsd:int">3</c><d x:unit="s" cdl:type="xsd:int">4</d>'
+            '<e cdl:use="optional">5</e><f cdl:use="optional">6</f></s>'
+        )
+    )
+    out = res.tree()
+    s_el = out.find(f"{{{CDL_NS}}}system/s")
+    assert [(el.tag, dict(el.attrib)) for el in s_el] == [
+        ("a", {"{urn:x}unit": "s"}),
+        ("b", {"{urn:x}unit": "s"}),
+        ("c", {"{urn:x}unit": "s", f"{{{CDL_NS}}}type": "xsd:int"}),
+        ("d", {"{urn:x}unit": "s", f"{{{CDL_NS}}}type": "xsd:int"}),
+        ("e", {f"{{{CDL_NS}}}use": "optional"}),
+        ("f", {f"{{{CDL_NS}}}use": "optional"}),
+    ]
+
+
 @pytest.mark.parametrize(
     "lists",
     [
