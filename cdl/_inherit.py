@@ -87,11 +87,10 @@ def resolve_prototypes(ws: Workspace) -> None:
                 continue
             # Every prototype this list needs is complete: merge, innermost
             # (and last) first so ancestors see their children resolved.
-            list_doc = frame.lst.get(P_DOC)
             for el in reversed(frame.elements):
                 target = ws.lookup(ctx.tables.names[int(el.get(P_EXT))])  # type: ignore[arg-type]
                 assert target is not None
-                _merge(el, target, ws, list_doc, shapes)
+                _merge(el, target, ws, shapes)
             state[frame.lst] = _DONE
             stack.pop()
     problems.raise_if_any()
@@ -133,6 +132,15 @@ class _Shape:
         #: an element's attributes from lxml builds every name anew.
         self.attributes = _inheritable(proto)
         self.child_attributes = [_inheritable(c) for c in self.children]
+        # Copies must say which document they were written in. Marking the
+        # prototype's children once (a list is marked, so this says nothing
+        # new about them) lets every copy carry the mark, instead of marking
+        # each copy of each child.
+        doc = proto.get(P_DOC)
+        if doc is not None:
+            for child in self.children:
+                if child.get(P_DOC) is None:
+                    child.set(P_DOC, doc)
 
 
 def _inheritable(el: etree._Element) -> tuple[tuple[str, str], ...]:
@@ -147,7 +155,7 @@ def _shape(proto: etree._Element, shapes: dict[etree._Element, _Shape]) -> _Shap
 
 
 def _merge(
-    n: etree._Element, proto: etree._Element, ws: Workspace, list_doc: str | None, shapes: dict[etree._Element, _Shape]
+    n: etree._Element, proto: etree._Element, ws: Workspace, shapes: dict[etree._Element, _Shape]
 ) -> None:
     """Inherit elements then attributes from ``proto`` into ``n`` (7.2.2)."""
     own_value = has_value(n)
@@ -161,10 +169,6 @@ def _merge(
     merged: list[etree._Element] = []
     if not own_ref:  # 7.3.4 case 3: a reference replaces the inherited value
         placed: set[str] = set()
-        proto_doc = proto.get(P_DOC)
-        # Copies need their own document mark only when the prototype was
-        # written in another document than the list being resolved.
-        mark = proto_doc if proto_doc != list_doc else None
         # Charge every copy this merge makes before making any: the budget
         # refuses an oversized document before it is built.
         inherited = [i for i, tag in enumerate(shape.child_tags) if tag not in groups]
@@ -178,10 +182,7 @@ def _merge(
         for e, tag, attributes in zip(proto_children, shape.child_tags, shape.child_attributes):
             group = groups.get(tag)
             if group is None:
-                duplicate = e.__deepcopy__(None)
-                if mark is not None and duplicate.get(P_DOC) is None:
-                    duplicate.set(P_DOC, mark)
-                merged.append(duplicate)
+                merged.append(e.__deepcopy__(None))  # marked with its document (_Shape)
             elif tag not in placed:
                 placed.add(tag)
                 if attributes:
