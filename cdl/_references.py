@@ -136,6 +136,8 @@ class ReferenceResolver:
         #: reference (kept alive by the tables): such a path means the same
         #: nodes wherever it is written, and once those are clean they stay so.
         self.fixed: dict[int, tuple[tuple[etree._Element, ...], int, int]] = {}
+        #: Targets whose children carry their document mark.
+        self.marked: set[etree._Element] = set()
         self.problems = Problems(self.ctx.limits.max_errors)
 
     # -- driving ---------------------------------------------------------------
@@ -373,12 +375,18 @@ class ReferenceResolver:
         for shell, target in zip(shells, targets):
             shell.text = target.text
             if len(target):
-                origin = doc_index_of(target)
+                if target not in self.marked:
+                    # Copies must say which document they were written in:
+                    # mark the target's children once (a clean target never
+                    # changes), so that every copy carries the mark.
+                    self.marked.add(target)
+                    origin = doc_index_of(target)
+                    if origin is not None:
+                        for child in target:
+                            if child.get(P_DOC) is None:
+                                child.set(P_DOC, str(origin))
                 for child in target:
-                    duplicate = child.__deepcopy__(None)
-                    if duplicate.get(P_DOC) is None and origin is not None:
-                        duplicate.set(P_DOC, str(origin))
-                    shell.append(duplicate)
+                    shell.append(child.__deepcopy__(None))
         return DONE
 
     def _expression(self, el: etree._Element) -> str:

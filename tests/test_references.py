@@ -248,6 +248,29 @@ def test_error_in_an_inherited_reference_points_at_the_template(write_docs, tmp_
     assert (error.code, error.url, error.line, error.path) == ("REF_NOT_FOUND", str(tmp_path / "lib.cdl"), 3, "/s/p")
 
 
+@pytest.mark.parametrize("copies", [1, 3])
+def test_values_copied_by_reference_keep_their_document(write_docs, tmp_path, copies: int) -> None:
+    # Checked by typed validation, which reports where a bad value was written:
+    # in the imported document, however many times it was copied.
+    xsd = 'xmlns:xsd="http://www.w3.org/2001/XMLSchema"'
+    holders = "".join(f"<c{i} cdl:refroot='Lib' cdl:ref='/conf'/>" for i in range(copies))
+    main = write_docs(
+        {
+            "main.cdl": cdl_doc(imp("lib.cdl") + f"<cdl:system><s>{holders}</s></cdl:system>"),
+            "lib.cdl": cdl_doc(
+                f"<cdl:configuration>\n<Lib><conf>\n<port {xsd} cdl:type='xsd:positiveInteger'>-3</port>"
+                "</conf></Lib></cdl:configuration>"
+            ),
+        }
+    )
+    with pytest.raises(CdlError) as info:
+        cdl.load(main).resolve(validate=True)
+    errors = getattr(info.value, "errors", [info.value])
+    assert [(e.code, e.url, e.line, e.path) for e in errors] == [
+        ("TYPE_INVALID", str(tmp_path / "lib.cdl"), 3, f"/s/c{i}/port") for i in range(copies)
+    ]
+
+
 def test_several_reference_errors_are_all_reported() -> None:
     with pytest.raises(cdl.CdlErrorGroup) as info:
         resolve_text(lines_doc(["<S>", "<a cdl:ref='/x'/>", "<b cdl:ref='/y'/>", "<c cdl:ref='..'/>", "</S>"]))
