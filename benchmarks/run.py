@@ -317,14 +317,18 @@ def _fmt(value: float | None, spec: str) -> str:
     return format(value, spec)
 
 
+def _headed(header: str) -> list[str]:
+    """A Markdown table's first two rows: ``header`` and its rule."""
+    return [header, "|" + "|".join("-" * len(cell) for cell in header.split("|")[1:-1]) + "|"]
+
+
 def table(results: list[Measure]) -> str:
     header = (
         f"| {'shape':<6} | {'N':>7} | {'engine s':>9} | {'floor s':>8} | {'x floor':>7} | {'growth':>6} | "
         f"{'wall s':>8} | {'x floor':>7} | "
         f"{'engine MB':>9} | {'floor MB':>8} | {'x mem':>5} | {'out elements':>12} | {'us/comp':>7} |"
     )
-    rule = "|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|"
-    rows = [header, rule]
+    rows = _headed(header)
     previous: dict[str, Measure] = {}
     for m in results:
         prev = previous.get(m.shape)
@@ -350,8 +354,7 @@ def kernel_table(results: list[Measure]) -> str:
         f"| {'shape':<6} | {'N':>7} | {'engine sys s':>12} | {'page faults':>11} | {'us/fault':>8} | "
         f"{'user s':>8} | {'user growth':>11} | {'floor sys s':>11} | {'page faults':>11} | {'us/fault':>8} |"
     )
-    rule = "|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|"
-    rows = [header, rule]
+    rows = _headed(header)
     previous: dict[str, Measure] = {}
     for m in results:
         if m.engine is None:
