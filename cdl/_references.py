@@ -139,6 +139,7 @@ class ReferenceResolver:
         #: Targets whose children carry their document mark.
         self.marked: set[etree._Element] = set()
         self.problems = Problems(self.ctx.limits.max_errors)
+        self.refs = self.ctx.tables.refs
 
     # -- driving ---------------------------------------------------------------
 
@@ -236,10 +237,11 @@ class ReferenceResolver:
 
     def _attempt(self, item: etree._Element) -> str:
         """Resolve ``item`` now, or raise _Blocked / CdlError. Returns the new state."""
-        if item.get(P_REF) is not None:
-            if is_lazy(item):
+        index = item.get(P_REF)
+        if index is not None:
+            if item.get(A_LAZY) == "true":
                 return PENDING  # a lazy reference waits for its release (7.5.3)
-            return self._reference(item)
+            return self._reference(item, index)
         if item.tag == T_EXPRESSION:
             if _lazy_variables(item):
                 return PENDING
@@ -271,9 +273,7 @@ class ReferenceResolver:
                     **ctx.where(written),  # type: ignore[arg-type]
                 )
         else:
-            parent = holder.getparent()
-            assert parent is not None
-            start = parent
+            start = holder.getparent()  # a property always has its list above it
         result = walk(start, ref.steps)
         if result.blockers:
             raise _Blocked(result.blockers)
@@ -346,9 +346,10 @@ class ReferenceResolver:
         return elements, text
 
 
-    def _reference(self, el: etree._Element) -> str:
-        """7.3.2: replace ``el`` by one copy per target, holding the target's value."""
-        ref = self.ctx.tables.refs[int(el.get(P_REF))]  # type: ignore[arg-type]
+    def _reference(self, el: etree._Element, index: str) -> str:
+        """7.3.2: replace ``el`` (whose reference is ``index``) by one copy per
+        target, holding the target's value."""
+        ref = self.refs[int(index)]
         targets, elements, text = self._targets(ref, el, el, "path")
         self.ws.budget.charge(elements + len(targets) - 1, text, self.ctx, el)
         if elements:
