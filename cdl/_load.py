@@ -444,8 +444,9 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
 #: (CDL attributes among them: libxml2 tests "any attribute" much faster than
 #: "an attribute in this namespace", and other attributes are rare).
 _ANNOTATED = ListScan("[@* or namespace-uri()=$ns]")
-#: Cached for attributes that loading leaves as they are.
-_UNCHANGED: tuple[tuple[str, str], ...] = ()
+#: Cached for attributes that loading leaves as they are (a sentinel: no
+#: tuple of attributes is this object).
+_UNCHANGED = object()
 
 
 def _path_hint(el: etree._Element) -> str:
@@ -529,9 +530,13 @@ def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: 
     ref = written.get(A_CREF)
     by_depth = ref is not None and A_REFROOT not in written and ref.strip().startswith("/")
     content_check = ref is not None or attrib.get(A_LAZY) == "true"
-    if after == before and not content_check and not by_depth:
-        after = _UNCHANGED  # nothing to rewrite and nothing to check again
-    cache.attributes[before] = (None if by_depth else after, content_check, by_depth)
+    if by_depth:
+        kept: object = None
+    elif after == before and not content_check:
+        kept = _UNCHANGED  # nothing to rewrite and nothing to check again
+    else:
+        kept = after
+    cache.attributes[before] = (kept, content_check, by_depth)
     if by_depth:
         cache.attributes[(before, _depth(el, cache.depths))] = after
 

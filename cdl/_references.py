@@ -345,7 +345,6 @@ class ReferenceResolver:
             budget.check(elements, text, ctx, written)
         return elements, text
 
-
     def _reference(self, el: etree._Element, index: str) -> str:
         """7.3.2: replace ``el`` (whose reference is ``index``) by one copy per
         target, holding the target's value."""

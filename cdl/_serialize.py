@@ -108,8 +108,7 @@ def build_output(
             for var, var_el in zip(parsed.variables, el.iterchildren(T_VARIABLE)):
                 var_el.set("name", var.name)
                 refs.append((var_el, "ref", var.ref))
-        lazy = attrib.get(A_LAZY)
-        if lazy == "false":
+        if attrib.get(A_LAZY) == "false":
             del attrib[A_LAZY]
         if A_TYPE in attrib:
             typed.append(el)
