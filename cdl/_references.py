@@ -292,20 +292,18 @@ class ReferenceResolver:
                 **ctx.where(written),  # type: ignore[arg-type]
             )
         nodes = result.nodes
-        clean = self.clean
         budget = self.ws.budget
-        if len(nodes) == 1 and nodes[0] not in clean and not len(nodes[0]):
-            # The common case, a leaf found for the first time: its size is
-            # its text, and it blocks only if it is an item itself.
+        if len(nodes) == 1 and not len(nodes[0]):
+            # The common case, one leaf: its size is its text, and it blocks
+            # only if it is an item itself. Checking that costs no more than
+            # remembering it would (and millions of leaves would fill memory).
             leaf = nodes[0]
             value = leaf.text
-            size = (0, len(value) if value else 0)
-            elements, text = size
+            elements, text = 0, len(value) if value else 0
             if budget.text + text > budget.limits.max_text:
                 budget.check(elements, text, ctx, written)  # raises
             if leaf.get(P_REF) is not None or leaf.get(A_LAZY) == "true" or leaf.tag == T_EXPRESSION:
                 raise _Blocked((leaf,))
-            clean[leaf] = size
         else:
             elements, text = self._measure(nodes, ctx, written)
         if ref.refroot is not None:
