@@ -295,8 +295,9 @@ class ReferenceResolver:
         budget = self.ws.budget
         if len(nodes) == 1 and not len(nodes[0]):
             # The common case, one leaf: its size is its text, and it blocks
-            # only if it is an item itself. Checking that costs no more than
-            # remembering it would (and millions of leaves would fill memory).
+            # only if it is an item itself (_items_in's test for a leaf, inlined).
+            # Checking that costs no more than remembering it would (and
+            # millions of leaves would fill memory).
             leaf = nodes[0]
             value = leaf.text
             elements, text = 0, len(value) if value else 0
