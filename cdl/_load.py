@@ -466,7 +466,7 @@ def _path_hint(el: etree._Element) -> str:
 class _LoadCache:
     """What one loading pass remembers; dropped once the document is loaded."""
 
-    __slots__ = ("attributes", "depths", "parsed")
+    __slots__ = ("attributes", "depths", "parsed", "seen")
 
     def __init__(self) -> None:
         #: Steps from an element to its top level list.
@@ -478,6 +478,9 @@ class _LoadCache:
         #: needs checking, whether the result depends on the depth); with
         #: uniform namespaces only.
         self.attributes: dict[object, tuple[object, bool, bool]] = {}
+        #: Hashes of the attribute sets met once: a set is remembered only
+        #: when it comes again, since many never do (a peer's own refroot).
+        self.seen: set[int] = set()
 
 
 def _depth(el: etree._Element, cache: dict[etree._Element, int]) -> int:
@@ -525,6 +528,10 @@ def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: 
             attrib.update(after)
             return
     _parse_attributes(el, doc, tables, cache)
+    key = hash(before)
+    if key not in cache.seen:
+        cache.seen.add(key)
+        return
     after = tuple(attrib.items())
     written = dict(before)
     ref = written.get(A_CREF)

@@ -261,24 +261,26 @@ def test_repeated_reference_is_checked_on_every_element() -> None:
 
 
 def test_other_attributes_are_kept_beside_and_without_cdl_ones() -> None:
-    res = resolve_text(
-        system(
-            '<s xmlns:x="urn:x" xmlns:xsd="http://www.w3.org/2001/XMLSchema">'
-            '<a x:unit="s">1</a><b x:unit="s">2</b>'
-            '<c x:unit="s" cdl:type="xsd:int">3</c><d x:unit="s" cdl:type="xsd:int">4</d>'
-            '<e cdl:use="optional">5</e><f cdl:use="optional">6</f></s>'
-        )
-    )
+    # Three of each: the first is parsed, the second remembered, the third replayed.
+    sets = ['x:unit="s"', 'x:unit="s" cdl:type="xsd:int"', 'cdl:use="optional"']
+    body = "".join(f"<p{i}{j} {attributes}>{i}</p{i}{j}>" for i, attributes in enumerate(sets) for j in range(3))
+    res = resolve_text(system(f'<s xmlns:x="urn:x" xmlns:xsd="http://www.w3.org/2001/XMLSchema">{body}</s>'))
     out = res.tree()
     s_el = out.find(f"{{{CDL_NS}}}system/s")
-    assert [(el.tag, dict(el.attrib)) for el in s_el] == [
-        ("a", {"{urn:x}unit": "s"}),
-        ("b", {"{urn:x}unit": "s"}),
-        ("c", {"{urn:x}unit": "s", f"{{{CDL_NS}}}type": "xsd:int"}),
-        ("d", {"{urn:x}unit": "s", f"{{{CDL_NS}}}type": "xsd:int"}),
-        ("e", {f"{{{CDL_NS}}}use": "optional"}),
-        ("f", {f"{{{CDL_NS}}}use": "optional"}),
+    expected = [
+        {"{urn:x}unit": "s"},
+        {"{urn:x}unit": "s", f"{{{CDL_NS}}}type": "xsd:int"},
+        {f"{{{CDL_NS}}}use": "optional"},
     ]
+    assert [(el.tag, dict(el.attrib)) for el in s_el] == [(f"p{i}{j}", expected[i]) for i in range(3) for j in range(3)]
+
+
+def test_repeated_absolute_references_at_several_depths() -> None:
+    # The same cdl:ref text means another relative path at each depth.
+    refs = "".join(f"<r{j} cdl:ref='/v'/>" for j in range(3))
+    res = resolve_text(system(f"<s><v>1</v>{refs}<g>{refs}<h>{refs}</h></g>{refs}</s>"))
+    values = [el.text for el in res.tree().iter() if el.tag.startswith("r")]
+    assert values == ["1"] * 12
 
 
 @pytest.mark.parametrize(
