@@ -130,7 +130,8 @@ class ReferenceResolver:
         self.state: dict[etree._Element, str] = {}
         #: For a pending item, the pending items it waits for directly.
         self.waits_on: dict[etree._Element, list[etree._Element]] = {}
-        #: Targets whose subtree holds no unresolved item: (elements, characters) below them.
+        #: Targets with children whose subtree holds no unresolved item:
+        #: (elements, characters) below them. Leaves are checked each time instead.
         self.clean: dict[etree._Element, tuple[int, int]] = {}
         #: Found targets of references with cdl:refroot, by id of the parsed
         #: reference (kept alive by the tables): such a path means the same
