@@ -17,6 +17,7 @@ engine's parsers: a bug there must not hide in the yardstick as well.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -32,6 +33,8 @@ from typing import Any, Literal
 
 from lxml import etree
 
+from ._load import hardened_parser, parse_deep
+from ._model import Limits
 from .errors import CODES, CdlError
 
 __all__ = [
@@ -327,36 +330,68 @@ def compare(
     return None
 
 
+class _Pair:
+    """Two elements being compared, and how far through their content."""
+
+    __slots__ = ("a", "a_items", "e", "e_items", "next")
+
+    def __init__(self, e: etree._Element, a: etree._Element) -> None:
+        self.e, self.a = e, a
+        self.e_items, self.a_items = _content(e), _content(a)
+        self.next = 0
+
+
 def _compare_elements(e: etree._Element, a: etree._Element, path: str, annotations: bool) -> Difference | None:
-    """Compare two elements of the same name: attributes, then content."""
+    """Compare two elements of the same name: attributes, then content, depth first.
+
+    An explicit stack, not recursion: resolved documents nest as deep as the
+    engine allows (thousands of levels, more than Python's recursion limit).
+    The stack holds the pairs being compared from ``e`` down, so a path is
+    spelt only when a difference is found (spelling one counts siblings).
+    """
     diff = _compare_attributes(e, a, path, annotations)
     if diff is not None:
         return diff
-    e_items, a_items = _content(e), _content(a)
-    for x, y in zip(e_items, a_items):
-        if isinstance(x, str) and isinstance(y, str):
-            if x != y:
-                return Difference(path, *_texts(x, y))
-        elif isinstance(x, str) or isinstance(y, str):
-            where = path if isinstance(x, str) else _child_path(path, e, x, _label_of(x))
-            return Difference(where, _describe(x), _describe(y, e))
-        elif _name(x) != _name(y):
-            x_label, y_label = _label_of(x), _other_label(y, e)
-            if x_label == y_label:  # same spelling, different namespaces
-                x_label, y_label = _clark(_name(x)), _clark(_name(y))
-            return Difference(_child_path(path, e, x, _label_of(x)), "element " + x_label, "element " + y_label)
-        else:
-            diff = _compare_elements(x, y, _child_path(path, e, x, _label_of(x)), annotations)
-            if diff is not None:
-                return diff
-    if len(e_items) > len(a_items):
-        x = e_items[len(a_items)]
-        where = path if isinstance(x, str) else _child_path(path, e, x, _label_of(x))
-        return Difference(where, _describe(x), "nothing")
-    if len(a_items) > len(e_items):
-        y = a_items[len(e_items)]
-        where = path if isinstance(y, str) else _child_path(path, a, y, _other_label(y, e))
-        return Difference(where, "nothing", _describe(y, e))
+    stack = [_Pair(e, a)]
+
+    def where(child: etree._Element | None = None, parent: etree._Element | None = None, label: str = "") -> str:
+        """The path of the innermost pair, or of its ``child`` (of ``parent``, spelt ``label``)."""
+        spelt = path
+        for outer, pair in itertools.pairwise(stack):
+            spelt = _child_path(spelt, outer.e, pair.e, _label_of(pair.e))
+        return spelt if child is None or parent is None else _child_path(spelt, parent, child, label)
+
+    while stack:
+        top = stack[-1]
+        e_items, a_items = top.e_items, top.a_items
+        if top.next < min(len(e_items), len(a_items)):
+            x, y = e_items[top.next], a_items[top.next]
+            top.next += 1
+            if isinstance(x, str) and isinstance(y, str):
+                if x != y:
+                    return Difference(where(), *_texts(x, y))
+            elif isinstance(x, str) or isinstance(y, str):
+                at = where() if isinstance(x, str) else where(x, top.e, _label_of(x))
+                return Difference(at, _describe(x), _describe(y, top.e))
+            elif _name(x) != _name(y):
+                x_label, y_label = _label_of(x), _other_label(y, top.e)
+                if x_label == y_label:  # same spelling, different namespaces
+                    x_label, y_label = _clark(_name(x)), _clark(_name(y))
+                return Difference(where(x, top.e, _label_of(x)), "element " + x_label, "element " + y_label)
+            else:
+                stack.append(_Pair(x, y))
+                diff = _compare_attributes(x, y, "", annotations)
+                if diff is not None:
+                    return Difference(where() + diff.path, diff.expected, diff.actual)
+            continue
+        if len(e_items) > len(a_items):
+            x = e_items[len(a_items)]
+            return Difference(where() if isinstance(x, str) else where(x, top.e, _label_of(x)), _describe(x), "nothing")
+        if len(a_items) > len(e_items):
+            y = a_items[len(e_items)]
+            at = where() if isinstance(y, str) else where(y, top.a, _other_label(y, top.e))
+            return Difference(at, "nothing", _describe(y, top.e))
+        stack.pop()
     return None
 
 
@@ -534,7 +569,25 @@ def _other_label(el: etree._Element, context: etree._Element) -> str:
 # ---------------------------------------------------------------------------
 # Running cases
 
-_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+def _parse_xml(data: bytes, url: str) -> etree._Element:
+    """Parse a resolved or expected document, as deep as the engine nests.
+
+    libxml2 refuses nesting deeper than 256 levels; such documents take the
+    engine's own deep path (expat). Both refuse DTDs and entities and never
+    touch the network.
+
+    Raises:
+        ValueError: the document is not well-formed XML (or has a DTD).
+    """
+    try:
+        return etree.fromstring(data, hardened_parser(), base_url=url)
+    except etree.XMLSyntaxError as exc:
+        if not any(e.type_name == "ERR_RESOURCE_LIMIT" and "depth" in e.message for e in exc.error_log):
+            raise ValueError(str(exc)) from None
+    try:
+        return parse_deep(data, url, Limits())
+    except CdlError as exc:
+        raise ValueError(exc.render()) from None
 
 
 def run_case(case: Case, processor: str | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> CaseResult:
@@ -577,10 +630,7 @@ def _run_library(case: Case) -> tuple[Outcome, str]:
 
         document = cdl.load(str(case.main_path))
         resolution = document.resolve(rounds=[r.as_dict() for r in case.rounds])
-        tree = resolution.tree(system_only=case.system_only)
-        # Judge the serialized output, as a user receives it: it must
-        # round-trip (NOTES.md, Output), which an in-memory tree need not.
-        actual = etree.fromstring(etree.tostring(tree), _PARSER)
+        output = etree.tostring(resolution.tree(system_only=case.system_only))
     except CdlError as exc:
         if case.error is None:
             return "failed", f"unexpected error: {exc.render()}"
@@ -591,6 +641,12 @@ def _run_library(case: Case) -> tuple[Outcome, str]:
         return "failed", f"crashed with {type(exc).__name__}: {exc}"
     if case.error is not None:
         return "failed", f"expected error {case.error}, but resolution succeeded"
+    try:
+        # Judge the serialized output, as a user receives it: it must
+        # round-trip (NOTES.md, Output), which an in-memory tree need not.
+        actual = _parse_xml(output, "<output>")
+    except ValueError as exc:
+        return "failed", f"the resolved output is not XML: {exc}"
     return _judge_output(case, actual)
 
 
@@ -634,8 +690,8 @@ def _run_external(case: Case, processor: str, timeout: float) -> tuple[Outcome, 
     if status != 0:
         return "failed", f"processor exited with status {status}{_tail(stderr)}"
     try:
-        actual = etree.fromstring(stdout, _PARSER)
-    except etree.XMLSyntaxError as exc:
+        actual = _parse_xml(stdout, "<processor output>")
+    except ValueError as exc:
         return "failed", f"processor output is not XML: {exc}"
     return _judge_output(case, actual)
 
@@ -676,7 +732,7 @@ def _judge_output(case: Case, actual: etree._Element) -> tuple[Outcome, str]:
     assert case.expect is not None  # error cases are judged before
     expected_path = case.directory / case.expect
     try:
-        expected = etree.parse(str(expected_path), _PARSER).getroot()
+        expected = _parse_xml(expected_path.read_bytes(), str(expected_path))
         diff = compare(expected, actual, annotations=case.annotations, system_only=case.system_only)
     except (OSError, etree.XMLSyntaxError, ValueError) as exc:
         return "failed", f"bad expected output {case.expect}: {exc}"

@@ -18,7 +18,7 @@ import pytest
 from lxml import etree
 
 import cdl
-from cdl.conformance import Case, Round, load_suite, run_case, run_suite
+from cdl.conformance import Case, Round, compare, load_suite, run_case, run_suite
 from cdl.errors import CdlError
 
 HERE = Path(__file__).resolve().parent
@@ -370,3 +370,57 @@ def test_suite_runs_through_the_cli_with_deploy_values() -> None:
     for case in cases:
         result = run_case(case, command)
         assert result.outcome == "passed", f"{case.name}: {result.message}"
+
+
+# ---------------------------------------------------------------------------
+# Documents as deep as the engine resolves
+
+DEEP = 3000  # beyond libxml2's 256 levels and Python's recursion limit
+
+
+def _deep_document(body: str) -> str:
+    return f'<cdl:cdl xmlns:cdl="{cdl.CDL_NS}"><cdl:configuration>{body}</cdl:configuration></cdl:cdl>'
+
+
+def _nested(leaf: str) -> str:
+    return "<n>" * DEEP + f"<leaf>{leaf}</leaf>" + "</n>" * DEEP
+
+
+def _deep_case(directory: Path, expected_leaf: str) -> Case:
+    directory.mkdir()
+    (directory / "main.cdl").write_text(_deep_document(f'<a>{_nested("x")}</a><b cdl:extends="a"/>'))
+    (directory / "expected.cdl").write_text(_deep_document(f"<a>{_nested('x')}</a><b>{_nested(expected_leaf)}</b>"))
+    (directory / "case.json").write_text(json.dumps({"section": "7.2", "description": "deep", "expect": "expected.cdl"}))
+    (case,) = load_suite(directory)
+    return case
+
+
+def test_harness_compares_documents_as_deep_as_the_engine_resolves(tmp_path: Path) -> None:
+    result = run_case(_deep_case(tmp_path / "same", "x"))
+    assert (result.outcome, result.message) == ("passed", "")
+    cli = f"{PYTHON} -m cdl.cli resolve {{input}}"
+    result = run_case(_deep_case(tmp_path / "cli", "x"), cli)
+    assert (result.outcome, result.message) == ("passed", "")
+
+
+def test_harness_finds_a_difference_deep_down(tmp_path: Path) -> None:
+    result = run_case(_deep_case(tmp_path / "differs", "y"))
+    assert result.outcome == "failed"
+    path, found = result.message.split("\n")
+    assert path == "at /cdl:configuration/b" + "/n" * DEEP + "/leaf"
+    assert found == "  expected text 'y', found text 'x'"
+
+
+def test_compare_walks_deeper_than_the_recursion_limit() -> None:
+    def tree(leaf: str) -> etree._Element:
+        root = etree.Element(f"{{{cdl.CDL_NS}}}cdl", nsmap={"cdl": cdl.CDL_NS})
+        el = etree.SubElement(root, f"{{{cdl.CDL_NS}}}configuration")
+        for _ in range(DEEP):
+            el = etree.SubElement(el, "n")
+        el.text = leaf
+        return root
+
+    assert sys.getrecursionlimit() < DEEP
+    assert compare(tree("x"), tree("x")) is None
+    diff = compare(tree("x"), tree("y"))
+    assert diff is not None and diff.path == "/cdl:configuration" + "/n" * DEEP
