@@ -39,6 +39,7 @@ from ._model import (
     P_REF,
     T_EXPRESSION,
     T_VARIABLE,
+    UP,
     Problems,
     Ref,
     Workspace,
@@ -226,9 +227,15 @@ class ReferenceResolver:
         for member in members:
             self.state[member] = FAILED
         described = ", ".join(f"{ctx.prefixes.path_of(m)} ({ctx.at(m)})" for m in members)
+        if len(members) > 1:
+            message = f"references depend on each other in a cycle: {described}"
+        elif members[0].tag == T_EXPRESSION:
+            message = f"the expression refers to itself: a variable selects the property holding it: {described}"
+        else:
+            message = f"the reference refers to itself: its path selects it or a property holding it: {described}"
         self.problems.add(
             ReferenceResolutionError(
-                f"references depend on each other in a cycle: {described}",
+                message,
                 code="REF_CYCLE",
                 **ctx.where(members[0]),  # type: ignore[arg-type]
             )
@@ -288,7 +295,8 @@ class ReferenceResolver:
                 )
             raise ReferenceResolutionError(
                 f"{what} {ref.text!r} (read as {shown!r}) selects nothing"
-                + (f": no {ctx.prefixes.qname(ref.steps[result.step])} at step {result.step + 1}" if result.step >= 0 else ""),
+                + (f": no {ctx.prefixes.qname(ref.steps[result.step])} at step {result.step + 1}" if result.step >= 0 else "")
+                + self._refroot_hint(ref, result.step, what),
                 code="REF_NOT_FOUND",
                 **ctx.where(written),  # type: ignore[arg-type]
             )
@@ -311,6 +319,26 @@ class ReferenceResolver:
         if ref.refroot is not None:
             self.fixed[id(ref)] = (nodes, elements, text)
         return nodes, elements, text
+
+    def _refroot_hint(self, ref: Ref, step: int, what: str) -> str:
+        """How to fix a path whose first named step, not found, names a top level list.
+
+        A path starts inside its own list (7.3.1), so ``/server/port`` never
+        reaches the top level list ``server``; cdl:refroot starts a path there.
+        Worked out only on the error path.
+        """
+        if ref.refroot is None and step >= 0 and all(s == UP for s in ref.steps[:step]):
+            if self.ws.lists.get(ref.steps[step]) is not None:
+                written = [r for r in ref.text.strip().lstrip("/").split("/") if r != "."]
+                at = step - (len(ref.steps) - len(written))  # absolute paths gained leading '..' steps
+                if 0 <= at < len(written):
+                    prefix = "cdl:" if what == "path" else ""  # a cdl:variable's attributes are unqualified
+                    rest = "/".join(written[at + 1:]) or "."
+                    return (
+                        f"; {written[at]} is a top level list, and a path starts inside its own list:"
+                        f' to start at {written[at]}, write {prefix}refroot="{written[at]}" {prefix}ref="{rest}"'
+                    )
+        return ""
 
     def _measure(self, nodes: tuple[etree._Element, ...], ctx: Context, written: etree._Element) -> tuple[int, int]:
         """Elements and characters below ``nodes``; raise _Blocked if an item is among them."""

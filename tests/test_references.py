@@ -189,10 +189,56 @@ def test_reference_cycles(lines: list[str], members: list[str]) -> None:
     errors = info.value.errors
     assert [e.code for e in errors] == ["REF_CYCLE"]
     message = errors[0].message
-    assert message.startswith("references depend on each other in a cycle: ")
-    listed = message.removeprefix("references depend on each other in a cycle: ").split(", ")
+    if len(members) == 1:  # one property is no "each other": the message says what it does
+        lead = "the reference refers to itself: its path selects it or a property holding it: "
+    else:
+        lead = "references depend on each other in a cycle: "
+    assert message.startswith(lead)
+    listed = message.removeprefix(lead).split(", ")
     assert sorted(listed) == sorted(members)
     assert errors[0].url == "mem.cdl"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("<s cdl:ref='s'/>", "the reference refers to itself: its path selects it or a property holding it: /S/s (mem.cdl:4)"),
+        (
+            "<x><cdl:expression value-of='$v'><cdl:variable name='v' ref='x'/></cdl:expression></x>",
+            "the expression refers to itself: a variable selects the property holding it: /S/x/cdl:expression (mem.cdl:4)",
+        ),
+    ],
+)
+def test_a_property_referring_to_itself_is_told_so(line: str, message: str) -> None:
+    with pytest.raises(CdlError) as info:
+        resolve_text(lines_doc(["<S>", line, "</S>"]))
+    assert (info.value.code, info.value.message) == ("REF_CYCLE", message)
+
+
+_HINT = "{s} is a top level list, and a path starts inside its own list: to start at {s}, write {p}refroot=\"{s}\" {p}ref=\"{rest}\""
+
+
+@pytest.mark.parametrize(
+    ("line", "hint"),
+    [
+        ("<p cdl:ref='/T/port'/>", _HINT.format(s="T", p="cdl:", rest="port")),
+        ("<q><p cdl:ref='/T'/></q>", _HINT.format(s="T", p="cdl:", rest=".")),
+        ("<p cdl:ref='./T/port/x'/>", _HINT.format(s="T", p="cdl:", rest="port/x")),
+        ("<p><cdl:expression value-of='$v'><cdl:variable name='v' ref='/T/port'/></cdl:expression></p>", _HINT.format(s="T", p="", rest="port")),
+        # not the first named step, or not a top level list: no hint
+        ("<p cdl:ref='/b/T'/>", None),
+        ("<p cdl:ref='/U/port'/>", None),
+        ("<p cdl:refroot='T' cdl:ref='/T/port'/>", None),
+    ],
+)
+def test_a_path_naming_a_top_level_list_first_suggests_refroot(line: str, hint: str | None) -> None:
+    with pytest.raises(CdlError) as info:
+        resolve_text(lines_doc(["<S>", "<b/>", line, "</S>", "<T><port>80</port></T>"]))
+    assert info.value.code == "REF_NOT_FOUND"
+    if hint is None:
+        assert "refroot=" not in info.value.message
+    else:
+        assert info.value.message.endswith("; " + hint)
 
 
 def test_cycle_and_independent_error_are_both_reported() -> None:
