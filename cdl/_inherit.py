@@ -217,6 +217,11 @@ def _merge(
             n.text = proto.text
     merged.extend(child for child in own_children if child.tag not in proto_tags)
     n[:] = merged
+    if merged and n.text is not None and not n.text.strip():
+        # Whitespace the list held when it had no children is formatting, as
+        # the loader treats it between elements; kept, it would be mixed
+        # content, which the pretty printer leaves on one line.
+        n.text = None
     if shape.attributes:
         _inherit_attributes(shape.attributes, n, own_value=own_value, own_ref=own_ref)
     del n.attrib[P_EXT]

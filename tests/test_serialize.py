@@ -355,3 +355,19 @@ def test_to_data_repeated_lists_are_plain_lists() -> None:
 def test_to_data_system_only() -> None:
     res = resolve_text(system("<S cdl:extends='T'/>", configuration="<T><v>1</v></T>"))
     assert res.to_data(system_only=True) == {"system": {"S": {"v": "1"}}}
+
+
+def test_inherited_children_of_a_list_holding_only_whitespace_are_indented() -> None:
+    doc = (
+        f'<cdl:cdl xmlns:cdl="{CDL_NS}">\n'
+        "  <cdl:configuration>\n"
+        "    <base>\n      <a>1</a>\n      <b><c>2</c></b>\n    </base>\n"
+        '    <derived cdl:extends="base">\n    </derived>\n'
+        "  </cdl:configuration>\n"
+        '  <cdl:system>\n    <s cdl:extends="base"> </s>\n  </cdl:system>\n'
+        "</cdl:cdl>\n"
+    )
+    body = b"      <a>1</a>\n      <b>\n        <c>2</c>\n      </b>\n"
+    data = resolve_text(doc).to_bytes()
+    assert b"    <derived>\n" + body + b"    </derived>\n" in data
+    assert b"    <s>\n" + body + b"    </s>\n" in data
