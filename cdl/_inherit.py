@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from lxml import etree
 
-from ._model import A_LAZY, LIST_PARENTS, P_DOC, P_EXT, P_REF, ListScan, Problems, Workspace, depth_of, has_value
+from ._lines import located, located_at
+from ._model import A_EXTENDS, A_LAZY, LIST_PARENTS, P_DOC, P_EXT, P_REF, ListScan, Problems, Workspace, depth_of, has_value
 from .errors import InheritanceError
 
 _ACTIVE, _DONE = 1, 2
@@ -68,7 +69,7 @@ def resolve_prototypes(ws: Workspace) -> None:
                         InheritanceError(
                             f"cdl:extends names {name.text!r}, which is no top level list",
                             code="UNKNOWN_PROTOTYPE",
-                            **ctx.where(el),  # type: ignore[arg-type]
+                            **located(ctx, el, A_EXTENDS, name.text),  # type: ignore[arg-type]
                         )
                     )
                     del el.attrib[P_EXT]
@@ -128,13 +129,13 @@ def _cycle(ws: Workspace, stack: list[_Frame], target: etree._Element) -> Inheri
         el = frame.current
         assert el is not None
         name = ctx.tables.names[int(el.get(P_EXT))]  # type: ignore[arg-type]
-        links.append(f"{ctx.prefixes.path_of(el)} ({ctx.at(el)}) extends {name.text}")
+        links.append(f"{ctx.prefixes.path_of(el)} ({located_at(ctx, el, A_EXTENDS, name.text)}) extends {name.text}")
     first = stack[start].current
     assert first is not None
     return InheritanceError(
         "prototype references form a cycle: " + "; ".join(links),
         code="EXTENDS_CYCLE",
-        **ctx.where(first),  # type: ignore[arg-type]
+        **located(ctx, first, A_EXTENDS),  # type: ignore[arg-type]
     )
 
 

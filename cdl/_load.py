@@ -53,6 +53,7 @@ from ._model import (
     replace_with_text,
     split_clark,
 )
+from ._lines import attribute_line, written_as
 from ._paths import PathSyntaxError, PrefixError, is_ncname, parse_name_ref, parse_path, parse_qname, relative_ref
 from .errors import (
     CdlError,
@@ -96,6 +97,7 @@ def load_document(data: bytes, url: str, index: int, tables: Tables, limits: Lim
     problems.raise_if_any()
     doc.uniform_namespaces = uniform
     doc.element_bound = elements_bound(data)
+    doc.data = data
     doc.declared = declared
     doc.namespaces = tuple(sorted(set(declared.values())))
     _normalize(doc, tables, limits, problems)
@@ -565,7 +567,9 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
             try:
                 name = parse_name_ref(extends, nsmap, doc.target_ns)
             except PrefixError as exc:
-                raise NameResolutionError(f"cdl:extends: {exc}", code="BAD_QNAME", url=doc.url, line=el.sourceline) from None
+                raise NameResolutionError(
+                    f"cdl:extends: {exc}", code="BAD_QNAME", url=doc.url, line=attribute_line(doc.data, el, A_EXTENDS, extends)
+                ) from None
             if doc.uniform_namespaces:
                 cache.parsed[extends] = name
         del attrib[A_EXTENDS]
@@ -574,7 +578,10 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
     refroot_text = attrib.get(A_REFROOT)
     if refroot_text is not None and ref_text is None:
         raise ReferenceResolutionError(
-            "cdl:refroot is given without cdl:ref", code="REFROOT_WITHOUT_REF", url=doc.url, line=el.sourceline
+            "cdl:refroot is given without cdl:ref",
+            code="REFROOT_WITHOUT_REF",
+            url=doc.url,
+            line=attribute_line(doc.data, el, A_REFROOT, refroot_text),
         )
     if ref_text is not None:
         if len(el) > 0 or (el.text and el.text.strip()):
@@ -583,7 +590,7 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
                 + ("child elements" if len(el) else "text"),
                 code="REF_WITH_CHILDREN",
                 url=doc.url,
-                line=el.sourceline,
+                line=attribute_line(doc.data, el, A_CREF, ref_text),
             )
         ref = _parse_ref(ref_text, refroot_text, el, el, doc, cache)
         del attrib[A_CREF]
@@ -598,7 +605,7 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
                 "cdl:lazy marks a property whose value is given at deployment; this one already has a value",
                 code="LAZY_WITH_VALUE",
                 url=doc.url,
-                line=el.sourceline,
+                line=attribute_line(doc.data, el, A_LAZY, lazy),
             )
     type_text = attrib.get(A_TYPE)
     if type_text is not None:
@@ -618,14 +625,14 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
         el.set(A_USE, use.strip())
 
 
-def _boolean(text: str, doc: SourceDoc, el: etree._Element) -> str:
+def _boolean(text: str, doc: SourceDoc, el: etree._Element, attribute: str = A_LAZY) -> str:
     value = _BOOLEANS.get(text.strip())
     if value is None:
         raise LazinessError(
             f"cdl:lazy is {text!r}; it must be an xsd:boolean (true, false, 1 or 0)",
             code="BAD_LAZY",
             url=doc.url,
-            line=el.sourceline,
+            line=attribute_line(doc.data, el, attribute, text),
         )
     return value
 
@@ -669,7 +676,8 @@ def _parse_ref_text(
             try:
                 refroot = parse_name_ref(refroot_text, nsmap, doc.target_ns)
             except PrefixError as exc:
-                raise NameResolutionError(f"refroot: {exc}", code="BAD_QNAME", url=doc.url, line=written_on.sourceline) from None
+                line = attribute_line(doc.data, written_on, written_as(written_on, A_REFROOT), refroot_text)
+                raise NameResolutionError(f"refroot: {exc}", code="BAD_QNAME", url=doc.url, line=line) from None
             if parsed is not None:
                 parsed[("refroot", refroot_text)] = refroot
     try:
@@ -684,14 +692,14 @@ def _parse_ref_text(
             f"path {text!r} is not valid (7.3.1: Path ::= ('/')? Step ('/' Step)*, Step ::= '.' | '..' | QName): {exc}",
             code="BAD_PATH",
             url=doc.url,
-            line=written_on.sourceline,
+            line=attribute_line(doc.data, written_on, written_as(written_on, A_CREF), text),
         ) from None
     if refroot is None and depth == 0:
         raise ReferenceResolutionError(
             f"path {text!r} is on a top level list without cdl:refroot: its context would be outside any list",
             code="REF_CONTEXT",
             url=doc.url,
-            line=written_on.sourceline,
+            line=attribute_line(doc.data, written_on, written_as(written_on, A_CREF), text),
         )
     return relative_ref(text, refroot, absolute, steps, depth)
 
@@ -720,7 +728,7 @@ def _load_expression(
             "a value reference must be placed on a property without a value; this one holds a cdl:expression",
             code="REF_WITH_CHILDREN",
             url=doc.url,
-            line=holder.sourceline,
+            line=attribute_line(doc.data, holder, A_CREF),
         )
     variables: list[Variable] = []
     for var in el:
@@ -739,12 +747,12 @@ def _load_expression(
         ref = _parse_ref(ref_text, var.get("refroot"), var, holder, doc, cache)
         # The text syntax of 7.3.6 writes cdl:lazy, the schema of Appendix A an
         # unqualified lazy; both are accepted and kept as cdl:lazy.
-        lazy_values = [v for v in (var.get(A_LAZY), var.get("lazy")) if v is not None]
+        lazy_values = [(v, a) for a in (A_LAZY, "lazy") if (v := var.get(a)) is not None]
         for attr in ("ref", "refroot", "lazy", A_LAZY):
             var.attrib.pop(attr, None)
-        for lazy in lazy_values:
-            var.set(A_LAZY, _boolean(lazy, doc, var))
-        if len(lazy_values) == 2 and _boolean(lazy_values[0], doc, var) != _boolean(lazy_values[1], doc, var):
+        for lazy, attr in lazy_values:
+            var.set(A_LAZY, _boolean(lazy, doc, var, attr))
+        if len(lazy_values) == 2 and _boolean(lazy_values[0][0], doc, var) != _boolean(lazy_values[1][0], doc, var):
             raise LazinessError(f"cdl:variable ${name} has both lazy and cdl:lazy, with different values", url=doc.url, line=var.sourceline)
         variables.append(Variable(name, ref))
     namespaces = doc.nsmap if doc.uniform_namespaces else el.nsmap

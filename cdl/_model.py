@@ -195,6 +195,9 @@ class SourceDoc:
     uniform_namespaces: bool = False
     #: At least as many as the document's elements (see ListScan).
     element_bound: int = 0
+    #: The bytes it was parsed from (kept, not copied: read only to find an
+    #: attribute's line for an error, see _lines).
+    data: bytes = b""
 
     def list_parents(self, root: etree._Element | None = None) -> list[etree._Element]:
         """The cdl:configuration and cdl:system elements of this document or a copy of it."""

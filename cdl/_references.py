@@ -30,7 +30,9 @@ from lxml import etree
 from . import _expressions
 from ._model import (
     ListScan,
+    A_CREF,
     A_LAZY,
+    A_REFROOT,
     Context,
     CDL_NS,
     ENGINE_NS,
@@ -48,6 +50,7 @@ from ._model import (
     has_value,
     replace_with_text,
 )
+from ._lines import located, located_at, written_as
 from ._paths import is_lazy, walk
 from .errors import CdlError, ExpressionError, LazinessError, ReferenceResolutionError
 
@@ -226,7 +229,7 @@ class ReferenceResolver:
         members = [f.item for f in stack[start:]]
         for member in members:
             self.state[member] = FAILED
-        described = ", ".join(f"{ctx.prefixes.path_of(m)} ({ctx.at(m)})" for m in members)
+        described = ", ".join(f"{ctx.prefixes.path_of(m)} ({self._at(m)})" for m in members)
         if len(members) > 1:
             message = f"references depend on each other in a cycle: {described}"
         elif members[0].tag == T_EXPRESSION:
@@ -237,7 +240,7 @@ class ReferenceResolver:
             ReferenceResolutionError(
                 message,
                 code="REF_CYCLE",
-                **ctx.where(members[0]),  # type: ignore[arg-type]
+                **self._where(members[0]),  # type: ignore[arg-type]
             )
         )
 
@@ -258,7 +261,7 @@ class ReferenceResolver:
             raise LazinessError(
                 "cdl:lazy marks a property whose value is given at deployment; this one has a value and no reference",
                 code="LAZY_WITH_VALUE",
-                **self.ctx.where(item),  # type: ignore[arg-type]
+                **located(self.ctx, item, A_LAZY),  # type: ignore[arg-type]
             )
         return PENDING  # a lazy property waits for its value (7.5.2)
 
@@ -278,7 +281,7 @@ class ReferenceResolver:
                 raise ReferenceResolutionError(
                     f"{what} names refroot {ref.refroot.text!r}, which is no top level list",
                     code="UNKNOWN_REFROOT",
-                    **ctx.where(written),  # type: ignore[arg-type]
+                    **located(ctx, written, written_as(written, A_REFROOT), ref.refroot.text),  # type: ignore[arg-type]
                 )
         else:
             start = holder.getparent()  # a property always has its list above it
@@ -291,14 +294,14 @@ class ReferenceResolver:
                 raise ReferenceResolutionError(
                     f"{what} {ref.text!r} (read as {shown!r}) climbs above its top level list",
                     code="REF_ABOVE_TOP",
-                    **ctx.where(written),  # type: ignore[arg-type]
+                    **located(ctx, written, written_as(written, A_CREF), ref.text),  # type: ignore[arg-type]
                 )
             raise ReferenceResolutionError(
                 f"{what} {ref.text!r} (read as {shown!r}) selects nothing"
                 + (f": no {ctx.prefixes.qname(ref.steps[result.step])} at step {result.step + 1}" if result.step >= 0 else "")
                 + self._refroot_hint(ref, result.step, what),
                 code="REF_NOT_FOUND",
-                **ctx.where(written),  # type: ignore[arg-type]
+                **located(ctx, written, written_as(written, A_CREF), ref.text),  # type: ignore[arg-type]
             )
         nodes = result.nodes
         budget = self.ws.budget
@@ -319,6 +322,14 @@ class ReferenceResolver:
         if ref.refroot is not None:
             self.fixed[id(ref)] = (nodes, elements, text)
         return nodes, elements, text
+
+    def _where(self, item: etree._Element) -> dict[str, object]:
+        """Where an item is written: a reference at its cdl:ref, an expression at its start."""
+        return located(self.ctx, item, A_CREF) if item.get(P_REF) is not None else self.ctx.where(item)
+
+    def _at(self, item: etree._Element) -> str:
+        """``file:line`` of an item, as :meth:`_where` places it."""
+        return located_at(self.ctx, item, A_CREF) if item.get(P_REF) is not None else self.ctx.at(item)
 
     def _refroot_hint(self, ref: Ref, step: int, what: str) -> str:
         """How to fix a path whose first named step, not found, names a top level list.

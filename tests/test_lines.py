@@ -1,0 +1,96 @@
+"""Errors about an attribute point at the line where the attribute is written,
+also when its start tag spans several lines (libxml2 records the line where
+the tag ends, expat where it begins)."""
+
+from __future__ import annotations
+
+import pytest
+from lxml import etree
+
+from cdl import CdlError
+from cdl._lines import attribute_line
+from conftest import CDL_DECL, CDL_NS, resolve_text
+
+
+def document(lines: list[str]) -> str:
+    """A configuration whose lines start at line 3."""
+    return f"<cdl:cdl {CDL_DECL}>\n<cdl:configuration>\n" + "\n".join(lines) + "\n</cdl:configuration></cdl:cdl>"
+
+
+# Each case: lines from line 3, the code, the line the attribute is on.
+CASES = {
+    "extends": (["<S>", "<p", '   x="1"', '   cdl:extends="Nope"', '   y="2">', "</p>", "</S>"], "UNKNOWN_PROTOTYPE", 6),
+    "extends-bad-qname": (["<S>", "<p", '   cdl:extends="no:pe"', "   y='2'/>", "</S>"], "BAD_QNAME", 5),
+    "extends-cycle": (["<A", "  cdl:extends='B'", "/>", "<B cdl:extends='A'/>"], "EXTENDS_CYCLE", 4),
+    "ref": (["<S>", "<p", "   cdl:ref='/nope'", "   y='2'/>", "</S>"], "REF_NOT_FOUND", 5),
+    "ref-bad-path": (["<S>", "<p", "   cdl:ref='a//b'", "   y='2'/>", "</S>"], "BAD_PATH", 5),
+    "ref-above-top": (["<S>", "<p y='1'", "", "   cdl:ref='../x'", "   />", "</S>"], "REF_ABOVE_TOP", 6),
+    "ref-cycle": (["<S>", "<p", "   cdl:ref='/p'", "/>", "</S>"], "REF_CYCLE", 5),
+    "ref-with-children": (["<S>", "<p", "   cdl:ref='/q'", "><c/></p>", "</S>"], "REF_WITH_CHILDREN", 5),
+    "refroot": (["<S>", "<p", "   cdl:refroot='Nope'", "   cdl:ref='/x'/>", "</S>"], "UNKNOWN_REFROOT", 5),
+    "refroot-without-ref": (["<S>", "<p", "   cdl:refroot='S'", "   y='1'/>", "</S>"], "REFROOT_WITHOUT_REF", 5),
+    "lazy": (["<S>", "<p", "   cdl:lazy='maybe'", "   y='1'/>", "</S>"], "BAD_LAZY", 5),
+    "lazy-with-value": (["<S>", "<p", "   cdl:lazy='true'", "   y='1'>1</p>", "</S>"], "LAZY_WITH_VALUE", 5),
+    "variable-ref": (
+        ["<S>", "<p><cdl:expression value-of='$v'><cdl:variable name='v'", "  ref='/nope'", "/></cdl:expression></p>", "</S>"],
+        "REF_NOT_FOUND",
+        5,
+    ),
+    "variable-lazy": (
+        ["<S>", "<p><cdl:expression value-of='$v'><cdl:variable name='v'", "  ref='/q' lazy='perhaps'", "/></cdl:expression></p>", "</S>"],
+        "BAD_LAZY",
+        5,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_an_error_points_at_the_attributes_line(name: str) -> None:
+    lines, code, line = CASES[name]
+    with pytest.raises(CdlError) as info:
+        resolve_text(document(lines))
+    assert (info.value.code, info.value.line) == (code, line)
+    assert info.value.render().startswith(f"mem.cdl:{line}: [{code}]")
+
+
+def test_a_template_error_points_at_the_templates_attribute() -> None:
+    """An inherited reference fails in the inheritor, and is reported where the template writes it."""
+    lines = ["<T>", "<p", "   cdl:ref='/nope'", "   y='1'/>", "</T>", "<S cdl:extends='T'/>"]
+    with pytest.raises(CdlError) as info:
+        resolve_text(document(lines))
+    assert {(e.code, e.line) for e in info.value.errors} == {("REF_NOT_FOUND", 5)}
+
+
+def test_cycle_links_name_the_attributes_lines() -> None:
+    with pytest.raises(CdlError) as info:
+        resolve_text(document(["<S>", "<p", "  cdl:ref='/q'/>", "<q", "  cdl:ref='/p'", "/>", "</S>"]))
+    assert "(mem.cdl:5)" in info.value.message and "(mem.cdl:7)" in info.value.message
+
+
+DATA = f"""<cdl:cdl {CDL_DECL}>
+<a cdl:ref="x"/><a
+  cdl:ref="y"
+  /><a cdl:ref="z"/>
+</cdl:cdl>""".encode()
+
+
+def test_value_tells_apart_tags_of_the_same_name_on_one_line() -> None:
+    root = etree.fromstring(DATA)
+    first, second, third = root
+    ref = f"{{{CDL_NS}}}ref"
+    assert (first.sourceline, second.sourceline, third.sourceline) == (2, 4, 4)  # libxml2: where each tag ends
+    assert attribute_line(DATA, first, ref) == 2
+    assert attribute_line(DATA, second, ref, "y") == 3
+    assert attribute_line(DATA, third, ref, "z") == 4
+    # An attribute that is not there, or text that is not the document: the element's line.
+    assert attribute_line(DATA, second, f"{{{CDL_NS}}}lazy") == 4
+    assert attribute_line(b"", second, ref) == 4
+
+
+def test_deep_documents_parsed_by_expat_too() -> None:
+    """expat records where a start tag begins: the attribute further down is found as well."""
+    deep = "<n>" * 300
+    lines = ["<S>", deep + "<p", "  y='1'", "  cdl:ref='/nope'/>" + "</n>" * 300, "</S>"]
+    with pytest.raises(CdlError) as info:
+        resolve_text(document(lines))
+    assert (info.value.code, info.value.line) == ("REF_NOT_FOUND", 6)
