@@ -17,6 +17,7 @@ import xml.parsers.expat as expat
 from lxml import etree
 
 from . import _expressions
+from ._lines import attribute_line, written_as
 from ._model import (
     ListScan,
     elements_bound,
@@ -53,7 +54,6 @@ from ._model import (
     replace_with_text,
     split_clark,
 )
-from ._lines import attribute_line, written_as
 from ._paths import PathSyntaxError, PrefixError, is_ncname, parse_name_ref, parse_path, parse_qname, relative_ref
 from .errors import (
     CdlError,

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from . import _expressions
+from ._lines import located, located_at, written_as
 from ._model import (
     ListScan,
     A_CREF,
@@ -50,7 +51,6 @@ from ._model import (
     has_value,
     replace_with_text,
 )
-from ._lines import located, located_at, written_as
 from ._paths import is_lazy, walk
 from .errors import CdlError, ExpressionError, LazinessError, ReferenceResolutionError
 
