@@ -139,7 +139,8 @@ class Resolution:
             check_required(ws, resolver)
         self._ws: Workspace | None = ws
         self._resolver: ReferenceResolver | None = resolver
-        self._pending: list[Pending] | None = None
+        #: The pending report: everything, and what the system's deployment waits for.
+        self._pending: tuple[list[Pending], list[Pending]] | None = None
         #: Output trees built by taking the working trees apart (by system_only).
         self._outputs: dict[bool, etree._Element] = {}
         if validate:
@@ -164,12 +165,33 @@ class Resolution:
 
     @property
     def pending(self) -> list[Pending]:
-        """What is still unresolved, waiting for deploy-time values, in document order."""
+        """What is still unresolved, waiting for deploy-time values, in document order.
+
+        Everything in the main document: its cdl:configuration (templates) and
+        its cdl:system. See :attr:`system_pending` for what a deployment waits for.
+        """
+        return list(self._pending_reports()[0])
+
+    @property
+    def system_pending(self) -> list[Pending]:
+        """What the deployment of the main document's cdl:system waits for.
+
+        The system's pending items and the template items they wait on, in
+        document order; :attr:`pending` when the document has no cdl:system
+        (a template library).
+        """
+        return list(self._pending_reports()[1])
+
+    def _pending_reports(self) -> tuple[list[Pending], list[Pending]]:
         if self._pending is None:
             ws = self._working()
             assert self._resolver is not None
-            self._pending = pending_report(ws, self._resolver, self._items)
-        return list(self._pending)
+            everything = pending_report(ws, self._resolver, self._items)
+            if ws.roots[0].find(T_SYSTEM) is None:
+                self._pending = (everything, everything)
+            else:
+                self._pending = (everything, pending_report(ws, self._resolver, self._items, system_only=True))
+        return self._pending
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> Resolution:
         """A new Resolution with one more round of deploy-time values (this one is unchanged)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ._model import A_LAZY, CDL_NS, P_REF, T_EXPRESSION, T_SYSTEM, T_VARIABLE, ListScan, Problems, Workspace, has_value
+from ._model import A_LAZY, CDL_NS, LIST_PARENTS, P_REF, T_EXPRESSION, T_SYSTEM, T_VARIABLE, ListScan, Problems, Workspace, has_value
 from ._paths import PrefixError, is_lazy, parse_name_ref, parse_qname
 from ._references import DONE, PENDING, ReferenceResolver, item_kind
 from .errors import DeployValueError, LazinessError, RequiredPropertyError
@@ -74,6 +74,14 @@ def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round) -> None
             code="LAZY_UNRESOLVED",
             **ctx.where(still[0]),  # type: ignore[arg-type]
         )
+
+
+def _in_system(el: etree._Element) -> bool:
+    """Whether ``el`` is in a cdl:system (walks up to its list; pending items are few)."""
+    parent = el.getparent()
+    while parent is not None and parent.tag not in LIST_PARENTS:
+        parent = parent.getparent()
+    return parent is not None and parent.tag == T_SYSTEM
 
 
 def _check_value(path: str, value: object, ws: Workspace) -> None:
@@ -191,15 +199,30 @@ def check_required(ws: Workspace, resolver: ReferenceResolver) -> None:
     problems.raise_if_any()
 
 
-def pending_report(ws: Workspace, resolver: ReferenceResolver, items: Sequence[etree._Element]) -> list[Pending]:
+def pending_report(
+    ws: Workspace, resolver: ReferenceResolver, items: Sequence[etree._Element], system_only: bool = False
+) -> list[Pending]:
     """What is still pending in the main document, in document order.
 
     ``items`` are the main document's items as found, in document order.
     Everything pending is among them (copies are made only of resolved
     targets), so their order is the report's, without walking the tree.
+    With ``system_only``, what the deployment of its cdl:system waits for:
+    the system's pending items and, transitively, the items they wait on
+    (a template's lazy property that a system reference reads through
+    cdl:refroot, say).
     """
     ctx = ws.ctx
     pending = [el for el in items if resolver.state.get(el) == PENDING]
+    if system_only:
+        needed: set[etree._Element] = set()
+        stack = [el for el in pending if _in_system(el)]
+        while stack:
+            el = stack.pop()
+            if el not in needed:
+                needed.add(el)
+                stack.extend(resolver.waits_on.get(el, ()))
+        pending = [el for el in pending if el in needed]
 
     def where(el: etree._Element) -> str:
         holder = el.getparent() if el.tag == T_EXPRESSION else el

@@ -137,19 +137,25 @@ def resolve(
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--set", "values", multiple=True, callback=_parse_set, metavar="LIST/PATH=VALUE", help="As for resolve.")
 @click.option("--release", multiple=True, metavar="LIST/PATH", help="As for resolve.")
+@click.option("--all", "everything", is_flag=True, help="Also list the templates' (cdl:configuration) pending items.")
 @_load_options
 @_reports_errors
 def pending(
     file: str,
     values: dict[str, str],
     release: tuple[str, ...],
+    everything: bool,
     allow_remote: bool,
     import_paths: tuple[str, ...],
     **limits: Any,
 ) -> None:
-    """List what stays unresolved in FILE until deployment (one line each)."""
+    """List what the deployment of FILE's cdl:system waits for (one line each).
+
+    Without a cdl:system (a template library), what its templates wait for.
+    """
     document = load(file, allow_remote=allow_remote, import_paths=import_paths, limits=_limits(limits))
-    for item in document.resolve(values, release=release).pending:
+    result = document.resolve(values, release=release)
+    for item in result.pending if everything else result.system_pending:
         line = f"{item.path}\t{item.kind}"
         if item.waiting:
             line += "\twaited on by " + ", ".join(item.waiting)

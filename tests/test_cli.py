@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import cdl
 from cdl.cli import main
-from conftest import CDL_DECL, cdl_doc, system
+from conftest import CDL_DECL, cdl_doc, config, system
 
 REPO = Path(__file__).resolve().parent.parent
 PROBES = Path("/work/shared/probes/bad")
@@ -131,6 +131,42 @@ def test_pending_lazy_reference(write_docs) -> None:
     path = write_docs({"m.cdl": system("<S><a>1</a><r cdl:ref='/a' cdl:lazy='true'/></S>")})
     assert run("pending", path).stdout == "/S/r\tlazy-reference\n"
     assert run("pending", path, "--release", "S/r").stdout == ""
+
+
+TEMPLATES = "<T><port cdl:lazy='true'/><host cdl:lazy='true'/></T><U><x cdl:lazy='true'/></U>"
+SYSTEM = "<S cdl:extends='T'/><R><p cdl:refroot='T' cdl:ref='/host'/></R>"
+
+
+def test_pending_lists_what_the_system_waits_for(write_docs) -> None:
+    """The system's items, and the template's lazy host that a system reference reads;
+    not the templates' own lazy port and x, which no deployment of the system waits for."""
+    path = write_docs({"m.cdl": system(SYSTEM, configuration=TEMPLATES)})
+    result = run("pending", path)
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == (
+        "/T/host\tlazy-property\twaited on by /R/p\n"
+        "/S/port\tlazy-property\n"
+        "/S/host\tlazy-property\n"
+        "/R/p\treference\n"
+    )
+    assert run("pending", path, "--all").stdout == (
+        "/T/port\tlazy-property\n"
+        "/T/host\tlazy-property\twaited on by /R/p\n"
+        "/U/x\tlazy-property\n"
+        "/S/port\tlazy-property\n"
+        "/S/host\tlazy-property\n"
+        "/R/p\treference\n"
+    )
+    result = cdl.load(path).resolve()
+    assert [p.path for p in result.system_pending] == ["/T/host", "/S/port", "/S/host", "/R/p"]
+    assert [p.path for p in result.pending] == ["/T/port", "/T/host", "/U/x", "/S/port", "/S/host", "/R/p"]
+
+
+def test_pending_of_a_template_library_lists_the_templates(write_docs) -> None:
+    path = write_docs({"m.cdl": config(TEMPLATES)})
+    expected = "/T/port\tlazy-property\n/T/host\tlazy-property\n/U/x\tlazy-property\n"
+    assert run("pending", path).stdout == expected
+    assert run("pending", path, "--all").stdout == expected
 
 
 # ---------------------------------------------------------------------------
