@@ -126,7 +126,8 @@ class Resolution:
         self.document = document
         self.rounds: tuple[Round, ...] = tuple(rounds)
         self.validate = validate
-        #: Types that could not be checked (with validate), as ``file:line: message``.
+        #: As ``file:line: message``: references templates leave unresolved
+        #: (7.6), then (with validate) types that could not be checked.
         self.warnings: list[str] = []
         with _cyclic_gc_paused():
             ws = document._workspace()
@@ -137,6 +138,7 @@ class Resolution:
             for step in rounds:
                 apply_round(ws, resolver, step)
             check_required(ws, resolver)
+        self.warnings = list(resolver.warnings)
         self._ws: Workspace | None = ws
         self._resolver: ReferenceResolver | None = resolver
         #: The pending report: everything, and what the system's deployment waits for.
@@ -144,7 +146,8 @@ class Resolution:
         #: Output trees built by taking the working trees apart (by system_only).
         self._outputs: dict[bool, etree._Element] = {}
         if validate:
-            errors, self.warnings = self.check_types()
+            errors, type_warnings = self.check_types()
+            self.warnings += type_warnings
             if errors:
                 raise errors[0] if len(errors) == 1 else CdlErrorGroup(errors)
 

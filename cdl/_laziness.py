@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ._model import A_LAZY, CDL_NS, LIST_PARENTS, P_REF, T_EXPRESSION, T_SYSTEM, T_VARIABLE, ListScan, Problems, Workspace, has_value
+from ._model import A_LAZY, CDL_NS, P_REF, T_EXPRESSION, T_SYSTEM, T_VARIABLE, ListScan, Problems, Workspace, has_value
 from ._paths import PrefixError, is_lazy, parse_name_ref, parse_qname
-from ._references import DONE, PENDING, ReferenceResolver, item_kind
+from ._references import DONE, PENDING, ReferenceResolver, in_part, item_kind
 from .errors import DeployValueError, LazinessError, RequiredPropertyError
 
 
@@ -64,7 +64,7 @@ def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round) -> None
     problems.raise_if_any()
     # 7.5.1: after a laziness resolution, value reference resolution is applied.
     again = resolver.reopen_pending()
-    resolver.run(again + released)
+    resolver.run(again + released, deploying=True)
     still = [el for el in released if resolver.state.get(el) == PENDING]
     if still:
         ctx = ws.ctx
@@ -74,14 +74,6 @@ def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round) -> None
             code="LAZY_UNRESOLVED",
             **ctx.where(still[0]),  # type: ignore[arg-type]
         )
-
-
-def _in_system(el: etree._Element) -> bool:
-    """Whether ``el`` is in a cdl:system (walks up to its list; pending items are few)."""
-    parent = el.getparent()
-    while parent is not None and parent.tag not in LIST_PARENTS:
-        parent = parent.getparent()
-    return parent is not None and parent.tag == T_SYSTEM
 
 
 def _check_value(path: str, value: object, ws: Workspace) -> None:
@@ -216,7 +208,7 @@ def pending_report(
     pending = [el for el in items if resolver.state.get(el) == PENDING]
     if system_only:
         needed: set[etree._Element] = set()
-        stack = [el for el in pending if _in_system(el)]
+        stack = [el for el in pending if in_part(el, T_SYSTEM)]
         while stack:
             el = stack.pop()
             if el not in needed:

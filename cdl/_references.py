@@ -40,6 +40,7 @@ from ._model import (
     P_DOC,
     P_EXPR,
     P_REF,
+    T_CONFIGURATION,
     T_EXPRESSION,
     T_VARIABLE,
     UP,
@@ -50,6 +51,7 @@ from ._model import (
     doc_index_of,
     has_value,
     replace_with_text,
+    top_level_of,
 )
 from ._paths import is_lazy, walk
 from .errors import CdlError, ExpressionError, LazinessError, ReferenceResolutionError
@@ -68,6 +70,26 @@ ACTIVE = "active"  # on the stack
 DONE = "done"
 PENDING = "pending"
 FAILED = "failed"
+#: A template's reference that selects nothing where the template is written,
+#: or an item of a template waiting for one: a parameter its inheritors fill
+#: (7.6). Left unresolved, with a warning; not pending deployment.
+TEMPLATE = "template"
+
+#: The errors a template's reference may have where it is written: an
+#: inheritor can give its path something to select (a nested inheritor even
+#: something to climb to).
+_TEMPLATE_GAPS = ("REF_NOT_FOUND", "REF_ABOVE_TOP")
+
+
+def in_part(el: etree._Element, part: str) -> bool:
+    """Whether ``el`` lies in a list of ``part`` (T_CONFIGURATION or T_SYSTEM).
+
+    Walks up to its list: asked only of the few items that are pending or
+    whose reference failed.
+    """
+    top = top_level_of(el)
+    parent = top.getparent() if top is not None else None
+    return parent is not None and parent.tag == part
 
 
 def _size(node: etree._Element) -> tuple[int, int]:
@@ -115,6 +137,8 @@ class _Frame:
     item: etree._Element
     blockers: list[etree._Element] = field(default_factory=list)
     pending: list[etree._Element] = field(default_factory=list)
+    #: Blockers a template leaves unresolved (state TEMPLATE).
+    gaps: list[etree._Element] = field(default_factory=list)
     failed: bool = False
 
 
@@ -145,11 +169,26 @@ class ReferenceResolver:
         self.marked: set[etree._Element] = set()
         self.problems = Problems(self.ctx.limits.max_errors)
         self.refs = self.ctx.tables.refs
+        #: For each item in state TEMPLATE, the error its reference would be
+        #: (for an item waiting on one, that one's): what an inheritor or a
+        #: reader of it is told.
+        self.gaps: dict[etree._Element, CdlError] = {}
+        #: One line per template item left unresolved (``file:line: message``).
+        self.warnings: list[str] = []
+        #: Whether templates may leave references unresolved: in static
+        #: resolution; not when deploy-time values are applied (a deployment
+        #: resolves what it touches).
+        self._templates_open = True
 
     # -- driving ---------------------------------------------------------------
 
-    def run(self, items: Iterable[etree._Element]) -> None:
-        """Resolve ``items`` and everything they depend on; raise collected errors."""
+    def run(self, items: Iterable[etree._Element], *, deploying: bool = False) -> None:
+        """Resolve ``items`` and everything they depend on; raise collected errors.
+
+        ``deploying`` (a round of deploy-time values): a template's reference
+        that selects nothing is an error, as anywhere else.
+        """
+        self._templates_open = not deploying
         for item in items:
             if item not in self.state:
                 self._resolve_from(item)
@@ -173,8 +212,7 @@ class ReferenceResolver:
         except _Blocked as blocked:
             stack = [_Frame(start, blocked.blockers)]
         except CdlError as error:
-            self.problems.add(error)
-            self.state[start] = FAILED
+            self.state[start] = self._failed(start, error)
             return
         while stack:
             frame = stack[-1]
@@ -189,6 +227,9 @@ class ReferenceResolver:
                     continue
                 if status == FAILED:
                     frame.failed = True
+                    continue
+                if status == TEMPLATE:
+                    frame.gaps.append(blocker)
                     continue
                 if status == ACTIVE:
                     self._cycle(stack, blocker)
@@ -205,6 +246,10 @@ class ReferenceResolver:
                 self.state[item] = FAILED
                 stack.pop()
                 continue
+            if frame.gaps:
+                self.state[item] = self._waits_on_gap(item, frame.gaps[0])
+                stack.pop()
+                continue
             if frame.pending:
                 self.state[item] = PENDING
                 self.waits_on[item] = frame.pending
@@ -216,12 +261,55 @@ class ReferenceResolver:
                 frame.blockers = blocked.blockers
                 continue
             except CdlError as error:
-                self.problems.add(error)
-                self.state[item] = FAILED
+                self.state[item] = self._failed(item, error)
                 stack.pop()
                 continue
             self.state[item] = outcome
             stack.pop()
+
+    def _failed(self, item: etree._Element, error: CdlError) -> str:
+        """The state of ``item`` whose attempt raised ``error``: a template's
+        parameter (TEMPLATE, with a warning) or FAILED (the error is kept)."""
+        if error.code in _TEMPLATE_GAPS and self._templates_open and in_part(item, T_CONFIGURATION):
+            self.gaps[item] = error
+            top = top_level_of(item)
+            template = self.ctx.prefixes.path_of(item if top is None else top).lstrip("/")
+            where = f"{error.url}:{error.line}" if error.line else str(error.url)
+            self.warnings.append(
+                f"{where}: {error.message}; left unresolved: a template's parameter, which lists extending "
+                f"{template} must provide (7.6) (at {error.path})"
+            )
+            return TEMPLATE
+        self.problems.add(error)
+        return FAILED
+
+    def _waits_on_gap(self, item: etree._Element, gap: etree._Element) -> str:
+        """The state of ``item`` that needs ``gap``, a reference a template leaves unresolved.
+
+        Another item of a template waits with it; anything else (a system's
+        property reading the template, a deploy-time round) is an error of
+        its own, saying what the template lacks.
+        """
+        cause = self.gaps[gap]
+        ctx = self.ctx
+        needs = f"{ctx.prefixes.path_of(gap)} ({self._at(gap)})"
+        if self._templates_open and in_part(item, T_CONFIGURATION):
+            self.gaps[item] = cause
+            where = self._where(item)
+            self.warnings.append(
+                f"{self._at(item)}: left unresolved: it waits for {needs}, which its template leaves unresolved"
+                f" (at {where['path']})"
+            )
+            return TEMPLATE
+        what = "this reference" if item.get(P_REF) is not None else "this expression" if item.tag == T_EXPRESSION else "this property"
+        self.problems.add(
+            ReferenceResolutionError(
+                f"{what} needs {needs}, a reference its template leaves unresolved: {cause.message}",
+                code=cause.code,
+                **self._where(item),  # type: ignore[arg-type]
+            )
+        )
+        return FAILED
 
     def _cycle(self, stack: list[_Frame], blocker: etree._Element) -> None:
         ctx = self.ctx
@@ -338,18 +426,20 @@ class ReferenceResolver:
         reaches the top level list ``server``; cdl:refroot starts a path there.
         Worked out only on the error path.
         """
-        if ref.refroot is None and step >= 0 and all(s == UP for s in ref.steps[:step]):
-            if self.ws.lists.get(ref.steps[step]) is not None:
-                written = [r for r in ref.text.strip().lstrip("/").split("/") if r != "."]
-                at = step - (len(ref.steps) - len(written))  # absolute paths gained leading '..' steps
-                if 0 <= at < len(written):
-                    prefix = "cdl:" if what == "path" else ""  # a cdl:variable's attributes are unqualified
-                    rest = "/".join(written[at + 1:]) or "."
-                    return (
-                        f"; {written[at]} is a top level list, and a path starts inside its own list:"
-                        f' to start at {written[at]}, write {prefix}refroot="{written[at]}" {prefix}ref="{rest}"'
-                    )
-        return ""
+        if ref.refroot is not None or step < 0 or any(s != UP for s in ref.steps[:step]):
+            return ""
+        if self.ws.lists.get(ref.steps[step]) is None:
+            return ""
+        written = [r for r in ref.text.strip().lstrip("/").split("/") if r != "."]
+        at = step - (len(ref.steps) - len(written))  # absolute paths gained leading '..' steps
+        if not 0 <= at < len(written):
+            return ""
+        prefix = "cdl:" if what == "path" else ""  # a cdl:variable's attributes are unqualified
+        rest = "/".join(written[at + 1:]) or "."
+        return (
+            f"; {written[at]} is a top level list, and a path starts inside its own list:"
+            f' to start at {written[at]}, write {prefix}refroot="{written[at]}" {prefix}ref="{rest}"'
+        )
 
     def _measure(self, nodes: tuple[etree._Element, ...], ctx: Context, written: etree._Element) -> tuple[int, int]:
         """Elements and characters below ``nodes``; raise _Blocked if an item is among them."""

@@ -155,6 +155,8 @@ def pending(
     """
     document = load(file, allow_remote=allow_remote, import_paths=import_paths, limits=_limits(limits))
     result = document.resolve(values, release=release)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
     for item in result.pending if everything else result.system_pending:
         line = f"{item.path}\t{item.kind}"
         if item.waiting:

@@ -5,16 +5,17 @@ the tag ends, expat where it begins)."""
 from __future__ import annotations
 
 import pytest
+from conftest import CDL_DECL, CDL_NS, resolve_text
 from lxml import etree
 
 from cdl import CdlError
 from cdl._lines import attribute_line
-from conftest import CDL_DECL, CDL_NS, resolve_text
 
 
-def document(lines: list[str]) -> str:
-    """A configuration whose lines start at line 3."""
-    return f"<cdl:cdl {CDL_DECL}>\n<cdl:configuration>\n" + "\n".join(lines) + "\n</cdl:configuration></cdl:cdl>"
+def document(lines: list[str], part: str = "system", after: str = "") -> str:
+    """Lists in ``part``, one per line from line 3, then ``after``. A system by
+    default: a template's reference that selects nothing is no error (7.6)."""
+    return f"<cdl:cdl {CDL_DECL}>\n<cdl:{part}>\n" + "\n".join(lines) + f"\n</cdl:{part}>{after}</cdl:cdl>"
 
 
 # Each case: lines from line 3, the code, the line the attribute is on.
@@ -55,9 +56,9 @@ def test_an_error_points_at_the_attributes_line(name: str) -> None:
 
 def test_a_template_error_points_at_the_templates_attribute() -> None:
     """An inherited reference fails in the inheritor, and is reported where the template writes it."""
-    lines = ["<T>", "<p", "   cdl:ref='/nope'", "   y='1'/>", "</T>", "<S cdl:extends='T'/>"]
+    lines = ["<T>", "<p", "   cdl:ref='/nope'", "   y='1'/>", "</T>"]
     with pytest.raises(CdlError) as info:
-        resolve_text(document(lines))
+        resolve_text(document(lines, "configuration", "<cdl:system><S cdl:extends='T'/></cdl:system>"))
     assert {(e.code, e.line) for e in info.value.errors} == {("REF_NOT_FOUND", 5)}
 
 

@@ -16,9 +16,9 @@ def imp(location: str) -> str:
     return f'<cdl:import location="{location}"/>'
 
 
-def lines_doc(lines: list[str], attrs: str = "") -> str:
-    """A configuration whose lists are ``lines``, one per line from line 3."""
-    return f"<cdl:cdl {CDL_DECL} {attrs}>\n<cdl:configuration>\n" + "\n".join(lines) + "\n</cdl:configuration></cdl:cdl>"
+def lines_doc(lines: list[str], attrs: str = "", part: str = "configuration") -> str:
+    """A configuration (or system) whose lists are ``lines``, one per line from line 3."""
+    return f"<cdl:cdl {CDL_DECL} {attrs}>\n<cdl:{part}>\n" + "\n".join(lines) + f"\n</cdl:{part}></cdl:cdl>"
 
 
 # ---------------------------------------------------------------------------
@@ -233,7 +233,7 @@ _HINT = "{s} is a top level list, and a path starts inside its own list: to star
 )
 def test_a_path_naming_a_top_level_list_first_suggests_refroot(line: str, hint: str | None) -> None:
     with pytest.raises(CdlError) as info:
-        resolve_text(lines_doc(["<S>", "<b/>", line, "</S>", "<T><port>80</port></T>"]))
+        resolve_text(lines_doc(["<S>", "<b/>", line, "</S>", "<T><port>80</port></T>"], part="system"))
     assert info.value.code == "REF_NOT_FOUND"
     if hint is None:
         assert "refroot=" not in info.value.message
@@ -243,7 +243,7 @@ def test_a_path_naming_a_top_level_list_first_suggests_refroot(line: str, hint: 
 
 def test_cycle_and_independent_error_are_both_reported() -> None:
     with pytest.raises(cdl.CdlErrorGroup) as info:
-        resolve_text(lines_doc(["<S>", "<p cdl:ref='/q'/>", "<q cdl:ref='/p'/>", "<r cdl:ref='/nothing'/>", "<ok cdl:ref='/z'/>", "<z>1</z>", "</S>"]))
+        resolve_text(lines_doc(["<S>", "<p cdl:ref='/q'/>", "<q cdl:ref='/p'/>", "<r cdl:ref='/nothing'/>", "<ok cdl:ref='/z'/>", "<z>1</z>", "</S>"], part="system"))
     assert sorted((e.code, e.line) for e in info.value.errors) == [("REF_CYCLE", 4), ("REF_NOT_FOUND", 6)]
 
 
@@ -272,7 +272,7 @@ def test_things_waiting_on_a_cycle_are_not_reported_as_more_errors() -> None:
     ],
 )
 def test_reference_errors_name_the_path(line: str, code: str, message: str) -> None:
-    xml = lines_doc(["<S>", "<b/>", line, "</S>", "<T/>"])
+    xml = lines_doc(["<S>", "<b/>", line, "</S>", "<T/>"], part="system")
     with pytest.raises(CdlError) as info:
         resolve_text(xml)
     error = info.value
@@ -319,7 +319,7 @@ def test_values_copied_by_reference_keep_their_document(write_docs, tmp_path, co
 
 def test_several_reference_errors_are_all_reported() -> None:
     with pytest.raises(cdl.CdlErrorGroup) as info:
-        resolve_text(lines_doc(["<S>", "<a cdl:ref='/x'/>", "<b cdl:ref='/y'/>", "<c cdl:ref='..'/>", "</S>"]))
+        resolve_text(lines_doc(["<S>", "<a cdl:ref='/x'/>", "<b cdl:ref='/y'/>", "<c cdl:ref='..'/>", "</S>"], part="system"))
     assert [(e.code, e.line, e.path) for e in info.value.errors] == [
         ("REF_NOT_FOUND", 4, "/S/a"),
         ("REF_NOT_FOUND", 5, "/S/b"),
