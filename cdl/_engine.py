@@ -283,6 +283,7 @@ def load(
     resolver: Resolver | None = None,
     limits: Limits | None = None,
     name: str | None = None,
+    catalogs: Sequence[str | os.PathLike[str]] = (),
 ) -> Document:
     """Load a CDL document and its imports.
 
@@ -290,14 +291,17 @@ def load(
     ``allow_remote``; other schemes through ``resolver``), or the document's
     bytes (``name`` then labels it in messages). Imported files must lie under
     the main document's directory or one of ``import_paths``. ``resolver``
-    (``url -> bytes``) replaces how non-file URLs are read. Raises
-    :class:`cdl.CdlError`.
+    (``url -> bytes``) replaces how non-file URLs are read. ``catalogs`` are
+    OASIS XML catalog files mapping import locations (``http://...``,
+    ``classpath:/...``) to local files, which are then read as files (their
+    directories are allowed too). Raises :class:`cdl.CdlError`.
     """
     options = LoadOptions(
         allow_remote=allow_remote,
         import_paths=tuple(os.fspath(p) for p in import_paths),
         resolver=resolver,
         limits=limits or Limits(),
+        catalogs=tuple(os.fspath(c) for c in catalogs),
     )
     with _cyclic_gc_paused():
         docs, tables = load_set(source, options, name)

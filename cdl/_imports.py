@@ -7,7 +7,10 @@ imported. Where a document may come from is decided here, once:
 - local files only under the main document's directory or an allowed import
   directory, after resolving symlinks;
 - ``http``/``https`` only when the caller allows remote imports;
-- any other scheme only through a caller-supplied resolver.
+- any other scheme only through a caller-supplied resolver;
+- a location an XML catalog maps (``_catalog``) is read from where the
+  catalog says, under the same rules; a catalog's directory is an allowed
+  directory.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 
 from lxml import etree
 
+from ._catalog import Catalogs, Mapping
 from ._load import load_document
 from ._model import T_IMPORT, T_SYSTEM, Limits, SourceDoc, Tables
 from .errors import CdlError, ImportRefusedError, LimitError, LoadError
@@ -40,6 +44,8 @@ class LoadOptions:
     import_paths: tuple[str, ...] = ()
     resolver: Resolver | None = None
     limits: Limits = field(default_factory=Limits)
+    #: OASIS XML catalog files, consulted in order.
+    catalogs: tuple[str, ...] = ()
     #: Seconds to wait for a remote document (only when allowed).
     timeout: float = 30.0
 
@@ -62,6 +68,7 @@ def load_set(source: str | os.PathLike[str] | bytes, options: LoadOptions, name:
     directory).
     """
     tables = Tables()
+    catalogs = Catalogs(options.catalogs)
     if isinstance(source, bytes):
         display = name or "<bytes>"
         cwd = Path.cwd().resolve()
@@ -69,7 +76,7 @@ def load_set(source: str | os.PathLike[str] | bytes, options: LoadOptions, name:
         data = source
         roots = [cwd]
     else:
-        main = _locate_main(os.fspath(source), options)
+        main = _locate_main(os.fspath(source), options, catalogs)
         data = _read(main, options, where=None)
         roots = [main.file.parent] if main.file is not None else []
     roots += [Path(p).resolve() for p in options.import_paths]
@@ -89,7 +96,7 @@ def load_set(source: str | os.PathLike[str] | bytes, options: LoadOptions, name:
             continue
         imp = pending.pop(0)
         location = (imp.get("location") or "").strip()
-        target = _locate_import(location, loc, doc, imp, roots, options)
+        target = _locate_import(location, loc, doc, imp, roots, options, catalogs)
         if target.key in seen:
             continue
         seen.add(target.key)
@@ -120,9 +127,15 @@ def _import_elements(doc: SourceDoc) -> list[etree._Element]:
     return [el for el in doc.root.iterchildren(T_IMPORT)]
 
 
-def _locate_main(text: str, options: LoadOptions) -> _Location:
+def _locate_main(text: str, options: LoadOptions, catalogs: Catalogs) -> _Location:
     parsed = urllib.parse.urlsplit(text)
     if len(parsed.scheme) > 1:  # a one-letter scheme is a Windows drive
+        mapped = catalogs.lookup(text) if catalogs else None
+        if mapped is not None:
+            path = _mapped_file(text, mapped, None)
+            if path is not None:
+                return _file_location(str(path), path)
+            text, parsed = mapped.target, urllib.parse.urlsplit(mapped.target)
         if parsed.scheme == "file":
             path = Path(urllib.request.url2pathname(parsed.path))
             return _file_location(text, path)
@@ -143,8 +156,14 @@ def _locate_import(
     imp: etree._Element,
     roots: Sequence[Path],
     options: LoadOptions,
+    catalogs: Catalogs,
 ) -> _Location:
     absolute = _join(importer.base, location)
+    mapped = catalogs.lookup(absolute) if catalogs else None
+    if mapped is not None:
+        _mapped_file(location, mapped, (doc, imp))  # a missing file is named with its entry
+        absolute = location = mapped.target  # what is read, and refused, from here on
+    roots = [*roots, *catalogs.directories]  # after the lookup: it may have read more catalogs
     parsed = urllib.parse.urlsplit(absolute)
     if parsed.scheme != "file":
         _check_scheme(location, parsed.scheme, options, (doc, imp))
@@ -172,6 +191,26 @@ def _locate_import(
     if importer.file is not None and not os.path.isabs(importer.display) and "://" not in importer.display:
         display = os.path.normpath(os.path.join(os.path.dirname(importer.display), os.path.relpath(real, importer.file.parent)))
     return _Location(display, str(real), real.as_uri(), real)
+
+
+def _mapped_file(location: str, mapped: Mapping, where: tuple[SourceDoc, etree._Element] | None) -> Path | None:
+    """The local file a catalog maps ``location`` to (None for a non-file
+    target); an error naming the catalog entry when the file is missing."""
+    parsed = urllib.parse.urlsplit(mapped.target)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    path = Path(urllib.request.url2pathname(parsed.path))
+    if not path.is_file():
+        url = where[0].url if where else location
+        line = where[1].sourceline if where else None
+        raise LoadError(
+            f"{location!r} is mapped by the catalog entry {mapped.entry.describe()} to {path}, which "
+            + ("is not a file" if path.exists() else "does not exist"),
+            code="IMPORT_NOT_FOUND" if where else "IO_ERROR",
+            url=url,
+            line=line,
+        )
+    return path
 
 
 def _join(base: str, location: str) -> str:
@@ -204,14 +243,15 @@ def _check_scheme(
     line = where[1].sourceline if where else None
     if scheme in _REMOTE and not options.allow_remote:
         raise ImportRefusedError(
-            f"{location!r} is remote; remote documents are refused unless allowed (--allow-remote)",
+            f"{location!r} is remote; remote documents are refused unless allowed (--allow-remote) "
+            "or mapped to a local file by an XML catalog (--catalog)",
             url=url,
             line=line,
         )
     if scheme not in _REMOTE and options.resolver is None:
         raise ImportRefusedError(
-            f"{location!r} uses the scheme {scheme!r}; only files, and http(s) when allowed, can be read "
-            "(a library caller may supply a resolver)",
+            f"{location!r} uses the scheme {scheme!r}; only files, and http(s) when allowed, can be read: "
+            "map it to a local file with an XML catalog (--catalog), or, from the library, supply a resolver",
             url=url,
             line=line,
         )

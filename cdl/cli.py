@@ -67,6 +67,13 @@ def _load_options(func: F) -> F:
             type=click.Path(file_okay=False),
             help="A directory imports may come from, besides the main document's (repeatable).",
         ),
+        click.option(
+            "--catalog",
+            "catalogs",
+            multiple=True,
+            type=click.Path(dir_okay=False),
+            help="An OASIS XML catalog mapping import locations to local files (repeatable).",
+        ),
         click.option("--max-elements", type=click.IntRange(min=1), help="Limit on elements produced by inheritance and references."),
         click.option("--max-depth", type=click.IntRange(min=1), help="Limit on element nesting depth."),
         click.option("--max-bytes", type=click.IntRange(min=1), help="Limit on each input document's size."),
@@ -115,12 +122,13 @@ def resolve(
     validate: bool,
     allow_remote: bool,
     import_paths: tuple[str, ...],
+    catalogs: tuple[str, ...],
     **limits: Any,
 ) -> None:
     """Resolve FILE and print the resolved cdl:cdl document."""
     if validate:
         _validate_or_exit([file])
-    document = load(file, allow_remote=allow_remote, import_paths=import_paths, limits=_limits(limits))
+    document = load(file, allow_remote=allow_remote, import_paths=import_paths, catalogs=catalogs, limits=_limits(limits))
     result = document.resolve(values, release=release, validate=validate)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -147,13 +155,14 @@ def pending(
     everything: bool,
     allow_remote: bool,
     import_paths: tuple[str, ...],
+    catalogs: tuple[str, ...],
     **limits: Any,
 ) -> None:
     """List what the deployment of FILE's cdl:system waits for (one line each).
 
     Without a cdl:system (a template library), what its templates wait for.
     """
-    document = load(file, allow_remote=allow_remote, import_paths=import_paths, limits=_limits(limits))
+    document = load(file, allow_remote=allow_remote, import_paths=import_paths, catalogs=catalogs, limits=_limits(limits))
     result = document.resolve(values, release=release)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)

@@ -46,6 +46,7 @@ CODES: dict[str, str] = {
     "IMPORT_NOT_FOUND": "an imported document could not be read",
     "IMPORT_REFUSED": "an import location is not allowed (remote, outside the allowed directories, or an unsupported scheme)",
     "IMPORT_SYSTEM": "an imported document has a cdl:system element",
+    "CATALOG_INVALID": "an XML catalog (--catalog) cannot be read, is malformed, or uses an unsupported entry",
     # names and prototypes
     "BAD_QNAME": "a QName is malformed or uses an undeclared prefix",
     "DUPLICATE_NAME": "two top level lists have the same name",
