@@ -57,23 +57,19 @@ def _parse_set(_ctx: click.Context, _param: click.Parameter, values: tuple[str, 
     return parsed
 
 
+def _paths_option(flag: str, dest: str, what: str, *, directories: bool) -> Callable[[F], F]:
+    """A repeatable option naming directories or files."""
+    kind = click.Path(file_okay=not directories, dir_okay=directories)
+    return click.option(flag, dest, multiple=True, type=kind, help=f"{what} (repeatable).")
+
+
 def _load_options(func: F) -> F:
     options = [
         click.option("--allow-remote", is_flag=True, help="Allow http(s) imports (refused by default)."),
-        click.option(
-            "--import-path",
-            "import_paths",
-            multiple=True,
-            type=click.Path(file_okay=False),
-            help="A directory imports may come from, besides the main document's (repeatable).",
+        _paths_option(
+            "--import-path", "import_paths", "A directory imports may come from, besides the main document's", directories=True
         ),
-        click.option(
-            "--catalog",
-            "catalogs",
-            multiple=True,
-            type=click.Path(dir_okay=False),
-            help="An OASIS XML catalog mapping import locations to local files (repeatable).",
-        ),
+        _paths_option("--catalog", "catalogs", "An OASIS XML catalog mapping import locations to local files", directories=False),
         click.option("--max-elements", type=click.IntRange(min=1), help="Limit on elements produced by inheritance and references."),
         click.option("--max-depth", type=click.IntRange(min=1), help="Limit on element nesting depth."),
         click.option("--max-bytes", type=click.IntRange(min=1), help="Limit on each input document's size."),
