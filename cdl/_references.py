@@ -387,7 +387,7 @@ class ReferenceResolver:
             raise ReferenceResolutionError(
                 f"{what} {ref.text!r} (read as {shown!r}) selects nothing"
                 + (f": no {ctx.prefixes.qname(ref.steps[result.step])} at step {result.step + 1}" if result.step >= 0 else "")
-                + self._refroot_hint(ref, result.step, what),
+                + self._refroot_hint(ref, result.step, what, written),
                 code="REF_NOT_FOUND",
                 **located(ctx, written, written_as(written, A_CREF), ref.text),  # type: ignore[arg-type]
             )
@@ -419,7 +419,7 @@ class ReferenceResolver:
         """``file:line`` of an item, as :meth:`_where` places it."""
         return located_at(self.ctx, item, A_CREF) if item.get(P_REF) is not None else self.ctx.at(item)
 
-    def _refroot_hint(self, ref: Ref, step: int, what: str) -> str:
+    def _refroot_hint(self, ref: Ref, step: int, what: str, written: etree._Element) -> str:
         """How to fix a path whose first named step, not found, names a top level list.
 
         A path starts inside its own list (7.3.1), so ``/server/port`` never
@@ -428,7 +428,13 @@ class ReferenceResolver:
         """
         if ref.refroot is not None or step < 0 or any(s != UP for s in ref.steps[:step]):
             return ""
-        if self.ws.lists.get(ref.steps[step]) is None:
+        name = ref.steps[step]
+        candidates = [name]
+        index = doc_index_of(written)
+        if not name.startswith("{") and index is not None and self.ctx.docs[index].target_ns:
+            # An unqualified list of a document with a targetNamespace is named in it.
+            candidates.append(f"{{{self.ctx.docs[index].target_ns}}}{name}")
+        if all(self.ws.lists.get(c) is None for c in candidates):
             return ""
         written = [r for r in ref.text.strip().lstrip("/").split("/") if r != "."]
         at = step - (len(ref.steps) - len(written))  # absolute paths gained leading '..' steps

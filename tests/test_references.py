@@ -380,3 +380,9 @@ def test_5000_long_reference_cycle() -> None:
         resolve_text(config(lists))
     assert [e.code for e in info.value.errors] == ["REF_CYCLE"]
     assert "/S/v0 (mem.cdl:1)" in info.value.message and "/S/v4999 (mem.cdl:1)" in info.value.message
+
+
+def test_the_refroot_hint_finds_a_list_named_in_the_target_namespace() -> None:
+    with pytest.raises(CdlError) as info:
+        resolve_text(lines_doc(["<S>", "<p cdl:ref='/T/port'/>", "</S>", "<T><port>80</port></T>"], "targetNamespace='urn:t'", part="system"))
+    assert info.value.message.endswith('write cdl:refroot="T" cdl:ref="port"')
