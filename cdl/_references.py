@@ -28,12 +28,11 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from . import _expressions
+from ._items import NAMESPACES, UNRESOLVED_TEST, is_unresolved
 from ._model import (
     ListScan,
     A_LAZY,
     Context,
-    CDL_NS,
-    ENGINE_NS,
     P_DOC,
     P_EXPR,
     P_REF,
@@ -50,12 +49,7 @@ from ._model import (
 from ._paths import is_lazy, walk
 from .errors import CdlError, ExpressionError, LazinessError, ReferenceResolutionError
 
-_NS = {"e": ENGINE_NS, "cdl": CDL_NS}
-# One location step, never a union: libxml2 sorts a union's result into
-# document order, which on trees that inheritance has rearranged costs
-# seconds for large documents.
-_ITEM_TEST = "[@e:ref or self::cdl:expression or (@cdl:lazy='true' and not(self::cdl:variable))]"
-_ITEMS = etree.XPath("descendant-or-self::*" + _ITEM_TEST, namespaces=_NS)
+_ITEMS = etree.XPath("descendant-or-self::*" + UNRESOLVED_TEST, namespaces=NAMESPACES)
 _COUNT_BELOW = etree.XPath("count(descendant::*)")
 _TEXT = etree.XPath("string-length(string())")
 
@@ -80,12 +74,12 @@ def _items_in(nodes: Sequence[etree._Element]) -> list[etree._Element]:
     for node in nodes:
         if len(node):
             found.extend(_ITEMS(node))
-        elif node.get(P_REF) is not None or node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+        elif is_unresolved(node):
             found.append(node)
     return found
 
 
-_ALL_ITEMS = ListScan(_ITEM_TEST, _NS)
+_ALL_ITEMS = ListScan(UNRESOLVED_TEST, NAMESPACES)
 
 
 def find_items(ws: Workspace, parents: Iterable[etree._Element]) -> list[etree._Element]:
@@ -296,15 +290,14 @@ class ReferenceResolver:
         budget = self.ws.budget
         if len(nodes) == 1 and not len(nodes[0]):
             # The common case, one leaf: its size is its text, and it blocks
-            # only if it is an item itself (_items_in's test for a leaf, inlined).
-            # Checking that costs no more than remembering it would (and
-            # millions of leaves would fill memory).
+            # only if it is an item itself. Checking that costs no more than
+            # remembering it would (and millions of leaves would fill memory).
             leaf = nodes[0]
             value = leaf.text
             elements, text = 0, len(value) if value else 0
             if budget.text + text > budget.limits.max_text:
                 budget.check(elements, text, ctx, written)  # raises
-            if leaf.get(P_REF) is not None or leaf.get(A_LAZY) == "true" or leaf.tag == T_EXPRESSION:
+            if is_unresolved(leaf):
                 raise _Blocked((leaf,))
         else:
             elements, text = self._measure(nodes, ctx, written)
