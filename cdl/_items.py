@@ -22,10 +22,13 @@ The rule is needed in two forms, written here side by side: an XPath
 predicate for C-level scans of whole subtrees (:data:`UNRESOLVED_TEST`) and a
 Python test of one element (:func:`is_unresolved`), which runs for every step
 of every reference path. tests/test_items.py checks that they agree on every
-kind of node.
+kind of node. The kinds of items (:class:`ItemKind`) are told apart here
+too.
 """
 
 from __future__ import annotations
+
+import enum
 
 from lxml import etree
 
@@ -47,3 +50,33 @@ def is_unresolved(el: etree._Element) -> bool:
     one tag comparison (the tag test of a variable runs only for lazy elements).
     """
     return el.get(P_REF) is not None or el.tag == T_EXPRESSION or (el.get(A_LAZY) == "true" and el.tag != T_VARIABLE)
+
+
+def is_lazy(el: etree._Element) -> bool:
+    """Whether ``el`` is marked ``cdl:lazy="true"`` (the loader writes it so)."""
+    return el.get(A_LAZY) == "true"
+
+
+def has_lazy_variables(expression: etree._Element) -> bool:
+    """Whether a ``cdl:expression`` has a lazy variable (it is then pending)."""
+    return any(var.get(A_LAZY) == "true" for var in expression.iterchildren(T_VARIABLE))
+
+
+class ItemKind(enum.Enum):
+    """What an unresolved element is. The values are public: they are
+    :attr:`cdl.Pending.kind` and what ``cdl pending`` prints (README.md)."""
+
+    REFERENCE = "reference"
+    LAZY_REFERENCE = "lazy-reference"
+    EXPRESSION = "expression"
+    LAZY_EXPRESSION = "lazy-expression"
+    LAZY_PROPERTY = "lazy-property"
+
+
+def item_kind(el: etree._Element) -> ItemKind:
+    """The kind of an element :func:`is_unresolved` holds true for."""
+    if el.get(P_REF) is not None:
+        return ItemKind.LAZY_REFERENCE if is_lazy(el) else ItemKind.REFERENCE
+    if el.tag == T_EXPRESSION:
+        return ItemKind.LAZY_EXPRESSION if has_lazy_variables(el) else ItemKind.EXPRESSION
+    return ItemKind.LAZY_PROPERTY

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from ._items import is_unresolved
-from ._model import A_LAZY, ENGINE_NS, LIST_PARENTS, UP, NameRef, Ref
+from ._model import ENGINE_NS, LIST_PARENTS, UP, NameRef, Ref
 
 _NCNAME = r"[^\W\d][\w.\-\u00B7\u0300-\u036F\u203F\u2040]*"
 _NCNAME_RE = re.compile(_NCNAME + r"\Z")
@@ -117,10 +117,6 @@ def relative_ref(text: str, refroot: NameRef | None, absolute: bool, steps: tupl
     if absolute and refroot is None:
         steps = (UP,) * (depth - 1) + steps
     return Ref(text.strip(), refroot, steps)
-
-
-def is_lazy(el: etree._Element) -> bool:
-    return el.get(A_LAZY) == "true"
 
 
 class Walk:

@@ -177,3 +177,55 @@ def test_walk_and_the_leaf_test_use_the_definition() -> None:
         el.attrib.pop(A_LAZY)
     # A lazy reference target is pending, and what refers to it too.
     assert list_xml(resolve_text(system('<S><a cdl:ref="b"/><b cdl:lazy="true"/></S>')), "S") == '<S><a cdl:ref="./b"/><b cdl:lazy="true"/></S>'
+
+
+# -- item kinds and resolver states --------------------------------------------
+
+_ALL_KINDS = system(
+    "<S>"
+    '<lp cdl:lazy="true"/>'
+    '<lr cdl:ref="lp2" cdl:lazy="true"/><lp2>1</lp2>'
+    '<le><cdl:expression value-of="$a"><cdl:variable name="a" ref="lp2" cdl:lazy="true"/></cdl:expression></le>'
+    '<r cdl:ref="lp"/>'
+    '<e><cdl:expression value-of="$a"><cdl:variable name="a" ref="lp"/></cdl:expression></e>'
+    "</S>"
+)
+
+
+def test_every_item_kind_is_a_public_string() -> None:
+    from cdl._items import ItemKind
+
+    pending = resolve_text(_ALL_KINDS).pending
+    assert [(p.path, p.kind) for p in pending] == [
+        ("/S/lp", "lazy-property"),
+        ("/S/lr", "lazy-reference"),
+        ("/S/le", "lazy-expression"),
+        ("/S/r", "reference"),
+        ("/S/e", "expression"),
+    ]
+    # Plain strings, as documented; the enum stays private.
+    assert all(type(p.kind) is str for p in pending)
+    assert {p.kind for p in pending} == {kind.value for kind in ItemKind}
+    readme = (ROOT / "README.md").read_text()
+    for kind in ItemKind:
+        assert f"`{kind.value}`" in readme
+
+
+def test_resolver_states_are_an_enum_changed_through_its_methods() -> None:
+    from cdl._references import State
+
+    ws = cdl.load(_ALL_KINDS.encode(), name="m.cdl")._workspace()
+    resolver = ReferenceResolver(ws)
+    items = find_items(ws, ws.roots[0])
+    resolver.run(items)
+    by_path = {ws.ctx.prefixes.path_of(el): el for el in items}
+    assert all(resolver.is_pending(el) for el in items)
+    assert resolver.waits_on(by_path["/S/r"]) == [by_path["/S/lp"]]
+    resolver.waits_on(by_path["/S/r"]).clear()  # a copy: the resolver's own stays
+    assert resolver.waits_on(by_path["/S/r"]) == [by_path["/S/lp"]]
+    resolver.settled(by_path["/S/lp"])
+    assert not resolver.is_pending(by_path["/S/lp"]) and resolver.waits_on(by_path["/S/lp"]) == []
+    # Reopening forgets the pending ones only.
+    reopened = resolver.reopen_pending()
+    assert by_path["/S/lp"] not in reopened and set(reopened) == set(items) - {by_path["/S/lp"]}
+    assert [s.value for s in State] == ["active", "done", "pending", "failed"]
