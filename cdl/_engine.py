@@ -21,21 +21,20 @@ from lxml import etree
 from ._imports import LoadOptions, Resolver, load_set
 from ._inherit import resolve_prototypes
 from ._laziness import Pending, Round, apply_round, check_required, pending_report
+from ._limits import Budget, Limits
 from ._model import (
     T_CONFIGURATION,
     T_SYSTEM,
     T_TYPES,
     XSD_NS,
-    Budget,
     Context,
-    Limits,
-    Prefixes,
     Problems,
     SourceDoc,
     Tables,
     Workspace,
 )
 from ._names import Registry, build_registry
+from ._naming import Prefixes
 from ._references import ReferenceResolver, find_items
 from ._serialize import Data, build_output, to_bytes, to_data
 from .errors import CdlError, CdlErrorGroup, DeployValueError, LoadError
@@ -156,7 +155,7 @@ class Resolution:
 
         def origin(el: etree._Element) -> tuple[str | None, int | None]:
             where = ctx.where(el)
-            return where["url"], where["line"]  # type: ignore[return-value]
+            return where.url, where.line
 
         root = build_output(ws, keep_origins=True)
         errors, warnings = check_types(root, self.document.schemas, origin, ctx.prefixes.path_of)

@@ -22,8 +22,9 @@ from pathlib import Path
 
 from lxml import etree
 
+from ._limits import Limits
 from ._load import load_document
-from ._model import T_IMPORT, T_SYSTEM, Limits, SourceDoc, Tables
+from ._model import T_IMPORT, T_SYSTEM, SourceDoc, Tables
 from .errors import CdlError, ImportRefusedError, LimitError, LoadError
 
 #: A resolver receives an absolute URL and returns the document's bytes.

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from lxml import etree
 
-from ._model import A_LAZY, LIST_PARENTS, P_DOC, P_EXT, P_REF, ListScan, Problems, Workspace, depth_of, has_value
+from ._model import A_LAZY, LIST_PARENTS, P_DOC, P_EXT, P_REF, Problems, Workspace, depth_of, has_value
+from ._scan import ListScan
 from .errors import InheritanceError
 
 _ACTIVE, _DONE = 1, 2
@@ -68,7 +69,7 @@ def resolve_prototypes(ws: Workspace) -> None:
                         InheritanceError(
                             f"cdl:extends names {name.text!r}, which is no top level list",
                             code="UNKNOWN_PROTOTYPE",
-                            **ctx.where(el),  # type: ignore[arg-type]
+                            at=ctx.where(el),
                         )
                     )
                     del el.attrib[P_EXT]
@@ -134,7 +135,7 @@ def _cycle(ws: Workspace, stack: list[_Frame], target: etree._Element) -> Inheri
     return InheritanceError(
         "prototype references form a cycle: " + "; ".join(links),
         code="EXTENDS_CYCLE",
-        **ctx.where(first),  # type: ignore[arg-type]
+        at=ctx.where(first),
     )
 
 

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ._model import A_LAZY, CDL_NS, P_REF, T_EXPRESSION, T_SYSTEM, T_VARIABLE, ListScan, Problems, Workspace, has_value
 from ._items import has_lazy_variables, is_lazy, item_kind
+from ._model import A_LAZY, CDL_NS, P_REF, T_EXPRESSION, T_SYSTEM, T_VARIABLE, Problems, Workspace, has_value
 from ._paths import PrefixError, parse_name_ref, parse_qname
 from ._references import ReferenceResolver
+from ._scan import ListScan
 from .errors import DeployValueError, LazinessError, RequiredPropertyError
 
 
@@ -73,7 +74,7 @@ def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round) -> None
             "released lazy reference still cannot be resolved: "
             + ", ".join(f"{ctx.prefixes.path_of(el)} waits for {_waits(resolver, el)}" for el in still),
             code="LAZY_UNRESOLVED",
-            **ctx.where(still[0]),  # type: ignore[arg-type]
+            at=ctx.where(still[0]),
         )
 
 
@@ -144,7 +145,7 @@ def _supply(ws: Workspace, resolver: ReferenceResolver, el: etree._Element, path
         raise DeployValueError(
             f"set {path!r}: {ws.ctx.prefixes.path_of(el)} is not lazy; only lazy properties and references take deploy-time values",
             code="SET_NOT_LAZY",
-            **ws.ctx.where(el),  # type: ignore[arg-type]
+            at=ws.ctx.where(el),
         )
     if expr is not None:
         resolver.settled(expr)
@@ -168,7 +169,7 @@ def _release(ws: Workspace, el: etree._Element, path: str) -> etree._Element:
         raise DeployValueError(
             f"release {path!r}: {ws.ctx.prefixes.path_of(el)} cannot be released: {what}",
             code="SET_NOT_LAZY",
-            **ws.ctx.where(el),  # type: ignore[arg-type]
+            at=ws.ctx.where(el),
         )
     del el.attrib[A_LAZY]
     return el
@@ -186,7 +187,7 @@ def check_required(ws: Workspace, resolver: ReferenceResolver) -> None:
         problems.add(
             RequiredPropertyError(
                 'this property is marked cdl:use="required" but has no value',
-                **ws.ctx.where(el),  # type: ignore[arg-type]
+                at=ws.ctx.where(el),
             )
         )
     problems.raise_if_any()

@@ -17,9 +17,8 @@ import xml.parsers.expat as expat
 from lxml import etree
 
 from . import _expressions
+from ._limits import Limits
 from ._model import (
-    ListScan,
-    elements_bound,
     A_CREF,
     A_EXTENDS,
     A_LAZY,
@@ -42,7 +41,6 @@ from ._model import (
     T_TYPES,
     T_VARIABLE,
     Expression,
-    Limits,
     NameRef,
     Problems,
     Ref,
@@ -54,6 +52,7 @@ from ._model import (
     split_clark,
 )
 from ._paths import PathSyntaxError, PrefixError, is_ncname, parse_name_ref, parse_path, parse_qname, relative_ref
+from ._scan import ListScan, elements_bound
 from .errors import (
     CdlError,
     ExpressionError,
@@ -400,14 +399,6 @@ def _check_lists(parent: etree._Element, url: str, index: int, problems: Problem
             el.set(P_DOC, str(index))
 
 
-def list_name(el: etree._Element, target_ns: str) -> str:
-    """The QName (Clark) of a top level list: unqualified lists take the targetNamespace."""
-    tag: str = el.tag
-    if not tag.startswith("{") and target_ns:
-        return f"{{{target_ns}}}{tag}"
-    return tag
-
-
 # -- annotations ----------------------------------------------------------------
 
 
@@ -751,4 +742,4 @@ def _load_expression(
     # pending expression.
 
 
-__all__ = ["load_document", "list_name"]
+__all__ = ["load_document"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._load import list_name
-from ._model import NameRef, Prefixes, Problems, SourceDoc
+from ._model import NameRef, Problems, SourceDoc
+from ._naming import Prefixes, list_name
 from .errors import NameResolutionError
 
 

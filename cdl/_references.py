@@ -31,14 +31,13 @@ from lxml import etree
 from . import _expressions
 from ._items import NAMESPACES, UNRESOLVED_TEST, has_lazy_variables, is_unresolved
 from ._model import (
-    ListScan,
     A_LAZY,
-    Context,
     P_DOC,
     P_EXPR,
     P_REF,
     T_EXPRESSION,
     T_VARIABLE,
+    Context,
     Problems,
     Ref,
     Workspace,
@@ -48,6 +47,7 @@ from ._model import (
     replace_with_text,
 )
 from ._paths import walk
+from ._scan import ListScan
 from .errors import CdlError, ExpressionError, LazinessError, ReferenceResolutionError
 
 _ITEMS = etree.XPath("descendant-or-self::*" + UNRESOLVED_TEST, namespaces=NAMESPACES)
@@ -234,7 +234,7 @@ class ReferenceResolver:
             ReferenceResolutionError(
                 f"references depend on each other in a cycle: {described}",
                 code="REF_CYCLE",
-                **ctx.where(members[0]),  # type: ignore[arg-type]
+                at=ctx.where(members[0]),
             )
         )
 
@@ -255,7 +255,7 @@ class ReferenceResolver:
             raise LazinessError(
                 "cdl:lazy marks a property whose value is given at deployment; this one has a value and no reference",
                 code="LAZY_WITH_VALUE",
-                **self.ctx.where(item),  # type: ignore[arg-type]
+                at=self.ctx.where(item),
             )
         return _PENDING  # a lazy property waits for its value (7.5.2)
 
@@ -275,7 +275,7 @@ class ReferenceResolver:
                 raise ReferenceResolutionError(
                     f"{what} names refroot {ref.refroot.text!r}, which is no top level list",
                     code="UNKNOWN_REFROOT",
-                    **ctx.where(written),  # type: ignore[arg-type]
+                    at=ctx.where(written),
                 )
         else:
             start = holder.getparent()  # a property always has its list above it
@@ -288,13 +288,13 @@ class ReferenceResolver:
                 raise ReferenceResolutionError(
                     f"{what} {ref.text!r} (read as {shown!r}) climbs above its top level list",
                     code="REF_ABOVE_TOP",
-                    **ctx.where(written),  # type: ignore[arg-type]
+                    at=ctx.where(written),
                 )
             raise ReferenceResolutionError(
                 f"{what} {ref.text!r} (read as {shown!r}) selects nothing"
                 + (f": no {ctx.prefixes.qname(ref.steps[result.step])} at step {result.step + 1}" if result.step >= 0 else ""),
                 code="REF_NOT_FOUND",
-                **ctx.where(written),  # type: ignore[arg-type]
+                at=ctx.where(written),
             )
         nodes = result.nodes
         budget = self.ws.budget
@@ -411,7 +411,7 @@ class ReferenceResolver:
                 raise ExpressionError(
                     f"variable ${var.name} path {var.ref.text!r} selects {len(nodes)} properties; it must select one",
                     code="VARIABLE_MULTIPLE",
-                    **ctx.where(var_el),  # type: ignore[arg-type]
+                    at=ctx.where(var_el),
                 )
             node = nodes[0]
             # A leaf's string value is its text: no iterator needed.
@@ -421,8 +421,7 @@ class ReferenceResolver:
         try:
             result = _expressions.evaluate(expr.text, expr.token, values)
         except ExpressionError as exc:
-            where = ctx.where(el)  # located only on failure: it walks the tree
-            exc.url, exc.line, exc.path = where["url"], where["line"], where["path"]  # type: ignore[assignment]
+            exc.url, exc.line, exc.path = ctx.where(el)  # located only on failure: it walks the tree
             raise
         replace_with_text(el, result)
         return _DONE

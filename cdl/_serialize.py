@@ -19,7 +19,6 @@ from typing import Union
 from lxml import etree
 
 from ._model import (
-    ListScan,
     A_CREF,
     A_LAZY,
     A_REFROOT,
@@ -39,9 +38,10 @@ from ._model import (
     UP,
     Ref,
     Workspace,
-    relative_text,
     split_clark,
 )
+from ._naming import relative_text
+from ._scan import ListScan
 
 Data = Union[str, None, dict[str, "Data"], list["Data"]]
 
