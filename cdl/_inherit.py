@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from ._model import A_LAZY, LIST_PARENTS, P_DOC, P_EXT, P_REF, Problems, Workspace, depth_of, has_value
+from ._model import A_LAZY, P_DOC, P_EXT, P_REF, Problems, Workspace, depth_of, has_value, top_level_of
 from ._scan import ListScan
 from .errors import InheritanceError
 
@@ -111,11 +111,9 @@ def _extending_by_list(ws: Workspace) -> dict[etree._Element, list[etree._Elemen
     bound = ws.size_bound()
     for doc, root in zip(ws.ctx.docs, ws.roots):
         for el in _EXTENDING(doc.list_parents(root), bound):
-            lst = el
-            parent = el.getparent()
-            while parent.tag not in LIST_PARENTS:
-                lst = parent
-                parent = parent.getparent()
+            lst = top_level_of(el)
+            # The scan looks below list parents only, so every element found has its list.
+            assert lst is not None
             found.setdefault(lst, []).append(el)
     return found
 
@@ -185,14 +183,15 @@ def _merge(
     own_value = has_value(n)
     own_ref = n.get(P_REF) is not None
     own_children = list(n)
-    groups: dict[str, list[etree._Element]] = {}
+    # Keyed by tag as lxml returns it (a str for every parsed element).
+    groups: dict[object, list[etree._Element]] = {}
     for child in own_children:
         groups.setdefault(child.tag, []).append(child)
     shape = _shape(proto, shapes)
     proto_children, proto_tags = shape.children, shape.tags
     merged: list[etree._Element] = []
     if not own_ref:  # 7.3.4 case 3: a reference replaces the inherited value
-        placed: set[str] = set()
+        placed: set[object] = set()
         # Charge every copy this merge makes before making any: the budget
         # refuses an oversized document before it is built.
         inherited = [i for i, tag in enumerate(shape.child_tags) if tag not in groups]
@@ -206,7 +205,7 @@ def _merge(
         for e, tag, attributes in zip(proto_children, shape.child_tags, shape.child_attributes):
             group = groups.get(tag)
             if group is None:
-                merged.append(e.__deepcopy__(None))  # marked with its document (_Shape)
+                merged.append(e.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it; marked with its document (_Shape)
             elif tag not in placed:
                 placed.add(tag)
                 if attributes:

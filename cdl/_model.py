@@ -26,7 +26,7 @@ from lxml import etree
 from .errors import CdlError, CdlErrorGroup
 
 if TYPE_CHECKING:
-    from elementpath.tdop import Token
+    from elementpath import XPathToken
 
     from ._limits import Budget, Limits
     from ._naming import Prefixes
@@ -122,7 +122,7 @@ class Expression:
     """A parsed cdl:expression: the XPath token tree and its variables."""
 
     text: str
-    token: Token
+    token: XPathToken
     variables: tuple[Variable, ...]
 
 
@@ -185,6 +185,20 @@ class SourceDoc:
     def list_parents(self, root: etree._Element | None = None) -> list[etree._Element]:
         """The cdl:configuration and cdl:system elements of this document or a copy of it."""
         return [c for c in (self.root if root is None else root) if c.tag in LIST_PARENTS]
+
+
+def tag_of(el: etree._Element) -> str:
+    """The Clark name of an element of the engine's trees.
+
+    lxml returns a parsed element's tag as a str (its stubs also allow the
+    bytes or QName a program may assign; the engine never assigns one), and
+    the loader removes comments and processing instructions, whose tag is no
+    name. Anything else is a programming error.
+    """
+    tag = el.tag
+    if not isinstance(tag, str):
+        raise TypeError(f"{el!r} has no name: only parsed elements belong in the engine's trees")
+    return tag
 
 
 def has_value(el: etree._Element) -> bool:

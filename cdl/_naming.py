@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from ._model import CDL_NS, LIST_PARENTS, T_CDL, UP, XSD_NS, Ref, split_clark
+from ._model import CDL_NS, LIST_PARENTS, T_CDL, UP, XSD_NS, Ref, split_clark, tag_of
 
 #: Paths in messages longer than this many steps are shortened in the middle.
 _PATH_SHOWN = 16
@@ -19,7 +19,7 @@ _PATH_SHOWN = 16
 
 def list_name(el: etree._Element, target_ns: str) -> str:
     """The QName (Clark) of a top level list: unqualified lists take the targetNamespace."""
-    tag: str = el.tag
+    tag = tag_of(el)
     if not tag.startswith("{") and target_ns:
         return f"{{{target_ns}}}{tag}"
     return tag

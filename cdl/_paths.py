@@ -9,7 +9,6 @@ parsed path from a context node.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from lxml import etree
 

@@ -278,7 +278,11 @@ class ReferenceResolver:
                     at=ctx.where(written),
                 )
         else:
-            start = holder.getparent()  # a property always has its list above it
+            start = holder.getparent()
+            if start is None:
+                # A property always has its list above it, and the loader
+                # refuses a reference on a list without refroot: never here.
+                raise ReferenceResolutionError(f"{what} {ref.text!r} has no context node", code="REF_CONTEXT", at=ctx.where(written))
         result = walk(start, ref.steps)
         if result.blockers:
             raise _Blocked(result.blockers)
@@ -370,7 +374,7 @@ class ReferenceResolver:
             return _DONE
         shells = [el]
         for _ in targets[1:]:
-            shells.append(el.__deepcopy__(None))  # same name, attributes and origin as el
+            shells.append(el.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it; same name, attributes and origin as el
         anchor = el
         for shell in shells[1:]:
             anchor.addnext(shell)
@@ -389,7 +393,7 @@ class ReferenceResolver:
                             if child.get(P_DOC) is None:
                                 child.set(P_DOC, str(origin))
                 for child in target:
-                    shell.append(child.__deepcopy__(None))
+                    shell.append(child.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
         return _DONE
 
     def _expression(self, el: etree._Element) -> State:

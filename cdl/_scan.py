@@ -15,6 +15,9 @@ from lxml import etree
 
 from ._model import depth_of
 
+#: What an XPath variable may hold (lxml converts these to XPath values).
+XPathVariable = bool | int | float | str | bytes | etree._Element | list[etree._Element]
+
 _CHAINS: dict[int, etree.XPath] = {}
 _CHAIN_MAX = 2000  # libxml2 evaluates location steps recursively: keep chains short
 _DEEPER = etree.XPath("boolean(descendant::*[count(ancestor::*) >= $n])")
@@ -57,7 +60,7 @@ class ListScan:
         self.per_part = etree.XPath("descendant::*" + predicate, namespaces=namespaces)
         self.per_list = etree.XPath("descendant-or-self::*" + predicate, namespaces=namespaces)
 
-    def __call__(self, parents: Iterable[etree._Element], bound: int, **variables: object) -> list[etree._Element]:
+    def __call__(self, parents: Iterable[etree._Element], bound: int, **variables: XPathVariable) -> list[etree._Element]:
         """Matches below each of ``parents`` (list parents), in document order."""
         found: list[etree._Element] = []
         for parent in parents:

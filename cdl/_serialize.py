@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Union
+from typing import TypeAlias
 
 from lxml import etree
 
@@ -39,11 +39,12 @@ from ._model import (
     Ref,
     Workspace,
     split_clark,
+    tag_of,
 )
 from ._naming import relative_text
 from ._scan import ListScan
 
-Data = Union[str, None, dict[str, "Data"], list["Data"]]
+Data: TypeAlias = str | None | dict[str, "Data"] | list["Data"]
 
 _NS = {"e": ENGINE_NS, "cdl": CDL_NS}
 #: Elements with any attribute: once the document marks are gone, these are
@@ -220,7 +221,7 @@ def to_data(root: etree._Element) -> dict[str, Data]:
 
 
 def _qname_of(el: etree._Element) -> str:
-    uri, local = split_clark(el.tag)
+    uri, local = split_clark(tag_of(el))
     if not uri:
         return local
     prefix = el.prefix
@@ -275,7 +276,7 @@ def _plain(value: Data) -> Data:
             if isinstance(v, dict):
                 stack.append(v)
             elif isinstance(v, list):
-                for i, x in enumerate(v):
+                for x in v:
                     if isinstance(x, dict):
                         stack.append(x)
     return value

@@ -493,7 +493,8 @@ def _child_path(path: str, parent: etree._Element, child: etree._Element, label:
 
 
 def _name(el: etree._Element) -> _Name:
-    return _name_of(el.tag)
+    tag = el.tag  # elements only: callers skip comments and processing instructions
+    return _name_of(tag) if isinstance(tag, str) else ("", "")
 
 
 def _name_of(clark: str) -> _Name:
@@ -557,6 +558,7 @@ def run_case(case: Case, processor: str | None = None, *, timeout: float = DEFAU
     if processor is not None:
         _check_template(processor)
     start = time.perf_counter()
+    outcome: Outcome
     if case.problem is not None:
         outcome, message = "failed", case.problem
     elif processor is None:
@@ -587,7 +589,7 @@ def _run_library(case: Case) -> tuple[Outcome, str]:
         if exc.code != case.error:
             return "failed", f"expected error {case.error}, got {exc.code}: {exc.render()}"
         return "passed", ""
-    except Exception as exc:  # noqa: BLE001 - any crash is this case's failure, not the suite's
+    except Exception as exc:
         return "failed", f"crashed with {type(exc).__name__}: {exc}"
     if case.error is not None:
         return "failed", f"expected error {case.error}, but resolution succeeded"

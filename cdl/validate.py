@@ -22,12 +22,16 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
 from ._load import hardened_parser
 from ._model import A_CREF, A_LAZY, A_TYPE, CDL_NS, T_CDL, T_DOCUMENTATION, T_EXPRESSION, T_TYPES, XSD_NS
 from .errors import LoadError, ValidationError
+
+if TYPE_CHECKING:
+    from lxml.etree._docloader import _InputDocument  # stubs only: what a Resolver returns
 
 __all__ = ["validate_documents", "check_types"]
 
@@ -374,8 +378,8 @@ class _MemoryResolver(etree.Resolver):
         super().__init__()
         self._documents = documents
 
-    def resolve(self, system_url: str, public_id: str, context: object) -> object:
-        data = self._documents.get(system_url)
+    def resolve(self, system_url: str | None, public_id: str | None, context: object) -> _InputDocument:
+        data = self._documents.get(system_url) if system_url is not None else None
         if data is None:
             return self.resolve_string(self._EMPTY, context, base_url=system_url)
         return self.resolve_string(data, context, base_url=system_url)
@@ -509,7 +513,7 @@ class _TypeLibrary:
                 return None
             restriction = definition.find(_XS_RESTRICTION)
             base = restriction.get("base") if restriction is not None else None
-            next_key = _resolve_qname(base, restriction) if base else None
+            next_key = _resolve_qname(base, restriction) if base and restriction is not None else None
             if next_key is None:
                 return None
             if next_key[0] == _XSD_NS:

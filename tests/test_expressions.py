@@ -78,7 +78,7 @@ def evaluate(expr: str, variables: str = "", extra: str = "") -> str:
         "<S><x>8080</x><h>www.example.org</h><e/><m><a>1</a><b>2</b></m><sp> 80 </sp>"
         f'{extra}<v><cdl:expression value-of="{expr}">{variables}</cdl:expression></v></S>'
     )
-    (s,) = [el for el in resolve_text(xml).tree()[0]]
+    (s,) = list(resolve_text(xml).tree()[0])
     v = s.find("v")
     assert v is not None and len(v) == 0
     return v.text or ""

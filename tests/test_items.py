@@ -12,10 +12,10 @@ from lxml import etree
 import cdl
 from cdl._inherit import resolve_prototypes
 from cdl._items import NAMESPACES, UNRESOLVED_TEST, is_unresolved
-from cdl._model import A_LAZY, P_EXPR, P_REF, T_EXPRESSION, T_VARIABLE, cdl as cdl_name
+from cdl._model import A_LAZY, P_EXPR, P_REF, T_EXPRESSION, T_VARIABLE
+from cdl._model import cdl as cdl_name
 from cdl._paths import walk
 from cdl._references import ReferenceResolver, find_items
-
 from conftest import list_xml, resolve_text, system
 
 _MATCHES = etree.XPath("descendant-or-self::*" + UNRESOLVED_TEST, namespaces=NAMESPACES)

@@ -27,7 +27,6 @@ import pytest
 
 import cdl
 from cdl import CdlError, Limits
-
 from strategies import CLI_GUARD, digest, parses_as_xml
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,7 +12,6 @@ import cdl
 from cdl import _limits, _model, _naming, _scan
 from cdl._model import Location
 from cdl.errors import LimitError, ReferenceResolutionError
-
 from conftest import system
 
 PACKAGE = Path(cdl.__file__).resolve().parent
