@@ -180,15 +180,6 @@ def to_boolean(value: Value) -> bool:
     return len(value) > 0
 
 
-def format_value(value: object) -> str:
-    """Format a Python value as XPath 1.0 string() would (numbers as doubles)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float, Decimal)):
-        return format_number(float(value))
-    return str(value)
-
-
 def format_number(x: float) -> str:
     """XPath 1.0 number to string: no exponent, no trailing '.0', 'NaN', 'Infinity'."""
     if math.isnan(x):

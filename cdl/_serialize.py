@@ -247,36 +247,14 @@ def _list_data(el: etree._Element) -> Data:
             item = results.pop(child)
             if key in value:
                 existing = value[key]
-                if isinstance(existing, list) and getattr(existing, "_repeated", False):
+                # An element's value is text, None or a dict, never a list: a
+                # list is the one made here for a repeated name.
+                if isinstance(existing, list):
                     existing.append(item)
                 else:
-                    value[key] = _Repeated([existing, item])
+                    value[key] = [existing, item]
             else:
                 value[key] = item
         results[node] = value
-    return _plain(results[el])
+    return results[el]
 
-
-class _Repeated(list):  # type: ignore[type-arg]
-    """Marks a list made for a repeated name, so a value that is itself a list is not confused with it."""
-
-    _repeated = True
-
-
-def _plain(value: Data) -> Data:
-    # Drop the marker class so callers get ordinary lists (iteratively).
-    if not isinstance(value, dict):
-        return value
-    stack: list[dict[str, Data]] = [value]
-    while stack:
-        d = stack.pop()
-        for k, v in d.items():
-            if isinstance(v, _Repeated):
-                v = d[k] = list(v)
-            if isinstance(v, dict):
-                stack.append(v)
-            elif isinstance(v, list):
-                for x in v:
-                    if isinstance(x, dict):
-                        stack.append(x)
-    return value

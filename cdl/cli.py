@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from . import Limits, load
-from ._engine import write_atomically
+from ._files import write_atomically
 from .errors import CdlError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -170,6 +170,7 @@ def validate(files: tuple[str, ...]) -> None:
 @click.option("--processor", metavar='"COMMAND {input}"', help="Check another CDL processor instead of this engine.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per case for --processor.")
+@_reports_errors
 def conformance(suite_dir: str | None, processor: str | None, junit: str | None, timeout: float) -> None:
     """Run the conformance suite (default: ./conformance) and report per section."""
     from .conformance import run_suite

@@ -4,13 +4,11 @@ XPath 1.0 string() does."""
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import pytest
 
 import cdl
 from cdl import CdlError
-from cdl._expressions import format_number, format_value
+from cdl._expressions import format_number
 from conftest import CDL_DECL, config, list_xml, lists_xml, load_text, resolve_text, system
 
 # ---------------------------------------------------------------------------
@@ -47,25 +45,6 @@ from conftest import CDL_DECL, config, list_xml, lists_xml, load_text, resolve_t
 )
 def test_format_number(value: float, text: str) -> None:
     assert format_number(float(value)) == text
-
-
-@pytest.mark.parametrize(
-    ("value", "text"),
-    [
-        (True, "true"),
-        (False, "false"),
-        ("text", "text"),
-        ("", ""),
-        (8081, "8081"),
-        (Decimal("1.50"), "1.5"),
-        (Decimal("-0"), "0"),
-        (Decimal("100"), "100"),
-        (float("nan"), "NaN"),
-        (float("-inf"), "-Infinity"),
-    ],
-)
-def test_format_value(value: object, text: str) -> None:
-    assert format_value(value) == text
 
 
 # ---------------------------------------------------------------------------
