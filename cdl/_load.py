@@ -162,15 +162,8 @@ def hardened_parser(
     parser per call: lxml parsers are not safe to share between threads.
     """
     parser: etree.XMLParser = etree.XMLParser(
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        dtd_validation=False,
-        huge_tree=False,
-        remove_blank_text=remove_blank_text,
-        remove_comments=remove_comments,
-        remove_pis=remove_pis,
-        collect_ids=collect_ids,
+        resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False,
+        remove_blank_text=remove_blank_text, remove_comments=remove_comments, remove_pis=remove_pis, collect_ids=collect_ids,
     )
     parser.resolvers.add(resolver if resolver is not None else _NothingExternal())
     return parser
