@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from ._model import A_LAZY, P_DOC, P_EXT, P_REF, Problems, Workspace, depth_of, has_value, top_level_of
+from ._model import A_LAZY, P_DOC, P_EXT, P_REF, Problems, Workspace, depth_of, has_value, table_index, top_level_of
 from ._scan import ListScan
 from .errors import InheritanceError
 
@@ -62,7 +62,7 @@ def resolve_prototypes(ws: Workspace) -> None:
             pushed = False
             while frame.next < len(frame.elements):
                 el = frame.elements[frame.next]
-                name = ctx.tables.names[int(el.get(P_EXT))]  # type: ignore[arg-type]
+                name = ctx.tables.names[table_index(el, P_EXT)]
                 target = ws.lookup(name)
                 if target is None:
                     problems.add(
@@ -90,7 +90,7 @@ def resolve_prototypes(ws: Workspace) -> None:
             # Every prototype this list needs is complete: merge, innermost
             # (and last) first so ancestors see their children resolved.
             for el in reversed(frame.elements):
-                target = ws.lookup(ctx.tables.names[int(el.get(P_EXT))])  # type: ignore[arg-type]
+                target = ws.lookup(ctx.tables.names[table_index(el, P_EXT)])
                 assert target is not None
                 _merge(el, target, ws, shapes)
             state[frame.lst] = _DONE
@@ -126,7 +126,7 @@ def _cycle(ws: Workspace, stack: list[_Frame], target: etree._Element) -> Inheri
     for frame in stack[start:]:
         el = frame.current
         assert el is not None
-        name = ctx.tables.names[int(el.get(P_EXT))]  # type: ignore[arg-type]
+        name = ctx.tables.names[table_index(el, P_EXT)]
         links.append(f"{ctx.prefixes.path_of(el)} ({ctx.at(el)}) extends {name.text}")
     first = stack[start].current
     assert first is not None

@@ -187,6 +187,19 @@ class SourceDoc:
         return [c for c in (self.root if root is None else root) if c.tag in LIST_PARENTS]
 
 
+def table_index(el: etree._Element, attribute: str) -> int:
+    """The index into :class:`Tables` that the private ``attribute`` of ``el`` holds.
+
+    Asked only of elements that carry it (found by a scan for it, or known to
+    be a cdl:expression, which the loader marks); a missing one is a
+    programming error.
+    """
+    value = el.get(attribute)
+    if value is None:
+        raise KeyError(f"{attribute} is missing on {el.tag!r}")
+    return int(value)
+
+
 def tag_of(el: etree._Element) -> str:
     """The Clark name of an element of the engine's trees.
 

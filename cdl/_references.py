@@ -45,6 +45,7 @@ from ._model import (
     doc_index_of,
     has_value,
     replace_with_text,
+    table_index,
 )
 from ._paths import walk
 from ._scan import ListScan
@@ -399,7 +400,7 @@ class ReferenceResolver:
     def _expression(self, el: etree._Element) -> State:
         """7.3.6.1: bind each variable to its target's string value, evaluate, replace."""
         ctx = self.ctx
-        expr = ctx.tables.exprs[int(el.get(P_EXPR))]  # type: ignore[arg-type]
+        expr = ctx.tables.exprs[table_index(el, P_EXPR)]
         holder = el.getparent()
         assert holder is not None
         values: dict[str, str] = {}

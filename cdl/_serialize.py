@@ -95,7 +95,7 @@ def build_output(
     # document's default namespace cannot be kept), then rewrite the values
     # in one pass. One C-level scan finds every element the output changes.
     refs: list[tuple[etree._Element, str, Ref]] = []
-    typed: list[etree._Element] = []
+    typed: list[tuple[etree._Element, str]] = []  # with the type as written
     content = [part for part in body if part.tag != T_TYPES]  # schemas are copied as written
     for part in content:
         etree.strip_attributes(part, P_EXT, *(() if keep_origins else (P_DOC,)))
@@ -111,8 +111,9 @@ def build_output(
                 refs.append((var_el, "ref", var.ref))
         if attrib.get(A_LAZY) == "false":
             del attrib[A_LAZY]
-        if A_TYPE in attrib:
-            typed.append(el)
+        written_type = attrib.get(A_TYPE)
+        if written_type is not None:
+            typed.append((el, written_type))
     for part in content:
         etree.strip_attributes(part, P_REF, P_EXPR)
     # Asked of one top level list at a time: libxml2 caps an XPath node-set
@@ -120,7 +121,7 @@ def build_output(
     lists = [lst for part in content for lst in part]
     default = main.nsmap.get(None) or None
     if default and (
-        any(not el.get(A_TYPE).startswith("{") for el in typed)  # type: ignore[union-attr]
+        any(not written_type.startswith("{") for _, written_type in typed)
         or any(_UNQUALIFIED(part) for part in lists)
         or any(_unqualified_value(ref, ws) for _, _, ref in refs)
     ):
@@ -136,8 +137,8 @@ def build_output(
             text = written[clark] = names.qname(clark)
         return text
 
-    for el in typed:
-        el.set(A_TYPE, qname(el.get(A_TYPE)))  # type: ignore[arg-type]
+    for el, written_type in typed:
+        el.set(A_TYPE, qname(written_type))
     for el, attr, ref in refs:
         if attr == A_CREF:
             _write_ref(el, ref, A_CREF, A_REFROOT, ws, qname)

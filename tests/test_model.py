@@ -72,3 +72,18 @@ def test_no_location_is_spread_as_untyped_keywords() -> None:
     spread = re.compile(r"\*\*[\w.]*where\(")
     for path in PACKAGE.glob("*.py"):
         assert not spread.search(path.read_text()), path.name
+
+
+def test_tags_and_table_indexes_are_read_with_their_assumptions_checked() -> None:
+    from lxml import etree
+
+    from cdl._model import P_EXT, table_index, tag_of
+
+    el = etree.fromstring("<a><!--c--><b/></a>")
+    assert tag_of(el[1]) == "b"
+    with pytest.raises(TypeError):
+        tag_of(el[0])  # a comment has no name; the loader removes them
+    el[1].set(P_EXT, "3")
+    assert table_index(el[1], P_EXT) == 3
+    with pytest.raises(KeyError):
+        table_index(el, P_EXT)
