@@ -11,34 +11,33 @@ from __future__ import annotations
 import copy
 import gc
 import os
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from lxml import etree
 
+from ._files import write_atomically
 from ._imports import LoadOptions, Resolver, load_set
 from ._inherit import resolve_prototypes
 from ._laziness import Pending, Round, apply_round, check_required, pending_report
+from ._limits import Budget, Limits
 from ._model import (
     T_CONFIGURATION,
     T_SYSTEM,
     T_TYPES,
     XSD_NS,
-    Budget,
     Context,
-    Limits,
-    Prefixes,
     Problems,
     SourceDoc,
     Tables,
     Workspace,
 )
 from ._names import Registry, build_registry
+from ._naming import Prefixes
 from ._references import ReferenceResolver, find_items
 from ._serialize import Data, build_output, to_bytes, to_data
-from .errors import CdlError, CdlErrorGroup, DeployValueError, LoadError
+from .errors import CdlError, CdlErrorGroup, DeployValueError
 
 RoundLike = Round | Mapping[str, Any]
 
@@ -160,7 +159,7 @@ class Resolution:
 
         def origin(el: etree._Element) -> tuple[str | None, int | None]:
             where = ctx.where(el)
-            return where["url"], where["line"]  # type: ignore[return-value]
+            return where.url, where.line
 
         root = build_output(ws, keep_origins=True)
         errors, warnings = check_types(root, self.document.schemas, origin, ctx.prefixes.path_of)
@@ -173,7 +172,9 @@ class Resolution:
         Everything in the main document: its cdl:configuration (templates) and
         its cdl:system. See :attr:`system_pending` for what a deployment waits for.
         """
-        return list(self._pending_reports()[0])
+        self._report_pending()
+        assert self._pending is not None
+        return list(self._pending[0])
 
     @property
     def system_pending(self) -> list[Pending]:
@@ -183,18 +184,9 @@ class Resolution:
         document order; :attr:`pending` when the document has no cdl:system
         (a template library).
         """
-        return list(self._pending_reports()[1])
-
-    def _pending_reports(self) -> tuple[list[Pending], list[Pending]]:
-        if self._pending is None:
-            ws = self._working()
-            assert self._resolver is not None
-            everything = pending_report(ws, self._resolver, self._items)
-            if ws.roots[0].find(T_SYSTEM) is None:
-                self._pending = (everything, everything)
-            else:
-                self._pending = (everything, pending_report(ws, self._resolver, self._items, system_only=True))
-        return self._pending
+        self._report_pending()
+        assert self._pending is not None
+        return list(self._pending[1])
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> Resolution:
         """A new Resolution with one more round of deploy-time values (this one is unchanged)."""
@@ -223,12 +215,36 @@ class Resolution:
         out = self._outputs.get(system_only)
         if out is None:
             ws = self._working()
-            self.pending  # noqa: B018 -- the report reads the working trees: make it first
+            self._report_pending()
             with _cyclic_gc_paused():
                 out = self._outputs[system_only] = build_output(ws, system_only, consume=True)
-            # The items now live in the output; nothing may touch them again.
-            self._ws, self._resolver, self._items = None, None, []
+            self._give_up_working_trees()
         return out
+
+    def _report_pending(self) -> None:
+        """Make the pending report now, while the working trees are whole.
+
+        It reads the resolver's states and the items' places, which the
+        output takes apart; made first, ``pending`` never has to resolve
+        again after an output.
+        """
+        if self._pending is None:
+            ws = self._working()  # resolved again if an output took the trees
+            assert self._resolver is not None  # _working sets it with the trees
+            everything = pending_report(ws, self._resolver, self._items)
+            if ws.roots[0].find(T_SYSTEM) is None:
+                self._pending = (everything, everything)
+            else:
+                self._pending = (everything, pending_report(ws, self._resolver, self._items, system_only=True))
+
+    def _give_up_working_trees(self) -> None:
+        """Forget the working trees once an output has taken them apart.
+
+        The items now live in the output tree (with the engine's attributes
+        removed): nothing may read or resolve them again. ``_working`` makes
+        new ones by resolving again from the unchanged Document and rounds.
+        """
+        self._ws, self._resolver, self._items = None, None, []
 
     def _working(self) -> Workspace:
         """The resolved working trees, resolved again if an output took them."""
@@ -309,31 +325,3 @@ def load(
     registry = build_registry(docs, Prefixes([d.declared for d in docs], docs[0].nsmap.get(None)), problems)
     problems.raise_if_any()
     return Document(docs, tables, registry, options)
-
-
-def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it into place.
-
-    Raises LoadError (IO_ERROR) when the file cannot be written; the target is
-    then untouched.
-    """
-    target = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(target))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".cdl-", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise LoadError(f"cannot write {target}: {exc.strerror or exc}", code="IO_ERROR", url=target) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(exc, OSError):
-            raise LoadError(f"cannot write {target}: {exc.strerror or exc}", code="IO_ERROR", url=target) from None
-        raise

@@ -20,7 +20,7 @@ from xml.sax.saxutils import unescape
 
 from lxml import etree
 
-from ._model import T_VARIABLE, Context, doc_index_of
+from ._model import T_VARIABLE, Context, Location, doc_index_of
 
 _START_TAG = re.compile(
     rb"<([^\s/>!?][^\s/>]*)((?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)\s*/?>"
@@ -99,16 +99,16 @@ def written_as(el: etree._Element, attribute: str) -> str:
     return etree.QName(attribute).localname if el.tag == T_VARIABLE else attribute
 
 
-def located(ctx: Context, el: etree._Element, attribute: str, value: str | None = None) -> dict[str, object]:
+def located(ctx: Context, el: etree._Element, attribute: str, value: str | None = None) -> Location:
     """``ctx.where(el)`` for an error about ``attribute`` of ``el``: its own line."""
     where = ctx.where(el)
     index = doc_index_of(el)
     if index is not None and index < len(ctx.docs):
-        where["line"] = attribute_line(ctx.docs[index].data, el, attribute, value)
+        where = where._replace(line=attribute_line(ctx.docs[index].data, el, attribute, value))
     return where
 
 
 def located_at(ctx: Context, el: etree._Element, attribute: str, value: str | None = None) -> str:
     """``file:line`` of ``attribute`` of ``el``, for messages that list several places."""
     where = located(ctx, el, attribute, value)
-    return f"{where['url']}:{where['line']}" if where["line"] else str(where["url"])
+    return f"{where.url}:{where.line}" if where.line else str(where.url)

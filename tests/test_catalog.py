@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CDL_DECL, list_xml
 
 import cdl
 from cdl import CdlError
 from cdl.cli import main
+from conftest import CDL_DECL, list_xml
 
 CATALOG_NS = "urn:oasis:names:tc:entity:xmlns:xml:catalog"
 DOCTYPE = (

@@ -5,11 +5,11 @@ the tag ends, expat where it begins)."""
 from __future__ import annotations
 
 import pytest
-from conftest import CDL_DECL, CDL_NS, resolve_text
 from lxml import etree
 
 from cdl import CdlError
 from cdl._lines import attribute_line
+from conftest import CDL_DECL, CDL_NS, resolve_text
 
 
 def document(lines: list[str], part: str = "system", after: str = "") -> str:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CDL_DECL, list_xml, resolve_text
 
 import cdl
 from cdl import CdlError
 from cdl.cli import main
+from conftest import CDL_DECL, list_xml, resolve_text
 
 ECHO = "<echo>\n<msg cdl:ref='host'/>\n<copy cdl:ref='msg'/>\n</echo>"
 
