@@ -205,3 +205,18 @@ def test_a_catalog_mapping_to_a_remote_location_still_needs_allow_remote(tmp_pat
     with pytest.raises(CdlError) as info:
         cdl.load(tmp_path / "main.cdl", catalogs=[tmp_path / "c.xml"])
     assert info.value.code == "IMPORT_REFUSED" and "'https://mirror.example/x.cdl' is remote" in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("target", "complaint"),
+    [("http://example.com/c.xml", "is not a local file"), ("missing.xml", "cannot read the catalog")],
+)
+def test_a_next_catalog_that_cannot_be_read_is_named_at_its_entry(tmp_path: Path, target: str, complaint: str) -> None:
+    from cdl._catalog import Catalogs
+
+    (tmp_path / "c.xml").write_text(catalog(f'<nextCatalog catalog="{target}"/>'))
+    catalogs = Catalogs((str(tmp_path / "c.xml"),))  # read when a lookup needs it
+    with pytest.raises(CdlError) as info:
+        catalogs.lookup("http://a/x")
+    assert (info.value.code, info.value.url, info.value.line) == ("CATALOG_INVALID", str(tmp_path / "c.xml"), 4)
+    assert complaint in info.value.message
