@@ -95,3 +95,12 @@ def test_deep_documents_parsed_by_expat_too() -> None:
     with pytest.raises(CdlError) as info:
         resolve_text(document(lines))
     assert (info.value.code, info.value.line) == ("REF_NOT_FOUND", 6)
+
+
+def test_lines_far_into_a_large_document() -> None:
+    """The line is found past many chunks of text (counted a chunk at a time)."""
+    padding = b"<x/>\n" * 40_000  # 200 kB
+    data = f"<r {CDL_DECL}>\n".encode() + padding + b'<a\n  cdl:ref="y"\n/></r>'
+    el = etree.fromstring(data)[-1]
+    assert el.sourceline == 40_004
+    assert attribute_line(data, el, f"{{{CDL_NS}}}ref", "y") == 40_003
