@@ -83,7 +83,7 @@ class _Catalog:
 
 
 @dataclass(frozen=True)
-class Mapping:
+class Mapped:
     """The outcome of a lookup: the URI to read instead, and the entry that said so."""
 
     target: str
@@ -110,7 +110,7 @@ class Catalogs:
         """The directories of every catalog read so far: allowed import roots."""
         return [c.file.parent for c in self._loaded.values()]
 
-    def lookup(self, uri: str) -> Mapping | None:
+    def lookup(self, uri: str) -> Mapped | None:
         """Where ``uri`` (absolute) is mapped, or None when no catalog maps it."""
         visited: set[Path] = set()
         for catalog in self._first:
@@ -119,7 +119,7 @@ class Catalogs:
                 return found
         return None
 
-    def _lookup_in(self, first: _Catalog, uri: str, visited: set[Path]) -> Mapping | None:
+    def _lookup_in(self, first: _Catalog, uri: str, visited: set[Path]) -> Mapped | None:
         # Depth first through nextCatalog, with an explicit stack: each
         # catalog's own entries, then its next catalogs in order.
         stack = [first]
@@ -150,21 +150,21 @@ class Catalogs:
         return known
 
 
-def _match(catalog: _Catalog, uri: str) -> Mapping | None:
+def _match(catalog: _Catalog, uri: str) -> Mapped | None:
     """OASIS 7.2.2 steps 2-4 within one catalog."""
     best_rewrite: Entry | None = None
     best_suffix: Entry | None = None
     for entry in catalog.entries:
         if entry.kind == "uri" and entry.match == uri:
-            return Mapping(entry.target, entry)
+            return Mapped(entry.target, entry)
         if entry.kind == "rewriteURI" and uri.startswith(entry.match):
             best_rewrite = _longer(best_rewrite, entry)
         elif entry.kind == "uriSuffix" and uri.endswith(entry.match):
             best_suffix = _longer(best_suffix, entry)
     if best_rewrite is not None:
-        return Mapping(best_rewrite.target + uri[len(best_rewrite.match):], best_rewrite)
+        return Mapped(best_rewrite.target + uri[len(best_rewrite.match):], best_rewrite)
     if best_suffix is not None:
-        return Mapping(best_suffix.target, best_suffix)
+        return Mapped(best_suffix.target, best_suffix)
     return None
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from ._catalog import Catalogs, Mapping
+from ._catalog import Catalogs, Mapped
 from ._limits import Limits
 from ._load import load_document
 from ._model import T_IMPORT, T_SYSTEM, SourceDoc, Tables
@@ -194,7 +194,7 @@ def _locate_import(
     return _Location(display, str(real), real.as_uri(), real)
 
 
-def _mapped_file(location: str, mapped: Mapping, where: tuple[SourceDoc, etree._Element] | None) -> Path | None:
+def _mapped_file(location: str, mapped: Mapped, where: tuple[SourceDoc, etree._Element] | None) -> Path | None:
     """The local file a catalog maps ``location`` to (None for a non-file
     target); an error naming the catalog entry when the file is missing."""
     parsed = urllib.parse.urlsplit(mapped.target)
