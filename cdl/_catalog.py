@@ -21,7 +21,8 @@ since ignoring it would quietly change where a document is read from.
 Catalog files are read with the hardened parser (no entities, no network); a
 DOCTYPE naming the OASIS DTD is accepted (it is not read), an internal subset
 is refused. Every problem is a :class:`~cdl.errors.LoadError` with code
-``CATALOG_INVALID`` and the catalog's file and line.
+``CATALOG_INVALID`` and the catalog's file and line (a catalog over the input
+size limit, ``max_bytes``, is ``LIMIT_EXCEEDED`` like a document).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from pathlib import Path
 from lxml import etree
 
 from ._load import hardened_parser
-from .errors import LoadError
+from .errors import LimitError, LoadError
 
 CATALOG_NS = "urn:oasis:names:tc:entity:xmlns:xml:catalog"
 _XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
@@ -98,7 +99,9 @@ class Catalogs:
     first reaches them.
     """
 
-    def __init__(self, files: tuple[str, ...]) -> None:
+    def __init__(self, files: tuple[str, ...], max_bytes: int | None = None) -> None:
+        #: The input size limit applies to catalogs as to documents.
+        self._max_bytes = max_bytes
         self._loaded: dict[Path, _Catalog] = {}
         self._first = [self._load(Path(f).resolve(), None) for f in files]
 
@@ -146,7 +149,7 @@ class Catalogs:
     def _load(self, path: Path, via: Entry | None) -> _Catalog:
         known = self._loaded.get(path)
         if known is None:
-            known = self._loaded[path] = _read(path, via)
+            known = self._loaded[path] = _read(path, via, self._max_bytes)
         return known
 
 
@@ -189,10 +192,13 @@ def _invalid(message: str, file: str, line: int | None) -> LoadError:
     return LoadError(message, code="CATALOG_INVALID", url=file, line=line)
 
 
-def _read(path: Path, via: Entry | None) -> _Catalog:
+def _read(path: Path, via: Entry | None, max_bytes: int | None) -> _Catalog:
     """Parse one catalog file into its entries (groups flattened, bases applied)."""
     file = str(path)
     try:
+        size = path.stat().st_size
+        if max_bytes is not None and size > max_bytes:
+            raise LimitError(f"the catalog is {size} bytes, over the input size limit of {max_bytes} bytes (max_bytes)", url=file)
         data = path.read_bytes()
     except OSError as exc:
         reason = exc.strerror or str(exc)

@@ -69,7 +69,7 @@ def load_set(source: str | os.PathLike[str] | bytes, options: LoadOptions, name:
     directory).
     """
     tables = Tables()
-    catalogs = Catalogs(options.catalogs)
+    catalogs = Catalogs(options.catalogs, options.limits.max_bytes)
     if isinstance(source, bytes):
         display = name or "<bytes>"
         cwd = Path.cwd().resolve()

@@ -220,3 +220,11 @@ def test_a_next_catalog_that_cannot_be_read_is_named_at_its_entry(tmp_path: Path
         catalogs.lookup("http://a/x")
     assert (info.value.code, info.value.url, info.value.line) == ("CATALOG_INVALID", str(tmp_path / "c.xml"), 4)
     assert complaint in info.value.message
+
+
+def test_the_input_size_limit_applies_to_catalogs(tmp_path: Path) -> None:
+    (tmp_path / "c.xml").write_text(catalog("<!--" + "x" * 2000 + "-->"))
+    (tmp_path / "main.cdl").write_text(cdl_text(""))
+    with pytest.raises(CdlError) as info:
+        cdl.load(tmp_path / "main.cdl", catalogs=[tmp_path / "c.xml"], limits=cdl.Limits(max_bytes=1000))
+    assert info.value.code == "LIMIT_EXCEEDED" and "(max_bytes)" in info.value.message
