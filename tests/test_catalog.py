@@ -228,3 +228,13 @@ def test_the_input_size_limit_applies_to_catalogs(tmp_path: Path) -> None:
     with pytest.raises(CdlError) as info:
         cdl.load(tmp_path / "main.cdl", catalogs=[tmp_path / "c.xml"], limits=cdl.Limits(max_bytes=1000))
     assert info.value.code == "LIMIT_EXCEEDED" and "(max_bytes)" in info.value.message
+
+
+def test_a_chain_of_next_catalogs_is_bounded(tmp_path: Path) -> None:
+    from cdl._catalog import MAX_CATALOGS, Catalogs
+
+    for i in range(MAX_CATALOGS + 5):
+        (tmp_path / f"c{i}.xml").write_text(catalog(f'<nextCatalog catalog="c{i + 1}.xml"/>'))
+    with pytest.raises(CdlError) as info:
+        Catalogs((str(tmp_path / "c0.xml"),)).lookup("http://a/x")
+    assert info.value.code == "CATALOG_INVALID" and f"more than {MAX_CATALOGS} catalogs" in info.value.message
