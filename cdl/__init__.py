@@ -18,6 +18,7 @@ Every failure raises :class:`cdl.CdlError` (see :mod:`cdl.errors`).
 from ._engine import Document, Resolution, load
 from ._laziness import Pending, Round
 from ._model import CDL_NS, Limits
+from ._plan import Plan, PlannedComponent
 from .errors import CdlError, CdlErrorGroup
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "Document",
     "Limits",
     "Pending",
+    "Plan",
+    "PlannedComponent",
     "Resolution",
     "Round",
     "load",

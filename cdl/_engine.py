@@ -36,6 +36,7 @@ from ._model import (
     Workspace,
 )
 from ._names import Registry, build_registry
+from ._plan import Plan, build_plan
 from ._references import ReferenceResolver, find_items
 from ._serialize import Data, build_output, to_bytes, to_data
 from .errors import CdlError, CdlErrorGroup, DeployValueError, LoadError
@@ -140,6 +141,7 @@ class Resolution:
         self._ws: Workspace | None = ws
         self._resolver: ReferenceResolver | None = resolver
         self._pending: list[Pending] | None = None
+        self._plan: Plan | None = None
         #: Output trees built by taking the working trees apart (by system_only).
         self._outputs: dict[bool, etree._Element] = {}
         if validate:
@@ -170,6 +172,19 @@ class Resolution:
             assert self._resolver is not None
             self._pending = pending_report(ws, self._resolver, self._items)
         return list(self._pending)
+
+    def plan(self) -> Plan:
+        """The deployment plan of the system: its components in waves (see :class:`cdl.Plan`).
+
+        Computed once per Resolution from what is still pending, so values
+        already supplied create no dependency. Raises :class:`cdl.CdlError`
+        (``PLAN_CYCLE``, ``PLAN_ANCESTOR_WAIT``) when no order exists.
+        """
+        if self._plan is None:
+            ws = self._working()
+            assert self._resolver is not None
+            self._plan = build_plan(ws, self._resolver, self._items)
+        return self._plan
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> Resolution:
         """A new Resolution with one more round of deploy-time values (this one is unchanged)."""

@@ -424,3 +424,47 @@ class ReferenceResolver:
         replace_with_text(el, result)
         return DONE
 
+
+
+# -- for the deployment plan (cdl/_plan.py) ---------------------------------------
+
+
+def waits_if_attempted(ws: Workspace, item: etree._Element) -> list[etree._Element]:
+    """What a reference or expression would wait for if it were attempted now.
+
+    The resolver never follows the path of a lazy reference (or of a lazy
+    expression's variables) before its release (7.5.3), so what it would wait
+    for is not among the resolver's results. This follows each path as an
+    attempt does (from the refroot list, else from the holder's parent) with
+    the same tests (:func:`walk`'s blockers, then :func:`_items_in` over what
+    it selects), and changes nothing: no copy, no budget, no state. A path
+    that selects nothing gives nothing: that is an error only when the
+    reference is released. A lazy property gives nothing (it waits for a value).
+    """
+    ctx = ws.ctx
+    index = item.get(P_REF)
+    if index is not None:
+        paths = [(ctx.tables.refs[int(index)], item)]
+    elif item.tag == T_EXPRESSION:
+        holder = item.getparent()
+        assert holder is not None
+        paths = [(var.ref, holder) for var in ctx.tables.exprs[int(item.get(P_EXPR))].variables]  # type: ignore[arg-type]
+    else:
+        return []
+    found: list[etree._Element] = []
+    for ref, holder in paths:
+        if ref.refroot is not None:
+            start = ws.lookup(ref.refroot)
+            if start is None:
+                continue
+        else:
+            parent = holder.getparent()
+            if parent is None:
+                continue
+            start = parent
+        result = walk(start, ref.steps)
+        if result.blockers:
+            found.extend(result.blockers)
+        elif result.nodes:
+            found.extend(_items_in(result.nodes))
+    return found

@@ -157,6 +157,36 @@ def pending(
 
 
 @main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--set", "values", multiple=True, callback=_parse_set, metavar="LIST/PATH=VALUE", help="As for resolve.")
+@click.option("--release", multiple=True, metavar="LIST/PATH", help="As for resolve.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "dot", "mermaid"]),
+    default="text",
+    show_default=True,
+    help="An indented tree, the JSON of README.md, Graphviz DOT, or a Mermaid flowchart.",
+)
+@_load_options
+@_reports_errors
+def plan(
+    file: str,
+    values: dict[str, str],
+    release: tuple[str, ...],
+    fmt: str,
+    allow_remote: bool,
+    import_paths: tuple[str, ...],
+    **limits: Any,
+) -> None:
+    """Print the order in which FILE's components can be deployed, in waves."""
+    document = load(file, allow_remote=allow_remote, import_paths=import_paths, limits=_limits(limits))
+    result = document.resolve(values, release=release).plan()
+    rendered = {"text": result.to_text, "json": result.to_json, "dot": result.to_dot, "mermaid": result.to_mermaid}[fmt]()
+    click.echo(rendered, nl=False)
+
+
+@main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @_reports_errors
 def validate(files: tuple[str, ...]) -> None:

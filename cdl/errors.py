@@ -30,6 +30,7 @@ __all__ = [
     "DeployValueError",
     "LimitError",
     "ValidationError",
+    "PlanError",
     "CODES",
 ]
 
@@ -75,6 +76,9 @@ CODES: dict[str, str] = {
     "SET_NOT_FOUND": "a deploy-time value names no property",
     "SET_NOT_LAZY": "a deploy-time value names a property that is not lazy",
     "LAZY_UNRESOLVED": "a released lazy reference still cannot be resolved",
+    # deployment plan
+    "PLAN_CYCLE": "sibling components wait for each other's deploy-time values in a cycle, so none can be deployed first",
+    "PLAN_ANCESTOR_WAIT": "a component waits for a deploy-time value of its own ancestor, which is deployed only after it",
     # limits and validation
     "LIMIT_EXCEEDED": "a configured limit was exceeded",
     "SCHEMA_INVALID": "a document does not conform to the CDL schema",
@@ -213,3 +217,9 @@ class ValidationError(CdlError):
     """A document or value does not conform to its schema or type."""
 
     default_code = "TYPE_INVALID"
+
+
+class PlanError(CdlError):
+    """The components cannot be put in a deployment order (a cycle, or a wait for an ancestor)."""
+
+    default_code = "PLAN_CYCLE"

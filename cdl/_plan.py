@@ -1,0 +1,620 @@
+"""Phase 7: the deployment plan (spec sections 4, 3.1, 7.5.1-7.5.3, 7.6).
+
+Entry point: :func:`build_plan`, composed by ``Resolution.plan()`` in
+``cdl/_engine.py`` after static resolution and any deploy-time rounds. It
+reads the reference phase's results through a small interface (each item's
+state, ``waits_on`` for a pending item, :func:`item_kind`, and
+:func:`waits_if_attempted` for what a lazy reference would wait for) and
+changes nothing in the working trees.
+
+What it computes (docs/semantics.md, "Deployment plan", has the definitions):
+
+- the *components*: the top level lists of the main document's ``cdl:system``
+  and every element below them that has child elements (``cdl:expression``
+  is not one, nor does it make its holder one);
+- for each pending item of the system, its *owner* (the component it is a
+  property of) and the lazy values it ultimately waits for: the closure of
+  the direct waits, memoised per item, down to lazy properties and lazy
+  references (a lazy reference is released only when its own component is
+  ready to deploy, so it is where a chain stops);
+- each dependency between two components lifted to the two children of their
+  nearest common ancestor, found in one depth-first walk with a union-find
+  (Tarjan's offline method), so deep systems cost no more than wide ones;
+- waves among each component's children (Kahn's algorithm); a cycle among
+  siblings, or a wait for an ancestor's lazy value, is a :class:`PlanError`
+  naming every item of the chain with its file and line.
+
+Cost: linear in the components and pending items, plus the lazy values each
+distinct set of waits holds. An item that waits for one thing shares that
+thing's set (a long chain of references holds one set), sets of several are
+built once per distinct combination, and each owner reads a shared set once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lxml import etree
+
+from ._model import CDL_NS, T_EXPRESSION, T_SYSTEM, ListScan, Problems, Workspace
+from ._references import PENDING, ReferenceResolver, item_kind, waits_if_attempted
+from .errors import PlanError
+
+__all__ = ["Plan", "PlannedComponent", "build_plan"]
+
+#: Item kinds whose value arrives at deployment: chains of waits stop there.
+_LAZY_KINDS = frozenset(("lazy-property", "lazy-reference", "lazy-expression"))
+#: Those a component releases (rather than supplies) when it is ready to deploy.
+_RELEASED_KINDS = frozenset(("lazy-reference", "lazy-expression"))
+
+#: Paths longer than this many steps are shortened as Prefixes.path_of does.
+_PATH_SHOWN = 16
+
+# An element with a child element other than cdl:expression (whose
+# cdl:variable children are bookkeeping of a value, not properties).
+_COMPONENTS = ListScan("[not(self::cdl:expression)][*[not(self::cdl:expression)]]", {"cdl": CDL_NS})
+
+
+@dataclass(frozen=True)
+class PlannedComponent:
+    """One component of a :class:`Plan`.
+
+    Attributes:
+        path: where it is (``/List/child``), written as ``cdl pending`` writes paths.
+        wave: its wave among its siblings (1 = depends on no sibling).
+        supplies: its lazy properties, whose values it gives when it is deployed.
+        releases: its lazy references (and properties holding an expression
+            with lazy variables), released when it is ready to deploy.
+        after: the siblings it must be deployed after, in document order.
+        because: for each path of ``after``, the lazy values of that sibling's
+            subtree that this component's subtree waits for.
+        waits_for: the lazy values owned by other components that its own
+            properties wait for (directly or through references and expressions).
+        waves: its child components in waves; empty when it has none.
+    """
+
+    path: str
+    wave: int
+    supplies: tuple[str, ...] = ()
+    releases: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    because: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    waits_for: tuple[str, ...] = ()
+    waves: tuple[tuple[PlannedComponent, ...], ...] = ()
+
+    def to_data(self) -> dict[str, Any]:
+        """The component in the JSON shape of ``cdl plan --format json`` (README.md)."""
+        out: dict[str, Any] = {}
+        # Explicit stack: systems nest as deep as max_depth allows.
+        stack: list[tuple[PlannedComponent, dict[str, Any]]] = [(self, out)]
+        while stack:
+            comp, data = stack.pop()
+            data.update(
+                path=comp.path,
+                supplies=list(comp.supplies),
+                releases=list(comp.releases),
+                after=list(comp.after),
+                waits_for=list(comp.waits_for),
+                waves=[],
+            )
+            for wave in comp.waves:
+                row: list[dict[str, Any]] = []
+                data["waves"].append(row)
+                for child in wave:
+                    child_data: dict[str, Any] = {}
+                    row.append(child_data)
+                    stack.append((child, child_data))
+        return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The order in which a system's components can be deployed.
+
+    ``waves`` holds the top level lists of ``cdl:system`` in waves: the
+    components of one wave may be deployed in parallel, each wave after the
+    one before. Every component is deployed after all of its children, which
+    are themselves in waves (:attr:`PlannedComponent.waves`).
+    """
+
+    waves: tuple[tuple[PlannedComponent, ...], ...]
+
+    def components(self) -> Iterator[PlannedComponent]:
+        """Every component, depth first, each before its children, waves in order."""
+        stack = [c for wave in reversed(self.waves) for c in reversed(wave)]
+        while stack:
+            comp = stack.pop()
+            yield comp
+            stack.extend(c for wave in reversed(comp.waves) for c in reversed(wave))
+
+    def to_data(self) -> dict[str, list[list[dict[str, Any]]]]:
+        """The plan in the JSON shape of ``cdl plan --format json`` (README.md)."""
+        return {"system": [[c.to_data() for c in wave] for wave in self.waves]}
+
+    def to_json(self) -> str:
+        """:meth:`to_data` as JSON text."""
+        from ._plan_render import to_json
+
+        return to_json(self)
+
+    def to_text(self) -> str:
+        """An indented tree for people: ``[wave] name`` with what each supplies and waits for."""
+        from ._plan_render import to_text
+
+        return to_text(self)
+
+    def to_dot(self) -> str:
+        """Graphviz DOT: components as nested clusters, one labelled edge per sibling dependency."""
+        from ._plan_render import to_dot
+
+        return to_dot(self)
+
+    def to_mermaid(self) -> str:
+        """A Mermaid flowchart: the same picture as :meth:`to_dot`."""
+        from ._plan_render import to_mermaid
+
+        return to_mermaid(self)
+
+
+# ---------------------------------------------------------------------------
+# Computing the plan
+
+
+class _Components:
+    """The component tree, as arrays indexed by component number.
+
+    Index ``n`` (one past the last component) is the ``cdl:system`` element,
+    a virtual root above the top level lists.
+    """
+
+    def __init__(self, ws: Workspace, system: etree._Element) -> None:
+        qnames: dict[str, str] = {}
+        prefixes = ws.ctx.prefixes
+
+        def qname(tag: str) -> str:
+            name = qnames.get(tag)
+            if name is None:
+                name = qnames[tag] = prefixes.qname(tag)
+            return name
+
+        self.qname = qname
+        tops = [el for el in system if isinstance(el.tag, str)]
+        top_set = set(tops)
+        below = [el for el in _COMPONENTS((system,), ws.size_bound()) if el not in top_set]
+        # Each component after its parent: the top level lists first, then
+        # the rest in document order, so the children of one component are
+        # numbered in document order.
+        elements: list[etree._Element] = []
+        index: dict[etree._Element, int] = {}
+        for el in tops:
+            index[el] = len(elements)
+            elements.append(el)
+        self.n_tops = len(tops)
+        for el in below:
+            index[el] = len(elements)
+            elements.append(el)
+        n = len(elements)
+        self.elements = elements
+        self.index = index
+        self.root = n
+        self.system = system
+        parent = [n] * (n + 1)
+        children: list[list[int]] = [[] for _ in range(n + 1)]
+        depth = [0] * (n + 1)
+        # For paths: the names of up to _PATH_SHOWN steps, or for deeper
+        # components the first and last half of them (as Prefixes.path_of).
+        self.names: list[tuple[str, ...]] = [()] * (n + 1)
+        self.heads: list[tuple[str, ...] | None] = [None] * (n + 1)
+        self.paths: list[str] = [""] * (n + 1)
+        self.parent = parent
+        self.children = children
+        self.depth = depth
+        for i, el in enumerate(elements):
+            if i < self.n_tops:
+                p = n
+            else:
+                p = index[el.getparent()]  # type: ignore[index]
+            parent[i] = p
+            children[p].append(i)
+            depth[i] = depth[p] + 1
+            self.paths[i] = self._extend(i, p, qname(el.tag))  # type: ignore[arg-type]
+
+    def _extend(self, i: int, p: int, name: str) -> str:
+        names, head = self.names[p], self.heads[p]
+        half = _PATH_SHOWN // 2
+        if head is None and len(names) < _PATH_SHOWN:
+            mine = (*names, name)
+            self.names[i] = mine
+            return "/" + "/".join(mine)
+        if head is None:  # the parent holds exactly _PATH_SHOWN names
+            head, names = names[:half], names[-half:]
+        self.heads[i] = head
+        tail = (*names[1:], name)
+        self.names[i] = tail
+        depth = self.depth[p] + 1
+        return "/" + "/".join([*head, f"...({depth - 2 * half} more)...", *tail])
+
+    def child_path(self, owner: int, tag: str) -> str:
+        """The path of a leaf named ``tag`` of component ``owner``."""
+        if owner == self.root:
+            return "/" + self.qname(tag)
+        names, head = self.names[owner], self.heads[owner]
+        if head is None and len(names) < _PATH_SHOWN:
+            return self.paths[owner] + "/" + self.qname(tag)
+        half = _PATH_SHOWN // 2
+        if head is None:
+            head, names = names[:half], names[-half:]
+        depth = self.depth[owner] + 1
+        return "/" + "/".join([*head, f"...({depth - 2 * half} more)...", *names[1:], self.qname(tag)])
+
+
+@dataclass
+class _Query:
+    """Component ``waiter`` waits for lazy value ``lazy`` of component ``owner``,
+    because item ``item`` waits for it."""
+
+    waiter: int
+    owner: int
+    item: etree._Element
+    lazy: etree._Element
+
+
+class _Planner:
+    def __init__(self, ws: Workspace, resolver: ReferenceResolver, items: Sequence[etree._Element]) -> None:
+        self.ws = ws
+        self.ctx = ws.ctx
+        self.resolver = resolver
+        self.items = items
+        #: Lazy values each item ultimately waits for (shared between items).
+        self.reach: dict[etree._Element, frozenset[etree._Element]] = {}
+        #: The items each item waits for directly (for reach and for error chains).
+        self.direct: dict[etree._Element, list[etree._Element]] = {}
+        self._unions: dict[tuple[int, ...], frozenset[etree._Element]] = {}
+        #: Document order of the main document's items, to sort lazy values by.
+        self._order = {el: i for i, el in enumerate(items)}
+        self.problems = Problems(ws.ctx.limits.max_errors)
+
+    # -- items ----------------------------------------------------------------
+
+    def _kind(self, el: etree._Element) -> str:
+        return str(item_kind(el))
+
+    def _direct(self, el: etree._Element) -> list[etree._Element]:
+        """What ``el`` waits for directly: the resolver's answer for a pending
+        item it attempted, else what an attempt would wait for."""
+        found = self.direct.get(el)
+        if found is None:
+            if self._kind(el) in _LAZY_KINDS:
+                found = []
+            elif self.resolver.state.get(el) == PENDING:
+                found = list(self.resolver.waits_on.get(el, ()))
+            else:  # never attempted: an imported template's item, say
+                found = waits_if_attempted(self.ws, el)
+            self.direct[el] = found
+        return found
+
+    def _reach(self, start: etree._Element) -> frozenset[etree._Element]:
+        """The lazy values ``start`` ultimately waits for (explicit stack, memoised)."""
+        reach = self.reach
+        known = reach.get(start)
+        if known is not None:
+            return known
+        active: set[etree._Element] = set()
+        stack = [start]
+        while stack:
+            el = stack[-1]
+            if el in reach:
+                stack.pop()
+                continue
+            if self._kind(el) in _LAZY_KINDS:
+                reach[el] = frozenset((el,))
+                stack.pop()
+                continue
+            deps = self._direct(el)
+            if el not in active:
+                active.add(el)
+                missing = [d for d in deps if d not in reach and d not in active]
+                if missing:
+                    stack.extend(missing)
+                    continue
+            # A dependency still active closes a cycle among items the
+            # resolver never attempted; it adds nothing (releasing it fails).
+            reach[el] = self._union([reach[d] for d in deps if d in reach])
+            active.discard(el)
+            stack.pop()
+        return reach[start]
+
+    def _union(self, sets: list[frozenset[etree._Element]]) -> frozenset[etree._Element]:
+        if len(sets) == 1:
+            return sets[0]  # shared: a chain of references holds one set
+        if not sets:
+            return frozenset()
+        key = tuple(sorted({id(s) for s in sets}))
+        found = self._unions.get(key)
+        if found is None:
+            found = self._unions[key] = frozenset().union(*sets)
+        return found
+
+    def _released_reach(self, el: etree._Element) -> frozenset[etree._Element]:
+        """What a lazy reference (or lazy expression) waits for once released."""
+        deps = waits_if_attempted(self.ws, el)
+        self.direct[el] = deps
+        return self._union([self._reach(d) for d in deps])
+
+    def _chain(self, item: etree._Element, lazy: etree._Element) -> list[etree._Element]:
+        """The items from ``item`` to ``lazy``, each waiting for the next."""
+        chain = [item]
+        cur = item
+        seen = {item}
+        while cur is not lazy:
+            nxt = next((d for d in self.direct.get(cur, ()) if d is lazy or lazy in self.reach.get(d, ())), None)
+            if nxt is None or nxt in seen:
+                chain.append(lazy)
+                break
+            chain.append(nxt)
+            seen.add(nxt)
+            cur = nxt
+        return chain
+
+    def _sort_key(self, el: etree._Element) -> tuple[int, int]:
+        """Document order for the main document's items; others after them, by line."""
+        found = self._order.get(el)
+        return (found, 0) if found is not None else (len(self._order), el.sourceline or 0)
+
+    def _owner(self, comps: _Components, el: etree._Element) -> int | None:
+        """The component an item is a property of (None outside the system)."""
+        holder = el.getparent() if el.tag == T_EXPRESSION else el
+        if holder is None:
+            return None
+        parent = holder.getparent()
+        if parent is comps.system:
+            return comps.index.get(holder)
+        return comps.index.get(parent) if parent is not None else None
+
+    def _path(self, comps: _Components, el: etree._Element, owner: int | None) -> str:
+        holder = el.getparent() if el.tag == T_EXPRESSION else el
+        assert holder is not None
+        if owner is None:
+            return self.ctx.prefixes.path_of(holder)
+        if comps.elements[owner] is holder:  # a top level list that is itself an item
+            return comps.paths[owner]
+        return comps.child_path(owner, holder.tag)  # type: ignore[arg-type]
+
+    def _described(self, chain: Sequence[etree._Element]) -> str:
+        ctx = self.ctx
+        parts = []
+        for el in chain:
+            holder = el.getparent() if el.tag == T_EXPRESSION else el
+            parts.append(f"{ctx.prefixes.path_of(holder if holder is not None else el)} ({ctx.at(el)})")
+        return " -> ".join(parts)
+
+    # -- the plan ---------------------------------------------------------------
+
+    def run(self) -> Plan:
+        ws = self.ws
+        system = ws.roots[0].find(T_SYSTEM)
+        if system is None:
+            return Plan(())
+        comps = _Components(ws, system)
+        n = comps.root
+        supplies: list[list[str]] = [[] for _ in range(n)]
+        releases: list[list[str]] = [[] for _ in range(n)]
+        waits_for: list[dict[etree._Element, None]] = [{} for _ in range(n)]
+        queries: list[_Query] = []
+        read: set[tuple[int, int]] = set()  # (owner, id of a reach set) already read
+        state = self.resolver.state
+        for el in self.items:
+            if state.get(el) != PENDING:
+                continue
+            owner = self._owner(comps, el)
+            if owner is None:
+                continue  # a template's item: templates are not deployed
+            kind = self._kind(el)
+            if kind == "lazy-property":
+                supplies[owner].append(self._path(comps, el, owner))
+                continue
+            if kind in _RELEASED_KINDS:
+                releases[owner].append(self._path(comps, el, owner))
+                needs = self._released_reach(el)
+            else:
+                needs = self._reach(el)
+            key = (owner, id(needs))
+            if key in read:
+                continue
+            read.add(key)
+            mine = waits_for[owner]
+            for lazy in sorted(needs, key=self._sort_key):
+                other = self._owner(comps, lazy)
+                if other == owner or lazy in mine:
+                    continue
+                mine[lazy] = None
+                if other is not None:
+                    queries.append(_Query(owner, other, el, lazy))
+        edges = self._lift(comps, queries)
+        waves = self._waves(comps, edges)
+        self.problems.raise_if_any()
+        return self._build(comps, supplies, releases, waits_for, edges, waves)
+
+    def _lift(self, comps: _Components, queries: list[_Query]) -> list[dict[int, list[_Query]]]:
+        """Each dependency as an edge between the two children of the nearest
+        common ancestor: ``edges[a][b]`` lists why sibling ``a`` comes after ``b``.
+
+        One depth-first walk over the components answers every query when its
+        second end is entered (Tarjan's offline method): then the first end is
+        finished, and the union-find set holding it is labelled with the
+        child, of a component on the walk's path, that contains it.
+        """
+        n = comps.root
+        at: list[list[_Query]] = [[] for _ in range(n + 1)]
+        for q in queries:
+            at[q.waiter].append(q)
+            at[q.owner].append(q)
+        edges: list[dict[int, list[_Query]]] = [{} for _ in range(n + 1)]
+        parent, children, depth = comps.parent, comps.children, comps.depth
+        uf = list(range(n + 1))
+        label = list(range(n + 1))
+        status = [0] * (n + 1)  # 0 not entered, 1 on the path, 2 finished
+
+        def find(x: int) -> int:
+            while uf[x] != x:
+                uf[x] = uf[uf[x]]
+                x = uf[x]
+            return x
+
+        path: list[int] = []
+        stack: list[tuple[int, bool]] = [(n, False)]
+        while stack:
+            v, leaving = stack.pop()
+            if leaving:
+                status[v] = 2
+                for c in children[v]:
+                    uf[find(c)] = find(v)
+                label[find(v)] = v
+                path.pop()
+                continue
+            status[v] = 1
+            path.append(v)
+            for q in at[v]:
+                other = q.owner if q.waiter == v else q.waiter
+                if status[other] == 2:
+                    top = label[find(other)]
+                    here = path[depth[parent[top]] + 1]
+                    waiter, owner = (here, top) if q.waiter == v else (top, here)
+                    edges[waiter].setdefault(owner, []).append(q)
+                elif status[other] == 1 and other == q.owner:
+                    self._ancestor_error(comps, q)
+                # status 1 and other is the waiter: a component waits for its
+                # descendant, deployed before it anyway. Status 0: answered
+                # when the walk enters the other end.
+            stack.append((v, True))
+            stack.extend((c, False) for c in reversed(children[v]))
+        return edges
+
+    def _ancestor_error(self, comps: _Components, q: _Query) -> None:
+        waiter, owner = comps.paths[q.waiter], comps.paths[q.owner]
+        self.problems.add(
+            PlanError(
+                f"{waiter} can never be deployed: it waits for a deploy-time value of its ancestor {owner}, "
+                f"which is deployed only after its children: {self._described(self._chain(q.item, q.lazy))}; "
+                "take the value from elsewhere, or move the property out of the ancestor",
+                code="PLAN_ANCESTOR_WAIT",
+                **self.ctx.where(q.item),  # type: ignore[arg-type]
+            )
+        )
+
+    def _waves(self, comps: _Components, edges: list[dict[int, list[_Query]]]) -> list[int]:
+        """Each component's wave among its siblings (Kahn's algorithm per family)."""
+        wave = [0] * (comps.root + 1)
+        for family in comps.children:
+            if not family:
+                continue
+            waiting = {c: len(edges[c]) for c in family}
+            before: dict[int, list[int]] = {}
+            for c in family:
+                for b in edges[c]:
+                    before.setdefault(b, []).append(c)
+            ready = [c for c in family if not waiting[c]]
+            for c in ready:
+                wave[c] = 1
+            done = 0
+            while done < len(ready):
+                b = ready[done]
+                done += 1
+                for c in before.get(b, ()):
+                    wave[c] = max(wave[c], wave[b] + 1)
+                    waiting[c] -= 1
+                    if not waiting[c]:
+                        ready.append(c)
+            if len(ready) < len(family):
+                self._cycle_error(comps, edges, [c for c in family if waiting[c]])
+        return wave
+
+    def _cycle_error(self, comps: _Components, edges: list[dict[int, list[_Query]]], left: list[int]) -> None:
+        # Every sibling left waits for another one left: walk until one repeats.
+        left_set = set(left)
+        seen: dict[int, int] = {}
+        order: list[int] = []
+        cur = left[0]
+        while cur not in seen:
+            seen[cur] = len(order)
+            order.append(cur)
+            cur = next(b for b in edges[cur] if b in left_set)
+        cycle = order[seen[cur]:]
+        links = []
+        for i, c in enumerate(cycle):
+            b = cycle[(i + 1) % len(cycle)]
+            q = edges[c][b][0]
+            links.append(f"{comps.paths[c]} after {comps.paths[b]}, because {self._described(self._chain(q.item, q.lazy))}")
+        first = edges[cycle[0]][cycle[1 % len(cycle)]][0]
+        self.problems.add(
+            PlanError(
+                "components wait for each other's deploy-time values in a cycle, so none can be deployed first: "
+                + "; ".join(links),
+                code="PLAN_CYCLE",
+                **self.ctx.where(first.item),  # type: ignore[arg-type]
+            )
+        )
+
+    def _build(
+        self,
+        comps: _Components,
+        supplies: list[list[str]],
+        releases: list[list[str]],
+        waits_for: list[dict[etree._Element, None]],
+        edges: list[dict[int, list[_Query]]],
+        wave: list[int],
+    ) -> Plan:
+        n = comps.root
+        built: list[PlannedComponent | None] = [None] * (n + 1)
+        lazy_paths: dict[etree._Element, str] = {}
+
+        def lazy_path(el: etree._Element) -> str:
+            found = lazy_paths.get(el)
+            if found is None:
+                found = lazy_paths[el] = self._path(comps, el, self._owner(comps, el))
+            return found
+
+        def waves_of(v: int) -> tuple[tuple[PlannedComponent, ...], ...]:
+            rows: list[list[PlannedComponent]] = []
+            for c in comps.children[v]:  # document order within a wave
+                w = wave[c]
+                while len(rows) < w:
+                    rows.append([])
+                comp = built[c]
+                assert comp is not None
+                rows[w - 1].append(comp)
+            return tuple(tuple(r) for r in rows if r)
+
+        # Children come after their parents in `elements`: build backwards.
+        for v in range(n - 1, -1, -1):
+            after = sorted(edges[v])  # siblings are numbered in document order
+            because = {
+                comps.paths[b]: tuple(
+                    dict.fromkeys(lazy_path(el) for el in sorted((q.lazy for q in edges[v][b]), key=self._sort_key))
+                )
+                for b in after
+            }
+            built[v] = PlannedComponent(
+                path=comps.paths[v],
+                wave=wave[v],
+                supplies=tuple(supplies[v]),
+                releases=tuple(releases[v]),
+                after=tuple(comps.paths[b] for b in after),
+                because=because,
+                waits_for=tuple(lazy_path(el) for el in sorted(waits_for[v], key=self._sort_key)),
+                waves=waves_of(v),
+            )
+        return Plan(waves_of(n))
+
+
+def build_plan(ws: Workspace, resolver: ReferenceResolver, items: Sequence[etree._Element]) -> Plan:
+    """The deployment plan of the main document's ``cdl:system``.
+
+    ``items`` are the main document's items in document order, as the
+    resolver ran them; ``resolver`` holds their states after static
+    resolution and every deploy-time round. Raises :class:`PlanError`
+    (``PLAN_CYCLE``, ``PLAN_ANCESTOR_WAIT``) when no order exists.
+    """
+    return _Planner(ws, resolver, items).run()

@@ -1,0 +1,396 @@
+"""cdl._plan: the deployment plan (issue 14; docs/semantics.md, "Deployment plan")."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import load_text, system
+
+import cdl
+from cdl import CdlError, Plan
+
+ROOT = Path(__file__).resolve().parent.parent
+WEBAPP = ROOT / "samples" / "webapp" / "system.cdl"
+
+# 7.5.2.2
+SERVERS = system(
+    "<server1><port cdl:lazy='true'/></server1>"
+    "<server2><destination cdl:refroot='server1' cdl:ref='/port'/></server2>"
+)
+
+
+def plan_of(xml: str, values: dict[str, str] | None = None, release: tuple[str, ...] = ()) -> Plan:
+    return load_text(xml).resolve(values, release=release).plan()
+
+
+def table(plan: Plan) -> dict[str, tuple[int, tuple[str, ...]]]:
+    """Each component's (wave, after)."""
+    return {c.path: (c.wave, c.after) for c in plan.components()}
+
+
+def by_path(plan: Plan) -> dict[str, cdl.PlannedComponent]:
+    return {c.path: c for c in plan.components()}
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cdl.cli", *args], capture_output=True, text=True, timeout=120, cwd=cwd or ROOT, check=False
+    )
+
+
+# ---------------------------------------------------------------------------
+# The cases of the issue
+
+
+def test_servers_7_5_2_2_json_contract() -> None:
+    assert plan_of(SERVERS).to_data() == {
+        "system": [
+            [{"path": "/server1", "supplies": ["/server1/port"], "releases": [], "after": [], "waits_for": [], "waves": []}],
+            [
+                {
+                    "path": "/server2",
+                    "supplies": [],
+                    "releases": [],
+                    "after": ["/server1"],
+                    "waits_for": ["/server1/port"],
+                    "waves": [],
+                }
+            ],
+        ]
+    }
+
+
+def test_servers_supplied_port_removes_the_dependency() -> None:
+    plan = load_text(SERVERS).resolve().supply({"server1/port": "8001"}).plan()
+    assert table(plan) == {"/server1": (1, ()), "/server2": (1, ())}
+    assert by_path(plan)["/server1"].supplies == ()
+
+
+def test_webapp_db_before_web() -> None:
+    plan = cdl.load(str(WEBAPP)).resolve().plan()
+    assert table(plan) == {
+        "/WebApplication": (1, ()),
+        "/WebApplication/t:DB": (1, ()),
+        "/WebApplication/t:Web": (2, ("/WebApplication/t:DB",)),
+        "/WebApplication/t:Web/t:dbconnection": (1, ()),
+    }
+    comps = by_path(plan)
+    assert comps["/WebApplication/t:Web"].because == {"/WebApplication/t:DB": ("/WebApplication/t:DB/t:hostname",)}
+    assert comps["/WebApplication/t:Web/t:dbconnection"].waits_for == ("/WebApplication/t:DB/t:hostname",)
+    assert comps["/WebApplication/t:DB"].supplies == ("/WebApplication/t:DB/t:hostname",)
+    assert comps["/WebApplication/t:Web"].supplies == ("/WebApplication/t:Web/t:hostname",)
+
+
+def test_webapp_text() -> None:
+    assert cdl.load(str(WEBAPP)).resolve().plan().to_text() == (
+        "[1] /WebApplication\n"
+        "    [1] t:DB  supplies t:hostname\n"
+        "    [2] t:Web  after t:DB; supplies t:hostname\n"
+        "        [1] t:dbconnection  waits for /WebApplication/t:DB/t:hostname\n"
+    )
+
+
+def test_webapp_db_hostname_set_removes_the_constraint() -> None:
+    plan = cdl.load(str(WEBAPP)).resolve({"WebApplication/t:DB/t:hostname": "db.example.org"}).plan()
+    assert table(plan)["/WebApplication/t:Web"] == (1, ())
+    assert table(plan)["/WebApplication/t:DB"] == (1, ())
+    assert by_path(plan)["/WebApplication/t:DB"].supplies == ()
+
+
+LAZY_REFS = system(
+    "<db><host cdl:lazy='true'/><version>15</version></db>"
+    "<app><dbHost cdl:refroot='db' cdl:ref='/host' cdl:lazy='true'/></app>"
+    "<report><dbVersion cdl:refroot='db' cdl:ref='/version' cdl:lazy='true'/></report>"
+)
+
+
+def test_lazy_reference_to_a_lazy_property_orders_its_component() -> None:
+    comps = by_path(plan_of(LAZY_REFS))
+    assert comps["/app"].after == ("/db",)
+    assert comps["/app"].wave == 2
+    assert comps["/app"].releases == ("/app/dbHost",)
+    assert comps["/app"].waits_for == ("/db/host",)
+
+
+def test_lazy_reference_to_a_static_value_creates_no_dependency() -> None:
+    comps = by_path(plan_of(LAZY_REFS))
+    assert comps["/report"].after == ()
+    assert comps["/report"].wave == 1
+    assert comps["/report"].releases == ("/report/dbVersion",)
+    assert comps["/report"].waits_for == ()
+
+
+CHAIN = system(
+    "<a><p cdl:lazy='true'/></a>"
+    "<b><in cdl:refroot='a' cdl:ref='/p'/><q cdl:lazy='true'/></b>"
+    "<c><in cdl:refroot='b' cdl:ref='/q'/></c>"
+    "<d><x>1</x></d>"
+)
+
+
+def test_three_stage_chain_with_an_independent_component() -> None:
+    plan = plan_of(CHAIN)
+    assert [[c.path for c in wave] for wave in plan.waves] == [["/a", "/d"], ["/b"], ["/c"]]
+    assert table(plan)["/c"] == (3, ("/b",))
+
+
+TRANSITIVE = system(
+    "<a><p cdl:lazy='true'/></a>"
+    "<b><r cdl:refroot='a' cdl:ref='/p'/></b>"
+    "<c><s cdl:refroot='b' cdl:ref='/r'/></c>"
+)
+
+
+def test_transitive_wait_through_another_components_reference() -> None:
+    # c's reference waits for b's, which waits for a's lazy property: b's
+    # resolves the moment a's value arrives, so c depends on a, not on b.
+    plan = plan_of(TRANSITIVE)
+    assert table(plan) == {"/a": (1, ()), "/b": (2, ("/a",)), "/c": (2, ("/a",))}
+    assert by_path(plan)["/c"].waits_for == ("/a/p",)
+
+
+LIFTED = system(
+    "<db><host cdl:lazy='true'/></db>"
+    "<tier><app><dbHost cdl:refroot='db' cdl:ref='/host'/></app><cache><size>1</size></cache></tier>"
+)
+
+
+def test_dependency_inside_a_compound_is_lifted_to_its_parents_siblings() -> None:
+    plan = plan_of(LIFTED)
+    assert table(plan) == {
+        "/db": (1, ()),
+        "/tier": (2, ("/db",)),
+        "/tier/app": (1, ()),
+        "/tier/cache": (1, ()),
+    }
+    comps = by_path(plan)
+    assert comps["/tier/app"].waits_for == ("/db/host",)
+    assert comps["/tier"].waits_for == ()
+    assert comps["/tier"].because == {"/db": ("/db/host",)}
+
+
+INHERITED = system(
+    "<srv><port cdl:lazy='true'/></srv><client cdl:extends='Client'/>",
+    configuration="<Client><server cdl:refroot='srv' cdl:ref='/port'/><retries>3</retries></Client>",
+)
+
+
+def test_dependency_arriving_by_inheritance() -> None:
+    plan = plan_of(INHERITED)
+    assert table(plan) == {"/srv": (1, ()), "/client": (2, ("/srv",))}
+    # The template itself takes no part.
+    assert "/Client" not in table(plan)
+
+
+EXPRESSION = system(
+    "<db><host cdl:lazy='true'/></db>"
+    "<app><url><cdl:expression value-of=\"concat('jdbc://', $h)\">"
+    "<cdl:variable name='h' refroot='db' ref='/host'/></cdl:expression></url><n>1</n></app>"
+    "<job><at><cdl:expression value-of=\"concat($h, '!')\">"
+    "<cdl:variable name='h' refroot='db' ref='/host' cdl:lazy='true'/></cdl:expression></at><n>1</n></job>"
+)
+
+
+def test_expression_whose_variable_waits() -> None:
+    plan = plan_of(EXPRESSION)
+    comps = by_path(plan)
+    assert comps["/app"].after == ("/db",)
+    assert comps["/app"].waits_for == ("/db/host",)
+    # A property holding an expression is a property, not a component.
+    assert "/app/url" not in comps
+
+
+def test_lazy_expression_is_released_and_orders_its_component() -> None:
+    comps = by_path(plan_of(EXPRESSION))
+    assert comps["/job"].releases == ("/job/at",)
+    assert comps["/job"].after == ("/db",)
+
+
+DEADLOCK = system(
+    "<a><p cdl:lazy='true'/><in cdl:refroot='b' cdl:ref='/q'/></a>\n"
+    "<b><q cdl:lazy='true'/>\n<mid cdl:ref='/in2'/>\n<in2 cdl:refroot='a' cdl:ref='/p'/></b>"
+)
+
+
+def test_deadlock_between_two_siblings() -> None:
+    with pytest.raises(CdlError) as info:
+        plan_of(DEADLOCK)
+    error = info.value
+    assert error.code == "PLAN_CYCLE"
+    message = error.render()
+    # The whole chain, each item with its file and line.
+    assert "/a after /b, because /a/in (mem.cdl:1) -> /b/q (mem.cdl:2)" in message
+    assert "/b after /a, because /b/mid (mem.cdl:3) -> /b/in2 (mem.cdl:4) -> /a/p (mem.cdl:1)" in message
+
+
+ANCESTOR = system(
+    "<farm><token cdl:lazy='true'/>\n<worker><auth cdl:ref='../token'/></worker></farm>"
+)
+
+
+def test_component_waiting_for_its_ancestors_lazy_property() -> None:
+    with pytest.raises(CdlError) as info:
+        plan_of(ANCESTOR)
+    error = info.value
+    assert error.code == "PLAN_ANCESTOR_WAIT"
+    assert error.line == 2
+    assert error.path == "/farm/worker/auth"
+    assert "/farm/worker/auth (mem.cdl:2) -> /farm/token (mem.cdl:1)" in error.render()
+    assert "its ancestor /farm" in error.render()
+
+
+def test_waiting_for_a_descendant_is_no_constraint() -> None:
+    plan = plan_of(system("<farm><seen cdl:ref='worker/pid'/><worker><pid cdl:lazy='true'/></worker></farm>"))
+    comps = by_path(plan)
+    assert comps["/farm"].waits_for == ("/farm/worker/pid",)
+    assert comps["/farm/worker"].after == ()
+
+
+# ---------------------------------------------------------------------------
+# Readings of docs/semantics.md
+
+
+def test_waiting_for_another_components_lazy_reference() -> None:
+    # A lazy reference is released when its component is ready to deploy:
+    # whatever waits for it waits for that component.
+    xml = system(
+        "<clock><now>t</now></clock>"
+        "<app><startedAt cdl:refroot='clock' cdl:ref='/now' cdl:lazy='true'/></app>"
+        "<audit><appStart cdl:refroot='app' cdl:ref='/startedAt'/></audit>"
+    )
+    comps = by_path(plan_of(xml))
+    assert comps["/audit"].after == ("/app",)
+    assert comps["/audit"].waits_for == ("/app/startedAt",)
+    assert comps["/app"].after == ()
+
+
+def test_waiting_for_an_ancestors_lazy_reference_is_refused() -> None:
+    xml = system(
+        "<clock><now>t</now></clock>"
+        "<farm><at cdl:refroot='clock' cdl:ref='/now' cdl:lazy='true'/><w><x cdl:ref='../at'/></w></farm>"
+    )
+    with pytest.raises(CdlError) as info:
+        plan_of(xml)
+    assert info.value.code == "PLAN_ANCESTOR_WAIT"
+
+
+def test_top_level_list_that_is_a_reference_is_its_own_owner() -> None:
+    xml = system("<a><p cdl:lazy='true'/></a><b cdl:refroot='a' cdl:ref='/p'/>")
+    assert table(plan_of(xml)) == {"/a": (1, ()), "/b": (2, ("/a",))}
+
+
+def test_templates_take_no_part() -> None:
+    xml = system(
+        "<a><x>1</x></a>",
+        configuration="<T><p cdl:lazy='true'/><q cdl:ref='p'/><sub><r cdl:ref='../p'/></sub></T>",
+    )
+    assert table(plan_of(xml)) == {"/a": (1, ())}
+
+
+def test_waiting_for_a_templates_lazy_property_imposes_no_order() -> None:
+    xml = system(
+        "<a><host cdl:refroot='Env' cdl:ref='/zone'/></a><b><x>1</x></b>",
+        configuration="<Env><zone cdl:lazy='true'/></Env>",
+    )
+    comps = by_path(plan_of(xml))
+    assert comps["/a"].waits_for == ("/Env/zone",)
+    assert comps["/a"].after == ()
+
+
+def test_waves_keep_document_order() -> None:
+    xml = system(
+        "<z><p cdl:lazy='true'/></z><y><i cdl:refroot='z' cdl:ref='/p'/></y>"
+        "<x><i cdl:refroot='z' cdl:ref='/p'/></x><w><k>1</k></w>"
+    )
+    assert [[c.path for c in wave] for wave in plan_of(xml).waves] == [["/z", "/w"], ["/y", "/x"]]
+
+
+def test_deep_component_paths_are_written_as_pending_writes_them() -> None:
+    depth = 40
+    inner = "<leaf cdl:refroot='top' cdl:ref='/p'/><own cdl:lazy='true'/>"
+    for i in range(depth, 0, -1):
+        inner = f"<n{i}>{inner}<k>1</k></n{i}>"
+    xml = system(f"<top><p cdl:lazy='true'/></top><deep>{inner}</deep>")
+    resolution = load_text(xml).resolve()
+    pending = [p.path for p in resolution.pending]
+    plan = resolution.plan()
+    deepest = [c for c in plan.components() if c.waits_for]
+    assert len(deepest) == 1
+    names = ["deep", *(f"n{i}" for i in range(1, depth + 1))]
+    assert deepest[0].path == "/" + "/".join([*names[:8], f"...({len(names) - 16} more)...", *names[-8:]])
+    assert deepest[0].supplies == (pending[-1],)
+    assert pending[-1].endswith("/n40/own") and "...(" in pending[-1]
+    assert len(list(plan.components())) == depth + 2
+
+
+def test_plan_after_an_output_was_built() -> None:
+    resolution = cdl.load(str(WEBAPP)).resolve()
+    resolution.to_bytes()  # takes the working trees apart
+    assert table(resolution.plan())["/WebApplication/t:Web"][1] == ("/WebApplication/t:DB",)
+
+
+# ---------------------------------------------------------------------------
+# Pictures
+
+
+def test_dot_has_one_edge_per_dependency_and_nested_clusters() -> None:
+    dot = plan_of(CHAIN + "").to_dot()
+    assert len(re.findall(r" -> ", dot)) == 2
+    dot = cdl.load(str(WEBAPP)).resolve().plan().to_dot()
+    assert len(re.findall(r" -> ", dot)) == 1
+    assert dot.count("subgraph cluster_") == 2
+    assert 'label="/WebApplication/t:DB/t:hostname", lhead=cluster_2' in dot
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot is not installed")
+@pytest.mark.parametrize("xml", [CHAIN, LIFTED, EXPRESSION, None])
+def test_dot_is_valid_graphviz(xml: str | None) -> None:
+    plan = cdl.load(str(WEBAPP)).resolve().plan() if xml is None else plan_of(xml)
+    proc = subprocess.run(["dot", "-Tsvg"], input=plan.to_dot(), capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert "<svg" in proc.stdout
+
+
+def test_mermaid_has_one_edge_per_dependency_and_nested_subgraphs() -> None:
+    text = plan_of(LIFTED).to_mermaid()
+    assert text.startswith("flowchart LR\n")
+    edges = [line for line in text.splitlines() if "-->" in line]
+    assert edges == ['  c0 -->|"/db/host"| c1']
+    assert text.count("subgraph ") == 1
+    assert text.count("subgraph ") == len(re.findall(r"^\s*end$", text, re.MULTILINE))
+
+
+# ---------------------------------------------------------------------------
+# Command line
+
+
+def test_cli_json_matches_the_library() -> None:
+    proc = run_cli("plan", str(WEBAPP), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == cdl.load(str(WEBAPP)).resolve().plan().to_data()
+
+
+def test_cli_set_removes_the_constraint() -> None:
+    proc = run_cli("plan", str(WEBAPP), "--set", "WebApplication/t:DB/t:hostname=db.example.org")
+    assert proc.returncode == 0, proc.stderr
+    assert "    [1] t:Web  supplies t:hostname\n" in proc.stdout
+
+
+@pytest.mark.parametrize("xml, code", [(DEADLOCK, "PLAN_CYCLE"), (ANCESTOR, "PLAN_ANCESTOR_WAIT")])
+def test_cli_refuses_with_the_chain_and_nothing_on_stdout(tmp_path: Path, xml: str, code: str) -> None:
+    path = tmp_path / "system.cdl"
+    path.write_text(xml, encoding="utf-8")
+    for fmt in ("text", "json", "dot", "mermaid"):
+        proc = run_cli("plan", str(path), "--format", fmt)
+        assert proc.returncode == 1
+        assert proc.stdout == ""
+        assert f"[{code}]" in proc.stderr
+        assert f"{path}:1" in proc.stderr
+        assert "Traceback" not in proc.stderr
