@@ -256,6 +256,33 @@ def test_waiting_for_a_descendant_is_no_constraint() -> None:
 # Readings of docs/semantics.md
 
 
+def test_dependency_inside_one_component_is_no_constraint() -> None:
+    plan = plan_of(system("<a><p cdl:lazy='true'/><q cdl:ref='p'/></a><b><r cdl:refroot='a' cdl:ref='/q'/></b>"))
+    comps = by_path(plan)
+    assert comps["/a"].waits_for == ()
+    assert comps["/a"].after == ()
+    assert comps["/b"].after == ("/a",)
+    assert comps["/b"].waits_for == ("/a/p",)
+
+
+def test_lazy_reference_into_an_imported_template(write_docs) -> None:  # type: ignore[no-untyped-def]
+    # The resolver never attempts the template's reference (nothing needs it
+    # before the release); the plan follows it to the system's lazy property.
+    main = write_docs(
+        {
+            "main.cdl": system(
+                "<db><host cdl:lazy='true'/></db>"
+                "<app><h cdl:refroot='Env' cdl:ref='/dbHost' cdl:lazy='true'/></app>",
+                configuration="",
+            ).replace("<cdl:configuration></cdl:configuration>", '<cdl:import location="env.cdl"/>'),
+            "env.cdl": system("").replace("<cdl:system></cdl:system>", "<cdl:configuration><Env><dbHost cdl:refroot='db' cdl:ref='/host'/></Env></cdl:configuration>"),
+        }
+    )
+    comps = by_path(cdl.load(str(main)).resolve().plan())
+    assert comps["/app"].after == ("/db",)
+    assert comps["/app"].waits_for == ("/db/host",)
+
+
 def test_waiting_for_another_components_lazy_reference() -> None:
     # A lazy reference is released when its component is ready to deploy:
     # whatever waits for it waits for that component.
