@@ -183,7 +183,8 @@ class Resolution:
         if self._plan is None:
             ws = self._working()
             assert self._resolver is not None
-            self._plan = build_plan(ws, self._resolver, self._items)
+            with _cyclic_gc_paused():
+                self._plan = build_plan(ws, self._resolver, self._items)
         return self._plan
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> Resolution:

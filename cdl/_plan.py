@@ -32,13 +32,15 @@ built once per distinct combination, and each owner reads a shared set once.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from lxml import etree
 
-from ._model import CDL_NS, T_EXPRESSION, T_SYSTEM, ListScan, Problems, Workspace
+from ._model import T_EXPRESSION, T_SYSTEM, Problems, Workspace
 from ._references import PENDING, ReferenceResolver, item_kind, waits_if_attempted
 from .errors import PlanError
 
@@ -52,14 +54,11 @@ _RELEASED_KINDS = frozenset(("lazy-reference", "lazy-expression"))
 #: Paths longer than this many steps are shortened as Prefixes.path_of does.
 _PATH_SHOWN = 16
 
-# An element with a child element other than cdl:expression (whose
-# cdl:variable children are bookkeeping of a value, not properties).
-_COMPONENTS = ListScan("[not(self::cdl:expression)][*[not(self::cdl:expression)]]", {"cdl": CDL_NS})
+_NO_REASONS: Mapping[str, tuple[str, ...]] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class PlannedComponent:
-    """One component of a :class:`Plan`.
+class PlannedComponent(NamedTuple):
+    """One component of a :class:`Plan` (immutable).
 
     Attributes:
         path: where it is (``/List/child``), written as ``cdl pending`` writes paths.
@@ -75,12 +74,15 @@ class PlannedComponent:
         waves: its child components in waves; empty when it has none.
     """
 
+    # A NamedTuple rather than a frozen dataclass: a system of 20,000
+    # components has ten times as many nested lists, and a frozen dataclass
+    # costs twice as much to make (benchmarks/README.md, "Deployment plan").
     path: str
     wave: int
     supplies: tuple[str, ...] = ()
     releases: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
-    because: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    because: Mapping[str, tuple[str, ...]] = _NO_REASONS
     waits_for: tuple[str, ...] = ()
     waves: tuple[tuple[PlannedComponent, ...], ...] = ()
 
@@ -91,17 +93,16 @@ class PlannedComponent:
         stack: list[tuple[PlannedComponent, dict[str, Any]]] = [(self, out)]
         while stack:
             comp, data = stack.pop()
-            data.update(
-                path=comp.path,
-                supplies=list(comp.supplies),
-                releases=list(comp.releases),
-                after=list(comp.after),
-                waits_for=list(comp.waits_for),
-                waves=[],
-            )
+            data["path"] = comp.path
+            data["supplies"] = list(comp.supplies)
+            data["releases"] = list(comp.releases)
+            data["after"] = list(comp.after)
+            data["waits_for"] = list(comp.waits_for)
+            rows: list[list[dict[str, Any]]] = []
+            data["waves"] = rows
             for wave in comp.waves:
                 row: list[dict[str, Any]] = []
-                data["waves"].append(row)
+                rows.append(row)
                 for child in wave:
                     child_data: dict[str, Any] = {}
                     row.append(child_data)
@@ -127,7 +128,8 @@ class Plan:
         while stack:
             comp = stack.pop()
             yield comp
-            stack.extend(c for wave in reversed(comp.waves) for c in reversed(wave))
+            if comp.waves:
+                stack.extend(c for wave in reversed(comp.waves) for c in reversed(wave))
 
     def to_data(self) -> dict[str, list[list[dict[str, Any]]]]:
         """The plan in the JSON shape of ``cdl plan --format json`` (README.md)."""
@@ -161,17 +163,21 @@ class Plan:
 # ---------------------------------------------------------------------------
 # Computing the plan
 
+_HALF = _PATH_SHOWN // 2
+
 
 class _Components:
-    """The component tree, as arrays indexed by component number.
+    """The component tree, numbered depth first in document order.
 
-    Index ``n`` (one past the last component) is the ``cdl:system`` element,
-    a virtual root above the top level lists.
+    Number 0 is the ``cdl:system`` element, a virtual root above the top
+    level lists; every component's number is larger than its parent's, and
+    siblings are numbered in document order.
     """
 
     def __init__(self, ws: Workspace, system: etree._Element) -> None:
         qnames: dict[str, str] = {}
         prefixes = ws.ctx.prefixes
+        self.prefixes = prefixes
 
         def qname(tag: str) -> str:
             name = qnames.get(tag)
@@ -180,74 +186,78 @@ class _Components:
             return name
 
         self.qname = qname
-        tops = [el for el in system if isinstance(el.tag, str)]
-        top_set = set(tops)
-        below = [el for el in _COMPONENTS((system,), ws.size_bound()) if el not in top_set]
-        # Each component after its parent: the top level lists first, then
-        # the rest in document order, so the children of one component are
-        # numbered in document order.
-        elements: list[etree._Element] = []
-        index: dict[etree._Element, int] = {}
-        for el in tops:
-            index[el] = len(elements)
-            elements.append(el)
-        self.n_tops = len(tops)
-        for el in below:
-            index[el] = len(elements)
-            elements.append(el)
-        n = len(elements)
-        self.elements = elements
-        self.index = index
-        self.root = n
+        self.qnames = qnames
         self.system = system
-        parent = [n] * (n + 1)
-        children: list[list[int]] = [[] for _ in range(n + 1)]
-        depth = [0] * (n + 1)
-        # For paths: the names of up to _PATH_SHOWN steps, or for deeper
-        # components the first and last half of them (as Prefixes.path_of).
-        self.names: list[tuple[str, ...]] = [()] * (n + 1)
-        self.heads: list[tuple[str, ...] | None] = [None] * (n + 1)
-        self.paths: list[str] = [""] * (n + 1)
-        self.parent = parent
+        elements: list[etree._Element] = [system]
+        index: dict[etree._Element, int] = {}
+        parent = [-1]
+        depth = [0]
+        paths = [""]
+        children: dict[int, list[int]] = {}
+        # Shortened paths of components deeper than _PATH_SHOWN: their first
+        # and last _HALF names (Prefixes.path_of writes them so).
+        self.heads: dict[int, tuple[str, ...]] = {}
+        self.tails: dict[int, tuple[str, ...]] = {}
+        self.elements, self.index, self.parent, self.depth, self.paths = elements, index, parent, depth, paths
+        expression = T_EXPRESSION
+        # Every top level list is a component; below them, an element with a
+        # child element other than cdl:expression (whose cdl:variable
+        # children are how a value is computed, not properties). lxml's own
+        # iteration in document order, with a test per element, costs a
+        # third of walking the children in Python.
+        for top in system:
+            if not isinstance(top.tag, str):
+                continue
+            for el in itertools.chain((top,), top.iterdescendants()):
+                if el is top:
+                    p = 0
+                else:
+                    size = len(el)
+                    if not size or (size == 1 and el[0].tag == expression) or el.tag == expression:
+                        continue
+                    p = index[el.getparent()]  # type: ignore[index]
+                i = len(elements)
+                elements.append(el)
+                index[el] = i
+                parent.append(p)
+                d = depth[p] + 1
+                depth.append(d)
+                family = children.get(p)
+                if family is None:
+                    children[p] = [i]
+                else:
+                    family.append(i)
+                tag: str = el.tag  # type: ignore[assignment]
+                name = qnames.get(tag)
+                if name is None:
+                    name = qnames[tag] = prefixes.qname(tag)
+                paths.append(paths[p] + "/" + name if d <= _PATH_SHOWN else self._deep(i, p, d, name))
         self.children = children
-        self.depth = depth
-        for i, el in enumerate(elements):
-            if i < self.n_tops:
-                p = n
-            else:
-                p = index[el.getparent()]  # type: ignore[index]
-            parent[i] = p
-            children[p].append(i)
-            depth[i] = depth[p] + 1
-            self.paths[i] = self._extend(i, p, qname(el.tag))  # type: ignore[arg-type]
+        self.size = len(elements)
 
-    def _extend(self, i: int, p: int, name: str) -> str:
-        names, head = self.names[p], self.heads[p]
-        half = _PATH_SHOWN // 2
-        if head is None and len(names) < _PATH_SHOWN:
-            mine = (*names, name)
-            self.names[i] = mine
-            return "/" + "/".join(mine)
-        if head is None:  # the parent holds exactly _PATH_SHOWN names
-            head, names = names[:half], names[-half:]
-        self.heads[i] = head
-        tail = (*names[1:], name)
-        self.names[i] = tail
-        depth = self.depth[p] + 1
-        return "/" + "/".join([*head, f"...({depth - 2 * half} more)...", *tail])
+    def _deep(self, i: int, p: int, d: int, name: str) -> str:
+        head = self.heads.get(p)
+        if head is None:  # the parent's path is whole: _PATH_SHOWN names
+            names = self.paths[p][1:].split("/")
+            head, tail = tuple(names[:_HALF]), tuple(names[-_HALF:])
+        else:
+            tail = self.tails[p]
+        tail = (*tail[1:], name)
+        self.heads[i], self.tails[i] = head, tail
+        return "/" + "/".join([*head, f"...({d - 2 * _HALF} more)...", *tail])
 
     def child_path(self, owner: int, tag: str) -> str:
         """The path of a leaf named ``tag`` of component ``owner``."""
-        if owner == self.root:
-            return "/" + self.qname(tag)
-        names, head = self.names[owner], self.heads[owner]
-        if head is None and len(names) < _PATH_SHOWN:
+        d = self.depth[owner] + 1
+        if d <= _PATH_SHOWN:
             return self.paths[owner] + "/" + self.qname(tag)
-        half = _PATH_SHOWN // 2
+        head = self.heads.get(owner)
         if head is None:
-            head, names = names[:half], names[-half:]
-        depth = self.depth[owner] + 1
-        return "/" + "/".join([*head, f"...({depth - 2 * half} more)...", *names[1:], self.qname(tag)])
+            names = self.paths[owner][1:].split("/")
+            head, tail = tuple(names[:_HALF]), tuple(names[-_HALF:])
+        else:
+            tail = self.tails[owner]
+        return "/" + "/".join([*head, f"...({d - 2 * _HALF} more)...", *tail[1:], self.qname(tag)])
 
 
 @dataclass
@@ -272,8 +282,9 @@ class _Planner:
         #: The items each item waits for directly (for reach and for error chains).
         self.direct: dict[etree._Element, list[etree._Element]] = {}
         self._unions: dict[tuple[int, ...], frozenset[etree._Element]] = {}
-        #: Document order of the main document's items, to sort lazy values by.
-        self._order = {el: i for i, el in enumerate(items)}
+        #: Document order of the main document's items, to sort lazy values
+        #: by; made when two need sorting (most items wait for one).
+        self._order: dict[etree._Element, int] | None = None
         self.problems = Problems(ws.ctx.limits.max_errors)
 
     # -- items ----------------------------------------------------------------
@@ -360,8 +371,14 @@ class _Planner:
 
     def _sort_key(self, el: etree._Element) -> tuple[int, int]:
         """Document order for the main document's items; others after them, by line."""
-        found = self._order.get(el)
-        return (found, 0) if found is not None else (len(self._order), el.sourceline or 0)
+        order = self._order
+        if order is None:
+            order = self._order = {el: i for i, el in enumerate(self.items)}
+        found = order.get(el)
+        return (found, 0) if found is not None else (len(order), el.sourceline or 0)
+
+    def _sorted(self, els: Sequence[etree._Element] | Mapping[etree._Element, None]) -> list[etree._Element]:
+        return sorted(els, key=self._sort_key) if len(els) > 1 else list(els)
 
     def _owner(self, comps: _Components, el: etree._Element) -> int | None:
         """The component an item is a property of (None outside the system)."""
@@ -398,10 +415,9 @@ class _Planner:
         if system is None:
             return Plan(())
         comps = _Components(ws, system)
-        n = comps.root
-        supplies: list[list[str]] = [[] for _ in range(n)]
-        releases: list[list[str]] = [[] for _ in range(n)]
-        waits_for: list[dict[etree._Element, None]] = [{} for _ in range(n)]
+        supplies: dict[int, list[str]] = {}
+        releases: dict[int, list[str]] = {}
+        waits_for: dict[int, dict[etree._Element, None]] = {}
         queries: list[_Query] = []
         read: set[tuple[int, int]] = set()  # (owner, id of a reach set) already read
         state = self.resolver.state
@@ -413,19 +429,19 @@ class _Planner:
                 continue  # a template's item: templates are not deployed
             kind = self._kind(el)
             if kind == "lazy-property":
-                supplies[owner].append(self._path(comps, el, owner))
+                supplies.setdefault(owner, []).append(self._path(comps, el, owner))
                 continue
             if kind in _RELEASED_KINDS:
-                releases[owner].append(self._path(comps, el, owner))
+                releases.setdefault(owner, []).append(self._path(comps, el, owner))
                 needs = self._released_reach(el)
             else:
                 needs = self._reach(el)
             key = (owner, id(needs))
-            if key in read:
+            if key in read or not needs:
                 continue
             read.add(key)
-            mine = waits_for[owner]
-            for lazy in sorted(needs, key=self._sort_key):
+            mine = waits_for.setdefault(owner, {})
+            for lazy in sorted(needs, key=self._sort_key) if len(needs) > 1 else needs:
                 other = self._owner(comps, lazy)
                 if other == owner or lazy in mine:
                     continue
@@ -437,25 +453,59 @@ class _Planner:
         self.problems.raise_if_any()
         return self._build(comps, supplies, releases, waits_for, edges, waves)
 
-    def _lift(self, comps: _Components, queries: list[_Query]) -> list[dict[int, list[_Query]]]:
+    def _lift(self, comps: _Components, queries: list[_Query]) -> dict[int, dict[int, list[_Query]]]:
         """Each dependency as an edge between the two children of the nearest
         common ancestor: ``edges[a][b]`` lists why sibling ``a`` comes after ``b``.
 
-        One depth-first walk over the components answers every query when its
-        second end is entered (Tarjan's offline method): then the first end is
-        finished, and the union-find set holding it is labelled with the
-        child, of a component on the walk's path, that contains it.
+        Climbing from both ends costs their depth below the common ancestor,
+        a few steps in most systems; when the climbs add up to more than the
+        components (deep systems with many dependencies), one walk over all
+        of them answers every query instead (:meth:`_lift_all`).
         """
-        n = comps.root
-        at: list[list[_Query]] = [[] for _ in range(n + 1)]
+        parent, depth = comps.parent, comps.depth
+        edges: dict[int, dict[int, list[_Query]]] = {}
+        budget = 2 * comps.size + 64
         for q in queries:
-            at[q.waiter].append(q)
-            at[q.owner].append(q)
-        edges: list[dict[int, list[_Query]]] = [{} for _ in range(n + 1)]
-        parent, children, depth = comps.parent, comps.children, comps.depth
-        uf = list(range(n + 1))
-        label = list(range(n + 1))
-        status = [0] * (n + 1)  # 0 not entered, 1 on the path, 2 finished
+            a, b = q.waiter, q.owner
+            da, db = depth[a], depth[b]
+            budget -= abs(da - db)
+            while da > db:
+                a = parent[a]
+                da -= 1
+            while db > da:
+                b = parent[b]
+                db -= 1
+            if a == b:
+                if depth[q.waiter] > depth[q.owner]:
+                    self._ancestor_error(comps, q)
+                continue  # else a component waits for its descendant: deployed first anyway
+            while parent[a] != parent[b] and budget > 0:
+                a, b = parent[a], parent[b]
+                budget -= 2
+            if budget <= 0:
+                self.problems.items.clear()
+                return self._lift_all(comps, queries)
+            edges.setdefault(a, {}).setdefault(b, []).append(q)
+        return edges
+
+    def _lift_all(self, comps: _Components, queries: list[_Query]) -> dict[int, dict[int, list[_Query]]]:
+        """:meth:`_lift` in one depth-first walk over all components.
+
+        Every query is answered when the walk enters its second end (Tarjan's
+        offline method): the first end is then finished, and the union-find
+        set holding it is labelled with the child, of a component on the
+        walk's path, that contains it: the child of the common ancestor.
+        """
+        n = comps.size
+        at: dict[int, list[_Query]] = {}
+        for q in queries:
+            at.setdefault(q.waiter, []).append(q)
+            at.setdefault(q.owner, []).append(q)
+        edges: dict[int, dict[int, list[_Query]]] = {}
+        parent, depth, children = comps.parent, comps.depth, comps.children
+        uf = list(range(n))
+        label = list(range(n))
+        status = [0] * n  # 0 not entered, 1 on the path, 2 finished
 
         def find(x: int) -> int:
             while uf[x] != x:
@@ -464,32 +514,32 @@ class _Planner:
             return x
 
         path: list[int] = []
-        stack: list[tuple[int, bool]] = [(n, False)]
+        stack: list[tuple[int, bool]] = [(0, False)]
         while stack:
             v, leaving = stack.pop()
             if leaving:
                 status[v] = 2
-                for c in children[v]:
+                for c in children.get(v, ()):
                     uf[find(c)] = find(v)
                 label[find(v)] = v
                 path.pop()
                 continue
             status[v] = 1
             path.append(v)
-            for q in at[v]:
+            for q in at.get(v, ()):
                 other = q.owner if q.waiter == v else q.waiter
                 if status[other] == 2:
                     top = label[find(other)]
                     here = path[depth[parent[top]] + 1]
                     waiter, owner = (here, top) if q.waiter == v else (top, here)
-                    edges[waiter].setdefault(owner, []).append(q)
+                    edges.setdefault(waiter, {}).setdefault(owner, []).append(q)
                 elif status[other] == 1 and other == q.owner:
                     self._ancestor_error(comps, q)
-                # status 1 and other is the waiter: a component waits for its
-                # descendant, deployed before it anyway. Status 0: answered
-                # when the walk enters the other end.
+                # On the path and the waiter: a component waits for its
+                # descendant, deployed before it anyway. Not entered yet:
+                # answered when the walk enters the other end.
             stack.append((v, True))
-            stack.extend((c, False) for c in reversed(children[v]))
+            stack.extend((c, False) for c in reversed(children.get(v, ())))
         return edges
 
     def _ancestor_error(self, comps: _Components, q: _Query) -> None:
@@ -504,26 +554,24 @@ class _Planner:
             )
         )
 
-    def _waves(self, comps: _Components, edges: list[dict[int, list[_Query]]]) -> list[int]:
-        """Each component's wave among its siblings (Kahn's algorithm per family)."""
-        wave = [0] * (comps.root + 1)
-        for family in comps.children:
-            if not family:
-                continue
-            waiting = {c: len(edges[c]) for c in family}
+    def _waves(self, comps: _Components, edges: dict[int, dict[int, list[_Query]]]) -> dict[int, int]:
+        """The wave of each component that is not in wave 1 (Kahn's algorithm,
+        only in families where some sibling waits for another)."""
+        wave: dict[int, int] = {}
+        for p in sorted({comps.parent[c] for c in edges}):
+            family = comps.children[p]
+            waiting = {c: len(edges.get(c, ())) for c in family}
             before: dict[int, list[int]] = {}
             for c in family:
-                for b in edges[c]:
+                for b in edges.get(c, ()):
                     before.setdefault(b, []).append(c)
             ready = [c for c in family if not waiting[c]]
-            for c in ready:
-                wave[c] = 1
             done = 0
             while done < len(ready):
                 b = ready[done]
                 done += 1
                 for c in before.get(b, ()):
-                    wave[c] = max(wave[c], wave[b] + 1)
+                    wave[c] = max(wave.get(c, 1), wave.get(b, 1) + 1)
                     waiting[c] -= 1
                     if not waiting[c]:
                         ready.append(c)
@@ -531,7 +579,7 @@ class _Planner:
                 self._cycle_error(comps, edges, [c for c in family if waiting[c]])
         return wave
 
-    def _cycle_error(self, comps: _Components, edges: list[dict[int, list[_Query]]], left: list[int]) -> None:
+    def _cycle_error(self, comps: _Components, edges: dict[int, dict[int, list[_Query]]], left: list[int]) -> None:
         # Every sibling left waits for another one left: walk until one repeats.
         left_set = set(left)
         seen: dict[int, int] = {}
@@ -541,7 +589,7 @@ class _Planner:
             seen[cur] = len(order)
             order.append(cur)
             cur = next(b for b in edges[cur] if b in left_set)
-        cycle = order[seen[cur]:]
+        cycle = order[seen[cur] :]
         links = []
         for i, c in enumerate(cycle):
             b = cycle[(i + 1) % len(cycle)]
@@ -560,15 +608,16 @@ class _Planner:
     def _build(
         self,
         comps: _Components,
-        supplies: list[list[str]],
-        releases: list[list[str]],
-        waits_for: list[dict[etree._Element, None]],
-        edges: list[dict[int, list[_Query]]],
-        wave: list[int],
+        supplies: dict[int, list[str]],
+        releases: dict[int, list[str]],
+        waits_for: dict[int, dict[etree._Element, None]],
+        edges: dict[int, dict[int, list[_Query]]],
+        wave: dict[int, int],
     ) -> Plan:
-        n = comps.root
-        built: list[PlannedComponent | None] = [None] * (n + 1)
+        n = comps.size
+        built: list[PlannedComponent | None] = [None] * n
         lazy_paths: dict[etree._Element, str] = {}
+        paths, children = comps.paths, comps.children
 
         def lazy_path(el: etree._Element) -> str:
             found = lazy_paths.get(el)
@@ -576,37 +625,48 @@ class _Planner:
                 found = lazy_paths[el] = self._path(comps, el, self._owner(comps, el))
             return found
 
-        def waves_of(v: int) -> tuple[tuple[PlannedComponent, ...], ...]:
+        def waves_of(family: list[int]) -> tuple[tuple[PlannedComponent, ...], ...]:
+            if not wave or not any(c in wave for c in family):
+                return (tuple([built[c] for c in family]),)  # type: ignore[misc]
             rows: list[list[PlannedComponent]] = []
-            for c in comps.children[v]:  # document order within a wave
-                w = wave[c]
+            for c in family:  # document order within a wave
+                w = wave.get(c, 1)
                 while len(rows) < w:
                     rows.append([])
-                comp = built[c]
-                assert comp is not None
-                rows[w - 1].append(comp)
+                rows[w - 1].append(built[c])  # type: ignore[arg-type]
             return tuple(tuple(r) for r in rows if r)
 
-        # Children come after their parents in `elements`: build backwards.
-        for v in range(n - 1, -1, -1):
-            after = sorted(edges[v])  # siblings are numbered in document order
-            because = {
-                comps.paths[b]: tuple(
-                    dict.fromkeys(lazy_path(el) for el in sorted((q.lazy for q in edges[v][b]), key=self._sort_key))
+        empty: tuple[str, ...] = ()
+        # Most components supply, release and wait for nothing: made in one
+        # C call (tuple.__new__ skips the NamedTuple's Python __new__).
+        make = tuple.__new__
+        special = supplies.keys() | releases.keys() | waits_for.keys() | edges.keys()
+        # Children are numbered after their parents: build backwards.
+        for v in range(n - 1, 0, -1):
+            family = children.get(v)
+            if v not in special:
+                built[v] = make(  # type: ignore[call-overload]
+                    PlannedComponent,
+                    (paths[v], wave.get(v, 1), empty, empty, empty, _NO_REASONS, empty, waves_of(family) if family else ()),
                 )
+                continue
+            mine = edges.get(v)
+            after = sorted(mine) if mine else []  # siblings are numbered in document order
+            because = {
+                paths[b]: tuple(dict.fromkeys(lazy_path(el) for el in self._sorted([q.lazy for q in mine[b]])))
                 for b in after
-            }
+            } if mine else _NO_REASONS
             built[v] = PlannedComponent(
-                path=comps.paths[v],
-                wave=wave[v],
-                supplies=tuple(supplies[v]),
-                releases=tuple(releases[v]),
-                after=tuple(comps.paths[b] for b in after),
+                path=paths[v],
+                wave=wave.get(v, 1),
+                supplies=tuple(supplies.get(v, empty)),
+                releases=tuple(releases.get(v, empty)),
+                after=tuple(paths[b] for b in after),
                 because=because,
-                waits_for=tuple(lazy_path(el) for el in sorted(waits_for[v], key=self._sort_key)),
-                waves=waves_of(v),
+                waits_for=tuple(lazy_path(el) for el in self._sorted(waits_for.get(v, {}))),
+                waves=waves_of(family) if family else (),
             )
-        return Plan(waves_of(n))
+        return Plan(waves_of(children[0]) if 0 in children else ())
 
 
 def build_plan(ws: Workspace, resolver: ReferenceResolver, items: Sequence[etree._Element]) -> Plan:
