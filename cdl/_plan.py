@@ -645,7 +645,7 @@ class _Planner:
         for v in range(n - 1, 0, -1):
             family = children.get(v)
             if v not in special:
-                built[v] = make(  # type: ignore[call-overload]
+                built[v] = make(
                     PlannedComponent,
                     (paths[v], wave.get(v, 1), empty, empty, empty, _NO_REASONS, empty, waves_of(family) if family else ()),
                 )
