@@ -421,3 +421,47 @@ def test_cli_refuses_with_the_chain_and_nothing_on_stdout(tmp_path: Path, xml: s
         assert f"[{code}]" in proc.stderr
         assert f"{path}:1" in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+# ---------------------------------------------------------------------------
+# Deep systems: the climbs to common ancestors add up, and one walk over all
+# components answers every dependency instead (_Planner._lift_all).
+
+
+def _deep_pair(levels: int, extra: str = "") -> str:
+    """``a`` and ``b`` nest ``levels`` deep; level i of ``a`` waits for level i of ``b``."""
+    a_inner = b_inner = ""
+    for i in range(levels, 0, -1):
+        steps = "/".join(f"m{j}" for j in range(1, i + 1))
+        a_inner = f"<n{i}><w cdl:refroot='b' cdl:ref='/{steps}/p'/>{a_inner}</n{i}>"
+        b_inner = f"<m{i}><p cdl:lazy='true'/>{b_inner}</m{i}>"
+    return system(f"<a>{extra}{a_inner}</a><b>{b_inner}</b>")
+
+
+def test_deep_dependencies_are_lifted_by_one_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cdl import _plan
+
+    calls = []
+    original = _plan._Planner._lift_all
+    monkeypatch.setattr(_plan._Planner, "_lift_all", lambda self, *a: calls.append(1) or original(self, *a))
+    plan = plan_of(_deep_pair(30))
+    assert calls == [1]
+    rows = table(plan)
+    assert rows["/a"] == (2, ("/b",))
+    assert rows["/b"] == (1, ())
+    assert all(after == () for path, (_, after) in rows.items() if path not in ("/a",))
+    assert by_path(plan)["/a/n1/n2"].waits_for == ("/b/m1/m2/p",)
+
+
+def test_deep_ancestor_wait_is_found_by_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cdl import _plan
+
+    calls = []
+    original = _plan._Planner._lift_all
+    monkeypatch.setattr(_plan._Planner, "_lift_all", lambda self, *a: calls.append(1) or original(self, *a))
+    xml = _deep_pair(30, "<top cdl:lazy='true'/>").replace("<n30>", "<n30><up cdl:refroot='a' cdl:ref='/top'/>")
+    with pytest.raises(CdlError) as info:
+        plan_of(xml)
+    assert calls == [1]
+    assert info.value.code == "PLAN_ANCESTOR_WAIT"
+    assert "/a/n1/n2/n3/n4/n5/n6/n7/...(16 more).../n24/n25/n26/n27/n28/n29/n30/up" in info.value.render()
