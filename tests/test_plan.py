@@ -465,3 +465,76 @@ def test_deep_ancestor_wait_is_found_by_the_walk(monkeypatch: pytest.MonkeyPatch
     assert calls == [1]
     assert info.value.code == "PLAN_ANCESTOR_WAIT"
     assert "/a/n1/n2/n3/n4/n5/n6/n7/...(16 more).../n24/n25/n26/n27/n28/n29/n30/up" in info.value.render()
+
+
+# ---------------------------------------------------------------------------
+# Samples: the plan is one a deployment service can follow
+
+
+SAMPLES = sorted((ROOT / "samples").glob("*/system.cdl"))
+
+
+def _deploy_order(plan: Plan) -> list[cdl.PlannedComponent]:
+    """Components in the order the plan allows: each wave in turn, a
+    component after its children's waves."""
+    order: list[cdl.PlannedComponent] = []
+    stack: list[tuple[cdl.PlannedComponent, bool]] = [(c, False) for wave in reversed(plan.waves) for c in reversed(wave)]
+    while stack:
+        comp, children_done = stack.pop()
+        if children_done:
+            order.append(comp)
+            continue
+        stack.append((comp, True))
+        stack.extend((c, False) for wave in reversed(comp.waves) for c in reversed(wave))
+    return order
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.parent.name)
+def test_deploying_by_the_plan_resolves_everything(sample: Path) -> None:
+    resolution = cdl.load(str(sample)).resolve()
+    plan = resolution.plan()
+    supplied = 0
+    for comp in _deploy_order(plan):
+        if comp.releases:
+            resolution = resolution.supply(release=list(comp.releases))
+        # Ready to deploy: everything it waits for has arrived, and what is
+        # still pending in its subtree is exactly what it supplies.
+        pending = [p.path for p in resolution.pending]
+        assert not set(comp.waits_for) & set(pending), comp.path
+        assert [p for p in pending if p.startswith(comp.path + "/")] == list(comp.supplies), comp.path
+        if comp.supplies:
+            resolution = resolution.supply({path: f"value-of-{path}" for path in comp.supplies})
+            supplied += len(comp.supplies)
+    assert resolution.pending == []
+    assert supplied > 0
+
+
+def _console_examples(readme: Path) -> list[tuple[str, str]]:
+    """(command, output) of each ``$ cdl plan ...`` in a console block."""
+    text = readme.read_text(encoding="utf-8")
+    examples = []
+    for block in re.findall(r"```console\n(.*?)```", text, re.S):
+        command, _, output = block.partition("\n")
+        if command.startswith("$ cdl plan "):
+            examples.append((command[2:], output))
+    return examples
+
+
+@pytest.mark.parametrize("readme", [ROOT / "README.md", ROOT / "samples" / "webfarm" / "README.md"], ids=lambda p: str(p.relative_to(ROOT)))
+def test_readme_plan_examples_are_what_cdl_prints(readme: Path) -> None:
+    examples = _console_examples(readme)
+    assert examples, f"{readme} shows no cdl plan example"
+    for command, output in examples:
+        proc = run_cli(*command.split()[1:])
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == output, command
+
+
+def test_readme_json_contract_is_what_the_plan_gives() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Deployment plan") :]
+    block = re.search(r"```json\n(.*?)```", section, re.S)
+    assert block is not None
+    assert json.loads(block.group(1)) == plan_of(SERVERS).to_data()
+    # The command prints the same data.
+    assert json.loads(plan_of(SERVERS).to_json()) == plan_of(SERVERS).to_data()
