@@ -200,7 +200,14 @@ def validate(files: tuple[str, ...]) -> None:
 @click.option("--processor", metavar='"COMMAND {input}"', help="Check another CDL processor instead of this engine.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per case for --processor.")
-def conformance(suite_dir: str | None, processor: str | None, junit: str | None, timeout: float) -> None:
+@click.option(
+    "--plan-processor",
+    metavar='"COMMAND {input}"',
+    help="With --processor: the command printing a plan as JSON, for cases that expect one.",
+)
+def conformance(
+    suite_dir: str | None, processor: str | None, junit: str | None, timeout: float, plan_processor: str | None
+) -> None:
     """Run the conformance suite (default: ./conformance) and report per section."""
     from .conformance import run_suite
 
@@ -209,7 +216,11 @@ def conformance(suite_dir: str | None, processor: str | None, junit: str | None,
         raise click.BadParameter(f"{directory} is not a directory", param_hint="SUITE_DIR")
     if processor is not None and "{input}" not in processor:
         raise click.BadParameter("the command must contain {input}", param_hint="--processor")
-    sys.exit(run_suite(directory, processor=processor, junit=junit, echo=click.echo, timeout=timeout))
+    if plan_processor is not None and ("{input}" not in plan_processor or processor is None):
+        raise click.BadParameter("give it with --processor, and with {input} in the command", param_hint="--plan-processor")
+    sys.exit(
+        run_suite(directory, processor=processor, junit=junit, echo=click.echo, timeout=timeout, plan_processor=plan_processor)
+    )
 
 
 def _validate_or_exit(files: list[str]) -> None:

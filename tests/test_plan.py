@@ -538,3 +538,95 @@ def test_readme_json_contract_is_what_the_plan_gives() -> None:
     assert json.loads(block.group(1)) == plan_of(SERVERS).to_data()
     # The command prints the same data.
     assert json.loads(plan_of(SERVERS).to_json()) == plan_of(SERVERS).to_data()
+
+
+# ---------------------------------------------------------------------------
+# Conformance cases with a plan expectation ("plan": "expected-plan.json")
+
+from cdl.conformance import load_suite, run_case  # noqa: E402
+
+CASES = ROOT / "conformance" / "cases"
+PLAN_CASES = [c for c in load_suite(CASES) if c.plans]
+PY = sys.executable
+RESOLVE_CMD = f"{PY} -m cdl.cli resolve {{input}} {{args}}"
+PLAN_CMD = f"{PY} -m cdl.cli plan {{input}} {{args}} --format json"
+
+
+def test_the_suite_has_plan_cases() -> None:
+    names = {c.name for c in PLAN_CASES}
+    assert {"appendix-b/webapp-plan", "errors/plan-cycle", "errors/plan-ancestor-wait"} <= names
+    assert any(c.expect is not None and c.plan is not None for c in PLAN_CASES)
+
+
+@pytest.mark.parametrize("case", PLAN_CASES, ids=[c.name for c in PLAN_CASES])
+def test_plan_cases_through_the_command_line(case) -> None:  # type: ignore[no-untyped-def]
+    result = run_case(case, RESOLVE_CMD, plan_processor=PLAN_CMD)
+    assert (result.outcome, result.message) == ("passed", "")
+
+
+def test_plan_cases_without_a_plan_processor() -> None:
+    by_name = {c.name: c for c in PLAN_CASES}
+    # A plan-only case, or a PLAN_* error, cannot be judged: "exit 0" would fail them if run.
+    for name in ("appendix-b/webapp-plan", "errors/plan-cycle"):
+        result = run_case(by_name[name], "exit 0 {input}")
+        assert result.outcome == "skipped", name
+        assert "plan processor" in result.message
+    # A case that also expects a resolved document is judged on that.
+    assert run_case(by_name["7.5/plan-supplied-value"], RESOLVE_CMD).outcome == "passed"
+
+
+def _copy_case(tmp_path: Path, name: str):  # type: ignore[no-untyped-def]
+    target = tmp_path / "case"
+    shutil.copytree(CASES / name, target)
+    (case,) = load_suite(tmp_path)
+    return target, case
+
+
+def test_a_different_plan_fails_the_case(tmp_path: Path) -> None:
+    target, case = _copy_case(tmp_path, "appendix-b/webapp-plan")
+    expected = json.loads((target / "expected-plan.json").read_text())
+    inner = expected["system"][0][0]["waves"]
+    inner[0], inner[1] = inner[1], inner[0]  # Web before DB
+    (target / "expected-plan.json").write_text(json.dumps(expected))
+    for result in (run_case(case), run_case(case, RESOLVE_CMD, plan_processor=PLAN_CMD)):
+        assert result.outcome == "failed"
+        assert "the plan differs from expected-plan.json" in result.message
+
+
+def test_a_plan_processor_that_finds_no_cycle_fails_the_case(tmp_path: Path) -> None:
+    _, case = _copy_case(tmp_path, "errors/plan-cycle")
+    result = run_case(case, RESOLVE_CMD, plan_processor=f"{PY} -c 'print(1)' {{input}}")
+    assert result.outcome == "failed"
+    assert "expected an error (PLAN_CYCLE)" in result.message
+    result = run_case(case, RESOLVE_CMD, plan_processor=PLAN_CMD)
+    assert result.outcome == "passed"
+
+
+def test_a_plan_processor_that_prints_no_json_fails_the_case(tmp_path: Path) -> None:
+    _, case = _copy_case(tmp_path, "7.5/plan-7.5.2.2-servers")
+    result = run_case(case, RESOLVE_CMD, plan_processor=f"{PY} -c 'print(\"[\")' {{input}}")
+    assert result.outcome == "failed"
+    assert "plan processor output is not JSON" in result.message
+
+
+@pytest.mark.parametrize("value", [3, "", None])
+def test_malformed_plan_key(tmp_path: Path, value: object) -> None:
+    target, _ = _copy_case(tmp_path, "7.5/plan-7.5.2.2-servers")
+    data = json.loads((target / "case.json").read_text())
+    data["plan"] = value
+    if value is None:
+        del data["plan"]  # neither expect, plan nor error
+    (target / "case.json").write_text(json.dumps(data))
+    (case,) = load_suite(tmp_path)
+    assert case.problem is not None
+    assert run_case(case).outcome == "failed"
+
+
+def test_cli_conformance_plan_processor(tmp_path: Path) -> None:
+    for case in PLAN_CASES:  # the plan cases only: one process per case is slow
+        shutil.copytree(case.directory, tmp_path / case.name)
+    proc = run_cli("conformance", str(tmp_path), "--processor", RESOLVE_CMD, "--plan-processor", PLAN_CMD)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert proc.stdout.splitlines()[-1] == f"{len(PLAN_CASES)} passed, 0 failed"
+    bad = run_cli("conformance", str(tmp_path), "--plan-processor", PLAN_CMD)
+    assert bad.returncode == 2
