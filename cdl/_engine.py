@@ -184,7 +184,7 @@ class Resolution:
             ws = self._working()
             assert self._resolver is not None
             with _cyclic_gc_paused():
-                self._plan = build_plan(ws, self._resolver, self._items)
+                self._plan = build_plan(ws, self._resolver)
         return self._plan
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> Resolution:

@@ -32,7 +32,6 @@ built once per distinct combination, and each owner reads a shared set once.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -57,8 +56,85 @@ _PATH_SHOWN = 16
 _NO_REASONS: Mapping[str, tuple[str, ...]] = MappingProxyType({})
 
 
-class PlannedComponent(NamedTuple):
-    """One component of a :class:`Plan` (immutable).
+class _Details(NamedTuple):
+    """What a component supplies, releases, comes after and waits for (paths)."""
+
+    supplies: tuple[str, ...]
+    releases: tuple[str, ...]
+    after: tuple[str, ...]
+    because: Mapping[str, tuple[str, ...]]
+    waits_for: tuple[str, ...]
+
+
+_PLAIN = _Details((), (), (), _NO_REASONS, ())
+
+
+class _Tree:
+    """A computed plan, as arrays indexed by component number (0 is the
+    ``cdl:system`` element above the top level lists).
+
+    Most components of a large system supply, release and wait for nothing:
+    they hold no entry in ``details`` and ``wave`` (wave 1). The public
+    objects (:class:`Plan`, :class:`PlannedComponent`) are views of this,
+    made when read, so computing a plan costs no object per component.
+    """
+
+    __slots__ = ("children", "details", "paths", "wave")
+
+    def __init__(
+        self, paths: list[str], children: dict[int, list[int]], wave: dict[int, int], details: dict[int, _Details]
+    ) -> None:
+        self.paths = paths
+        self.children = children
+        self.wave = wave
+        self.details = details
+
+    def rows(self, v: int) -> list[list[int]]:
+        """The children of ``v`` in waves, each in document order."""
+        family = self.children.get(v)
+        if not family:
+            return []
+        wave = self.wave
+        if not wave or not any(c in wave for c in family):
+            return [family]
+        rows: list[list[int]] = []
+        for c in family:
+            w = wave.get(c, 1)
+            while len(rows) < w:
+                rows.append([])
+            rows[w - 1].append(c)
+        return [r for r in rows if r]
+
+    def data(self, v: int) -> dict[str, Any]:
+        """Component ``v`` (or, for 0, the system) in the JSON shape of README.md."""
+        root: dict[str, Any] = {}
+        stack: list[tuple[int, dict[str, Any]]] = [(v, root)]
+        paths, details = self.paths, self.details
+        while stack:  # explicit stack: systems nest as deep as max_depth allows
+            i, out = stack.pop()
+            waves: list[list[dict[str, Any]]] = []
+            for row in self.rows(i):
+                made = []
+                for c in row:
+                    child: dict[str, Any] = {}
+                    made.append(child)
+                    stack.append((c, child))
+                waves.append(made)
+            if i == 0:
+                out["system"] = waves
+                continue
+            d = details.get(i, _PLAIN)
+            out["path"] = paths[i]
+            out["supplies"] = list(d.supplies)
+            out["releases"] = list(d.releases)
+            out["after"] = list(d.after)
+            out["waits_for"] = list(d.waits_for)
+            out["waves"] = waves
+        return root
+
+
+class PlannedComponent:
+    """One component of a :class:`Plan` (read-only).
 
     Attributes:
         path: where it is (``/List/child``), written as ``cdl pending`` writes paths.
@@ -74,45 +150,61 @@ class PlannedComponent(NamedTuple):
         waves: its child components in waves; empty when it has none.
     """
 
-    # A NamedTuple rather than a frozen dataclass: a system of 20,000
-    # components has ten times as many nested lists, and a frozen dataclass
-    # costs twice as much to make (benchmarks/README.md, "Deployment plan").
-    path: str
-    wave: int
-    supplies: tuple[str, ...] = ()
-    releases: tuple[str, ...] = ()
-    after: tuple[str, ...] = ()
-    because: Mapping[str, tuple[str, ...]] = _NO_REASONS
-    waits_for: tuple[str, ...] = ()
-    waves: tuple[tuple[PlannedComponent, ...], ...] = ()
+    __slots__ = ("_index", "_tree")
+
+    def __init__(self, tree: _Tree, index: int) -> None:
+        self._tree = tree
+        self._index = index
+
+    @property
+    def path(self) -> str:
+        return self._tree.paths[self._index]
+
+    @property
+    def wave(self) -> int:
+        return self._tree.wave.get(self._index, 1)
+
+    @property
+    def supplies(self) -> tuple[str, ...]:
+        return self._tree.details.get(self._index, _PLAIN).supplies
+
+    @property
+    def releases(self) -> tuple[str, ...]:
+        return self._tree.details.get(self._index, _PLAIN).releases
+
+    @property
+    def after(self) -> tuple[str, ...]:
+        return self._tree.details.get(self._index, _PLAIN).after
+
+    @property
+    def because(self) -> Mapping[str, tuple[str, ...]]:
+        return self._tree.details.get(self._index, _PLAIN).because
+
+    @property
+    def waits_for(self) -> tuple[str, ...]:
+        return self._tree.details.get(self._index, _PLAIN).waits_for
+
+    @property
+    def waves(self) -> tuple[tuple[PlannedComponent, ...], ...]:
+        tree = self._tree
+        return tuple(tuple(PlannedComponent(tree, c) for c in row) for row in tree.rows(self._index))
 
     def to_data(self) -> dict[str, Any]:
         """The component in the JSON shape of ``cdl plan --format json`` (README.md)."""
-        out: dict[str, Any] = {}
-        # Explicit stack: systems nest as deep as max_depth allows.
-        stack: list[tuple[PlannedComponent, dict[str, Any]]] = [(self, out)]
-        while stack:
-            comp, data = stack.pop()
-            data["path"] = comp.path
-            data["supplies"] = list(comp.supplies)
-            data["releases"] = list(comp.releases)
-            data["after"] = list(comp.after)
-            data["waits_for"] = list(comp.waits_for)
-            rows: list[list[dict[str, Any]]] = []
-            data["waves"] = rows
-            for wave in comp.waves:
-                row: list[dict[str, Any]] = []
-                rows.append(row)
-                for child in wave:
-                    child_data: dict[str, Any] = {}
-                    row.append(child_data)
-                    stack.append((child, child_data))
-        return out
+        return self._tree.data(self._index)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PlannedComponent) and (other._tree, other._index) == (self._tree, self._index)
+
+    def __hash__(self) -> int:
+        return hash((id(self._tree), self._index))
+
+    def __repr__(self) -> str:
+        return f"PlannedComponent(path={self.path!r}, wave={self.wave}, after={self.after!r})"
 
 
-@dataclass(frozen=True)
 class Plan:
-    """The order in which a system's components can be deployed.
+    """The order in which a system's components can be deployed (read-only).
 
     ``waves`` holds the top level lists of ``cdl:system`` in waves: the
     components of one wave may be deployed in parallel, each wave after the
@@ -120,20 +212,29 @@ class Plan:
     are themselves in waves (:attr:`PlannedComponent.waves`).
     """
 
-    waves: tuple[tuple[PlannedComponent, ...], ...]
+    __slots__ = ("_tree",)
+
+    def __init__(self, tree: _Tree) -> None:
+        self._tree = tree
+
+    @property
+    def waves(self) -> tuple[tuple[PlannedComponent, ...], ...]:
+        tree = self._tree
+        return tuple(tuple(PlannedComponent(tree, c) for c in row) for row in tree.rows(0))
 
     def components(self) -> Iterator[PlannedComponent]:
         """Every component, depth first, each before its children, waves in order."""
-        stack = [c for wave in reversed(self.waves) for c in reversed(wave)]
+        tree = self._tree
+        stack = [c for row in reversed(tree.rows(0)) for c in reversed(row)]
         while stack:
-            comp = stack.pop()
-            yield comp
-            if comp.waves:
-                stack.extend(c for wave in reversed(comp.waves) for c in reversed(wave))
+            v = stack.pop()
+            yield PlannedComponent(tree, v)
+            if v in tree.children:
+                stack.extend(c for row in reversed(tree.rows(v)) for c in reversed(row))
 
     def to_data(self) -> dict[str, list[list[dict[str, Any]]]]:
         """The plan in the JSON shape of ``cdl plan --format json`` (README.md)."""
-        return {"system": [[c.to_data() for c in wave] for wave in self.waves]}
+        return self._tree.data(0)
 
     def to_json(self) -> str:
         """:meth:`to_data` as JSON text."""
@@ -174,10 +275,11 @@ class _Components:
     siblings are numbered in document order.
     """
 
-    def __init__(self, ws: Workspace, system: etree._Element) -> None:
+    def __init__(
+        self, ws: Workspace, system: etree._Element, needed: set[etree._Element], skip: set[etree._Element]
+    ) -> None:
         qnames: dict[str, str] = {}
         prefixes = ws.ctx.prefixes
-        self.prefixes = prefixes
 
         def qname(tag: str) -> str:
             name = qnames.get(tag)
@@ -186,9 +288,10 @@ class _Components:
             return name
 
         self.qname = qname
-        self.qnames = qnames
         self.system = system
-        elements: list[etree._Element] = [system]
+        #: Component numbers of the ``needed`` elements that are components
+        #: (owners of pending items), not of all: a dict entry per component
+        #: would cost as much as finding it.
         index: dict[etree._Element, int] = {}
         parent = [-1]
         depth = [0]
@@ -198,42 +301,59 @@ class _Components:
         # and last _HALF names (Prefixes.path_of writes them so).
         self.heads: dict[int, tuple[str, ...]] = {}
         self.tails: dict[int, tuple[str, ...]] = {}
-        self.elements, self.index, self.parent, self.depth, self.paths = elements, index, parent, depth, paths
-        expression = T_EXPRESSION
+        self.index, self.parent, self.depth, self.paths = index, parent, depth, paths
+        tops: list[int] = []
         # Every top level list is a component; below them, an element with a
         # child element other than cdl:expression (whose cdl:variable
-        # children are how a value is computed, not properties). lxml's own
+        # children are how a value is computed, not properties): every
+        # expression left is pending, so ``skip`` names them and their
+        # holders, and no element's children need a look. lxml's own
         # iteration in document order, with a test per element, costs a
-        # third of walking the children in Python.
+        # third of walking the children in Python; the chain of ancestors
+        # (lxml hands out one proxy per live element, so `is` finds the
+        # parent) numbers each component's parent without a lookup table.
         for top in system:
             if not isinstance(top.tag, str):
                 continue
-            for el in itertools.chain((top,), top.iterdescendants()):
-                if el is top:
-                    p = 0
-                else:
-                    size = len(el)
-                    if not size or (size == 1 and el[0].tag == expression) or el.tag == expression:
-                        continue
-                    p = index[el.getparent()]  # type: ignore[index]
-                i = len(elements)
-                elements.append(el)
-                index[el] = i
+            i = len(parent)
+            parent.append(0)
+            depth.append(1)
+            paths.append("/" + qname(top.tag))
+            tops.append(i)
+            if top in needed:
+                index[top] = i
+            chain = [top]
+            numbers = [i]
+            for el in top.iterdescendants():
+                if not len(el) or el in skip:
+                    continue
+                tag: str = el.tag  # type: ignore[assignment]
+                above = el.getparent()
+                while chain[-1] is not above:
+                    chain.pop()
+                    numbers.pop()
+                p = numbers[-1]
+                d = len(chain) + 1
+                i = len(parent)
                 parent.append(p)
-                d = depth[p] + 1
                 depth.append(d)
                 family = children.get(p)
                 if family is None:
                     children[p] = [i]
                 else:
                     family.append(i)
-                tag: str = el.tag  # type: ignore[assignment]
                 name = qnames.get(tag)
                 if name is None:
                     name = qnames[tag] = prefixes.qname(tag)
                 paths.append(paths[p] + "/" + name if d <= _PATH_SHOWN else self._deep(i, p, d, name))
+                if el in needed:
+                    index[el] = i
+                chain.append(el)
+                numbers.append(i)
+        if tops:
+            children[0] = tops
         self.children = children
-        self.size = len(elements)
+        self.size = len(parent)
 
     def _deep(self, i: int, p: int, d: int, name: str) -> str:
         head = self.heads.get(p)
@@ -272,25 +392,29 @@ class _Query:
 
 
 class _Planner:
-    def __init__(self, ws: Workspace, resolver: ReferenceResolver, items: Sequence[etree._Element]) -> None:
+    def __init__(self, ws: Workspace, resolver: ReferenceResolver) -> None:
         self.ws = ws
         self.ctx = ws.ctx
         self.resolver = resolver
-        self.items = items
         #: Lazy values each item ultimately waits for (shared between items).
         self.reach: dict[etree._Element, frozenset[etree._Element]] = {}
         #: The items each item waits for directly (for reach and for error chains).
         self.direct: dict[etree._Element, list[etree._Element]] = {}
         self._unions: dict[tuple[int, ...], frozenset[etree._Element]] = {}
-        #: Document order of the main document's items, to sort lazy values
-        #: by; made when two need sorting (most items wait for one).
-        self._order: dict[etree._Element, int] | None = None
+        #: Position of each child of an owner, made for owners whose items
+        #: need sorting (most own one pending item, or wait for one value).
+        self._positions: dict[etree._Element, dict[etree._Element, int]] = {}
+        self.comps: _Components | None = None
         self.problems = Problems(ws.ctx.limits.max_errors)
+        self._kinds: dict[etree._Element, str] = {}
 
     # -- items ----------------------------------------------------------------
 
     def _kind(self, el: etree._Element) -> str:
-        return str(item_kind(el))
+        kind = self._kinds.get(el)
+        if kind is None:
+            kind = self._kinds[el] = str(item_kind(el))
+        return kind
 
     def _direct(self, el: etree._Element) -> list[etree._Element]:
         """What ``el`` waits for directly: the resolver's answer for a pending
@@ -370,32 +494,45 @@ class _Planner:
         return chain
 
     def _sort_key(self, el: etree._Element) -> tuple[int, int]:
-        """Document order for the main document's items; others after them, by line."""
-        order = self._order
-        if order is None:
-            order = self._order = {el: i for i, el in enumerate(self.items)}
-        found = order.get(el)
-        return (found, 0) if found is not None else (len(order), el.sourceline or 0)
+        """Document order of items of the system (component number, then
+        position in it); others after them, by line."""
+        comps = self.comps
+        assert comps is not None
+        owner_el = self._owner_element(el, comps.system)
+        number = None if owner_el is None else comps.index.get(owner_el)
+        if owner_el is None or number is None:
+            return (comps.size, el.sourceline or 0)
+        holder = el.getparent() if el.tag == T_EXPRESSION else el
+        if holder is owner_el:
+            return (number, -1)  # a top level list that is itself an item
+        positions = self._positions.get(owner_el)
+        if positions is None:
+            positions = self._positions[owner_el] = {child: k for k, child in enumerate(owner_el)}
+        return (number, positions.get(holder, -1))  # type: ignore[arg-type]
 
     def _sorted(self, els: Sequence[etree._Element] | Mapping[etree._Element, None]) -> list[etree._Element]:
         return sorted(els, key=self._sort_key) if len(els) > 1 else list(els)
 
-    def _owner(self, comps: _Components, el: etree._Element) -> int | None:
-        """The component an item is a property of (None outside the system)."""
+    def _owner_element(self, el: etree._Element, system: etree._Element) -> etree._Element | None:
+        """The element an item is a property of: its parent (for an expression,
+        its holder's), or the item itself when it is a top level list."""
         holder = el.getparent() if el.tag == T_EXPRESSION else el
         if holder is None:
             return None
         parent = holder.getparent()
-        if parent is comps.system:
-            return comps.index.get(holder)
-        return comps.index.get(parent) if parent is not None else None
+        return holder if parent is system else parent
+
+    def _owner(self, comps: _Components, el: etree._Element) -> int | None:
+        """The component an item is a property of (None outside the system)."""
+        owner = self._owner_element(el, comps.system)
+        return None if owner is None else comps.index.get(owner)
 
     def _path(self, comps: _Components, el: etree._Element, owner: int | None) -> str:
         holder = el.getparent() if el.tag == T_EXPRESSION else el
         assert holder is not None
         if owner is None:
             return self.ctx.prefixes.path_of(holder)
-        if comps.elements[owner] is holder:  # a top level list that is itself an item
+        if comps.index.get(holder) == owner:  # a top level list that is itself an item
             return comps.paths[owner]
         return comps.child_path(owner, holder.tag)  # type: ignore[arg-type]
 
@@ -413,29 +550,57 @@ class _Planner:
         ws = self.ws
         system = ws.roots[0].find(T_SYSTEM)
         if system is None:
-            return Plan(())
-        comps = _Components(ws, system)
+            return Plan(_Tree([""], {}, {}, {}))
+        # What each pending item waits for first, so that the components are
+        # found knowing which of them own something.
+        state = self.resolver.state
+        found: list[tuple[etree._Element, str, frozenset[etree._Element]]] = []
+        needed: set[etree._Element] = set()
+        seen_sets: set[int] = set()
+        # Read from the states rather than by testing each item: far fewer
+        # are pending than resolved. Document order is restored below.
+        pending = [el for el, st in state.items() if st == PENDING]
+        skip: set[etree._Element] = set()  # pending expressions and their holders: not components
+        for el in pending:
+            kind = self._kind(el)
+            if kind == "lazy-property":
+                needs: frozenset[etree._Element] = frozenset()
+            elif kind in _RELEASED_KINDS:
+                needs = self._released_reach(el)
+            else:
+                needs = self._reach(el)
+            found.append((el, kind, needs))
+            if el.tag == T_EXPRESSION:
+                skip.add(el)
+                holder = el.getparent()
+                if holder is not None:
+                    skip.add(holder)
+            owner_el = self._owner_element(el, system)
+            if owner_el is not None:
+                needed.add(owner_el)
+            if id(needs) not in seen_sets:
+                seen_sets.add(id(needs))
+                for lazy in needs:
+                    lazy_owner = self._owner_element(lazy, system)
+                    if lazy_owner is not None:
+                        needed.add(lazy_owner)
+        comps = self.comps = _Components(ws, system, needed, skip)
+        found = [f for f in found if self._owner(comps, f[0]) is not None]  # templates are not deployed
+        found.sort(key=lambda f: self._sort_key(f[0]))
         supplies: dict[int, list[str]] = {}
         releases: dict[int, list[str]] = {}
         waits_for: dict[int, dict[etree._Element, None]] = {}
         queries: list[_Query] = []
         read: set[tuple[int, int]] = set()  # (owner, id of a reach set) already read
-        state = self.resolver.state
-        for el in self.items:
-            if state.get(el) != PENDING:
-                continue
+        for el, kind, needs in found:
             owner = self._owner(comps, el)
             if owner is None:
                 continue  # a template's item: templates are not deployed
-            kind = self._kind(el)
             if kind == "lazy-property":
                 supplies.setdefault(owner, []).append(self._path(comps, el, owner))
                 continue
             if kind in _RELEASED_KINDS:
                 releases.setdefault(owner, []).append(self._path(comps, el, owner))
-                needs = self._released_reach(el)
-            else:
-                needs = self._reach(el)
             key = (owner, id(needs))
             if key in read or not needs:
                 continue
@@ -614,10 +779,8 @@ class _Planner:
         edges: dict[int, dict[int, list[_Query]]],
         wave: dict[int, int],
     ) -> Plan:
-        n = comps.size
-        built: list[PlannedComponent | None] = [None] * n
+        paths = comps.paths
         lazy_paths: dict[etree._Element, str] = {}
-        paths, children = comps.paths, comps.children
 
         def lazy_path(el: etree._Element) -> str:
             found = lazy_paths.get(el)
@@ -625,56 +788,32 @@ class _Planner:
                 found = lazy_paths[el] = self._path(comps, el, self._owner(comps, el))
             return found
 
-        def waves_of(family: list[int]) -> tuple[tuple[PlannedComponent, ...], ...]:
-            if not wave or not any(c in wave for c in family):
-                return (tuple([built[c] for c in family]),)  # type: ignore[misc]
-            rows: list[list[PlannedComponent]] = []
-            for c in family:  # document order within a wave
-                w = wave.get(c, 1)
-                while len(rows) < w:
-                    rows.append([])
-                rows[w - 1].append(built[c])  # type: ignore[arg-type]
-            return tuple(tuple(r) for r in rows if r)
-
-        empty: tuple[str, ...] = ()
-        # Most components supply, release and wait for nothing: made in one
-        # C call (tuple.__new__ skips the NamedTuple's Python __new__).
-        make = tuple.__new__
-        special = supplies.keys() | releases.keys() | waits_for.keys() | edges.keys()
-        # Children are numbered after their parents: build backwards.
-        for v in range(n - 1, 0, -1):
-            family = children.get(v)
-            if v not in special:
-                built[v] = make(
-                    PlannedComponent,
-                    (paths[v], wave.get(v, 1), empty, empty, empty, _NO_REASONS, empty, waves_of(family) if family else ()),
-                )
-                continue
+        details: dict[int, _Details] = {}
+        for v in sorted(supplies.keys() | releases.keys() | waits_for.keys() | edges.keys()):
             mine = edges.get(v)
             after = sorted(mine) if mine else []  # siblings are numbered in document order
-            because = {
-                paths[b]: tuple(dict.fromkeys(lazy_path(el) for el in self._sorted([q.lazy for q in mine[b]])))
-                for b in after
-            } if mine else _NO_REASONS
-            built[v] = PlannedComponent(
-                path=paths[v],
-                wave=wave.get(v, 1),
-                supplies=tuple(supplies.get(v, empty)),
-                releases=tuple(releases.get(v, empty)),
+            details[v] = _Details(
+                supplies=tuple(supplies.get(v, ())),
+                releases=tuple(releases.get(v, ())),
                 after=tuple(paths[b] for b in after),
-                because=because,
+                because=MappingProxyType(
+                    {paths[b]: tuple(dict.fromkeys(lazy_path(q.lazy) for q in self._by_order(mine[b]))) for b in after}
+                )
+                if mine
+                else _NO_REASONS,
                 waits_for=tuple(lazy_path(el) for el in self._sorted(waits_for.get(v, {}))),
-                waves=waves_of(family) if family else (),
             )
-        return Plan(waves_of(children[0]) if 0 in children else ())
+        return Plan(_Tree(paths, comps.children, wave, details))
+
+    def _by_order(self, queries: list[_Query]) -> list[_Query]:
+        return sorted(queries, key=lambda q: self._sort_key(q.lazy)) if len(queries) > 1 else queries
 
 
-def build_plan(ws: Workspace, resolver: ReferenceResolver, items: Sequence[etree._Element]) -> Plan:
+def build_plan(ws: Workspace, resolver: ReferenceResolver) -> Plan:
     """The deployment plan of the main document's ``cdl:system``.
 
-    ``items`` are the main document's items in document order, as the
-    resolver ran them; ``resolver`` holds their states after static
-    resolution and every deploy-time round. Raises :class:`PlanError`
-    (``PLAN_CYCLE``, ``PLAN_ANCESTOR_WAIT``) when no order exists.
+    ``resolver`` holds the items' states after static resolution and every
+    deploy-time round. Raises :class:`PlanError` (``PLAN_CYCLE``,
+    ``PLAN_ANCESTOR_WAIT``) when no order exists.
     """
-    return _Planner(ws, resolver, items).run()
+    return _Planner(ws, resolver).run()

@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 
 
 def to_json(plan: Plan) -> str:
-    return json.dumps(plan.to_data(), indent=2, ensure_ascii=False) + "\n"
+    # One line: json's C encoder serves only compact output, and indenting
+    # the plan of a large system cost as much as computing it.
+    return json.dumps(plan.to_data(), ensure_ascii=False) + "\n"
 
 
 def _name(path: str) -> str:

@@ -14,6 +14,7 @@ from conftest import load_text, system
 
 import cdl
 from cdl import CdlError, Plan
+from cdl.conformance import load_suite, run_case
 
 ROOT = Path(__file__).resolve().parent.parent
 WEBAPP = ROOT / "samples" / "webapp" / "system.cdl"
@@ -513,7 +514,7 @@ def _console_examples(readme: Path) -> list[tuple[str, str]]:
     """(command, output) of each ``$ cdl plan ...`` in a console block."""
     text = readme.read_text(encoding="utf-8")
     examples = []
-    for block in re.findall(r"```console\n(.*?)```", text, re.S):
+    for block in re.findall(r"```console\n(.*?)```", text, re.DOTALL):
         command, _, output = block.partition("\n")
         if command.startswith("$ cdl plan "):
             examples.append((command[2:], output))
@@ -533,7 +534,7 @@ def test_readme_plan_examples_are_what_cdl_prints(readme: Path) -> None:
 def test_readme_json_contract_is_what_the_plan_gives() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## Deployment plan") :]
-    block = re.search(r"```json\n(.*?)```", section, re.S)
+    block = re.search(r"```json\n(.*?)```", section, re.DOTALL)
     assert block is not None
     assert json.loads(block.group(1)) == plan_of(SERVERS).to_data()
     # The command prints the same data.
@@ -542,8 +543,6 @@ def test_readme_json_contract_is_what_the_plan_gives() -> None:
 
 # ---------------------------------------------------------------------------
 # Conformance cases with a plan expectation ("plan": "expected-plan.json")
-
-from cdl.conformance import load_suite, run_case  # noqa: E402
 
 CASES = ROOT / "conformance" / "cases"
 PLAN_CASES = [c for c in load_suite(CASES) if c.plans]
