@@ -32,6 +32,8 @@ built once per distinct combination, and each owner reads a shared set once.
 
 from __future__ import annotations
 
+import json
+import json.encoder
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -67,6 +69,63 @@ class _Details(NamedTuple):
 
 
 _PLAIN = _Details((), (), (), _NO_REASONS, ())
+_EMPTY_LISTS = '"supplies": [], "releases": [], "after": [], "waits_for": []'
+#: JSON string literal of a text, as json.dumps(ensure_ascii=False) writes it (C code).
+_json_string: Any = json.encoder.encode_basestring
+
+
+class _Paths:
+    """Component paths, written when first read (most are read only when the
+    plan is written out): each is its parent's path and its own name, as
+    ``Prefixes.path_of`` writes it, shortened in the middle when deep."""
+
+    __slots__ = ("_cache", "_depth", "_heads", "_parent", "_qname", "_tags", "_tails")
+
+    def __init__(self, parent: list[int], depth: list[int], tags: list[str], qname: Any) -> None:
+        self._parent, self._depth, self._tags, self._qname = parent, depth, tags, qname
+        self._cache: list[str | None] = [None] * len(parent)
+        self._cache[0] = ""
+        # The first and last _HALF names of components deeper than _PATH_SHOWN.
+        self._heads: dict[int, tuple[str, ...]] = {}
+        self._tails: dict[int, tuple[str, ...]] = {}
+
+    def __getitem__(self, i: int) -> str:
+        cache = self._cache
+        found = cache[i]
+        if found is not None:
+            return found
+        climbed = []  # explicit stack: up to the nearest written ancestor
+        j = i
+        while cache[j] is None:
+            climbed.append(j)
+            j = self._parent[j]
+        for j in reversed(climbed):
+            p = self._parent[j]
+            d = self._depth[j]
+            name = self._qname(self._tags[j])
+            cache[j] = cache[p] + "/" + name if d <= _PATH_SHOWN else self._deep(j, p, d, name)  # type: ignore[operator]
+        return cache[i]  # type: ignore[return-value]
+
+    def _names(self, p: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        head = self._heads.get(p)
+        if head is None:  # the parent's path is whole: _PATH_SHOWN names
+            names = self[p][1:].split("/")
+            return tuple(names[:_HALF]), tuple(names[-_HALF:])
+        return head, self._tails[p]
+
+    def _deep(self, i: int, p: int, d: int, name: str) -> str:
+        head, tail = self._names(p)
+        tail = (*tail[1:], name)
+        self._heads[i], self._tails[i] = head, tail
+        return "/" + "/".join([*head, f"...({d - 2 * _HALF} more)...", *tail])
+
+    def child(self, owner: int, name: str) -> str:
+        """The path of a leaf called ``name`` (a QName as written) of component ``owner``."""
+        d = self._depth[owner] + 1
+        if d <= _PATH_SHOWN:
+            return self[owner] + "/" + name
+        head, tail = self._names(owner)
+        return "/" + "/".join([*head, f"...({d - 2 * _HALF} more)...", *tail[1:], name])
 
 
 class _Tree:
@@ -82,7 +141,7 @@ class _Tree:
     __slots__ = ("children", "details", "paths", "wave")
 
     def __init__(
-        self, paths: list[str], children: dict[int, list[int]], wave: dict[int, int], details: dict[int, _Details]
+        self, paths: _Paths | list[str], children: dict[int, list[int]], wave: dict[int, int], details: dict[int, _Details]
     ) -> None:
         self.paths = paths
         self.children = children
@@ -104,6 +163,48 @@ class _Tree:
                 rows.append([])
             rows[w - 1].append(c)
         return [r for r in rows if r]
+
+    def json(self) -> str:
+        """The whole plan as JSON text (what ``json.dumps(self.data(0))`` gives),
+        written directly: building the dicts first cost several times more."""
+        paths, details = self.paths, self.details
+
+        def strings(values: tuple[str, ...]) -> str:
+            return "[" + ", ".join(map(_json_string, values)) + "]" if values else "[]"
+
+        out: list[str] = []
+        stack: list[int | str] = ["]}", *reversed(self._tokens(0)), '{"system": [']
+        while stack:  # explicit stack: systems nest as deep as max_depth allows
+            token = stack.pop()
+            if isinstance(token, str):
+                out.append(token)
+                continue
+            d = details.get(token)
+            if d is None:
+                out.append(f'{{"path": {_json_string(paths[token])}, {_EMPTY_LISTS}, "waves": [')
+            else:
+                out.append(
+                    f'{{"path": {_json_string(paths[token])}, "supplies": {strings(d.supplies)}, '
+                    f'"releases": {strings(d.releases)}, "after": {strings(d.after)}, '
+                    f'"waits_for": {strings(d.waits_for)}, "waves": ['
+                )
+            stack.append("]}")
+            stack.extend(reversed(self._tokens(token)))
+        return "".join(out)
+
+    def _tokens(self, v: int) -> list[int | str]:
+        """The waves of ``v``'s children as JSON punctuation around component numbers."""
+        tokens: list[int | str] = []
+        for k, row in enumerate(self.rows(v)):
+            if k:
+                tokens.append(", ")
+            tokens.append("[")
+            for m, c in enumerate(row):
+                if m:
+                    tokens.append(", ")
+                tokens.append(c)
+            tokens.append("]")
+        return tokens
 
     def data(self, v: int) -> dict[str, Any]:
         """Component ``v`` (or, for 0, the system) in the JSON shape of README.md."""
@@ -295,13 +396,9 @@ class _Components:
         index: dict[etree._Element, int] = {}
         parent = [-1]
         depth = [0]
-        paths = [""]
+        tags = [""]
         children: dict[int, list[int]] = {}
-        # Shortened paths of components deeper than _PATH_SHOWN: their first
-        # and last _HALF names (Prefixes.path_of writes them so).
-        self.heads: dict[int, tuple[str, ...]] = {}
-        self.tails: dict[int, tuple[str, ...]] = {}
-        self.index, self.parent, self.depth, self.paths = index, parent, depth, paths
+        self.index, self.parent, self.depth = index, parent, depth
         tops: list[int] = []
         # Every top level list is a component; below them, an element with a
         # child element other than cdl:expression (whose cdl:variable
@@ -318,7 +415,7 @@ class _Components:
             i = len(parent)
             parent.append(0)
             depth.append(1)
-            paths.append("/" + qname(top.tag))
+            tags.append(top.tag)
             tops.append(i)
             if top in needed:
                 index[top] = i
@@ -342,10 +439,7 @@ class _Components:
                     children[p] = [i]
                 else:
                     family.append(i)
-                name = qnames.get(tag)
-                if name is None:
-                    name = qnames[tag] = prefixes.qname(tag)
-                paths.append(paths[p] + "/" + name if d <= _PATH_SHOWN else self._deep(i, p, d, name))
+                tags.append(tag)
                 if el in needed:
                     index[el] = i
                 chain.append(el)
@@ -354,30 +448,11 @@ class _Components:
             children[0] = tops
         self.children = children
         self.size = len(parent)
-
-    def _deep(self, i: int, p: int, d: int, name: str) -> str:
-        head = self.heads.get(p)
-        if head is None:  # the parent's path is whole: _PATH_SHOWN names
-            names = self.paths[p][1:].split("/")
-            head, tail = tuple(names[:_HALF]), tuple(names[-_HALF:])
-        else:
-            tail = self.tails[p]
-        tail = (*tail[1:], name)
-        self.heads[i], self.tails[i] = head, tail
-        return "/" + "/".join([*head, f"...({d - 2 * _HALF} more)...", *tail])
+        self.paths = _Paths(parent, depth, tags, qname)
 
     def child_path(self, owner: int, tag: str) -> str:
         """The path of a leaf named ``tag`` of component ``owner``."""
-        d = self.depth[owner] + 1
-        if d <= _PATH_SHOWN:
-            return self.paths[owner] + "/" + self.qname(tag)
-        head = self.heads.get(owner)
-        if head is None:
-            names = self.paths[owner][1:].split("/")
-            head, tail = tuple(names[:_HALF]), tuple(names[-_HALF:])
-        else:
-            tail = self.tails[owner]
-        return "/" + "/".join([*head, f"...({d - 2 * _HALF} more)...", *tail[1:], self.qname(tag)])
+        return self.paths.child(owner, self.qname(tag))
 
 
 @dataclass
@@ -585,8 +660,18 @@ class _Planner:
                     if lazy_owner is not None:
                         needed.add(lazy_owner)
         comps = self.comps = _Components(ws, system, needed, skip)
-        found = [f for f in found if self._owner(comps, f[0]) is not None]  # templates are not deployed
-        found.sort(key=lambda f: self._sort_key(f[0]))
+        # In document order: by owner, then (for an owner of several) by place.
+        by_owner: dict[int, list[tuple[etree._Element, str, frozenset[etree._Element]]]] = {}
+        for f in found:
+            number = self._owner(comps, f[0])
+            if number is not None:  # else a template's item: templates are not deployed
+                by_owner.setdefault(number, []).append(f)
+        found = []
+        for number in sorted(by_owner):
+            group = by_owner[number]
+            if len(group) > 1:
+                group.sort(key=lambda f: self._sort_key(f[0]))
+            found.extend(group)
         supplies: dict[int, list[str]] = {}
         releases: dict[int, list[str]] = {}
         waits_for: dict[int, dict[etree._Element, None]] = {}

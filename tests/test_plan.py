@@ -629,3 +629,14 @@ def test_cli_conformance_plan_processor(tmp_path: Path) -> None:
     assert proc.stdout.splitlines()[-1] == f"{len(PLAN_CASES)} passed, 0 failed"
     bad = run_cli("conformance", str(tmp_path), "--plan-processor", PLAN_CMD)
     assert bad.returncode == 2
+
+
+@pytest.mark.parametrize(
+    "xml",
+    [SERVERS, CHAIN, LIFTED, EXPRESSION, system("<café><ñ cdl:lazy='true'/><x><y>1</y></x></café><b><r cdl:refroot='café' cdl:ref='/ñ'/></b>")],
+)
+def test_json_text_is_the_data_as_json_writes_it(xml: str) -> None:
+    # to_json writes the text straight from the plan; it must be exactly
+    # json.dumps of to_data (one line, non-ASCII kept).
+    plan = plan_of(xml)
+    assert plan.to_json() == json.dumps(plan.to_data(), ensure_ascii=False) + "\n"
