@@ -3,7 +3,8 @@
 Entry point: :func:`build_plan`, composed by ``Resolution.plan()`` in
 ``cdl/_engine.py`` after static resolution and any deploy-time rounds. It
 reads the reference phase's results through a small interface (each item's
-state, ``waits_on`` for a pending item, :func:`item_kind`, and
+state (``is_pending``, ``pending_items``), ``waits_on`` for a pending item,
+:func:`item_kind`, and
 :func:`waits_if_attempted` for what a lazy reference would wait for) and
 changes nothing in the working trees.
 
@@ -41,16 +42,17 @@ from typing import Any, NamedTuple
 
 from lxml import etree
 
+from ._items import ItemKind, item_kind
 from ._model import T_EXPRESSION, T_SYSTEM, Problems, Workspace
-from ._references import PENDING, ReferenceResolver, item_kind, waits_if_attempted
+from ._references import ReferenceResolver, waits_if_attempted
 from .errors import PlanError
 
 __all__ = ["Plan", "PlannedComponent", "build_plan"]
 
 #: Item kinds whose value arrives at deployment: chains of waits stop there.
-_LAZY_KINDS = frozenset(("lazy-property", "lazy-reference", "lazy-expression"))
+_LAZY_KINDS = frozenset((ItemKind.LAZY_PROPERTY, ItemKind.LAZY_REFERENCE, ItemKind.LAZY_EXPRESSION))
 #: Those a component releases (rather than supplies) when it is ready to deploy.
-_RELEASED_KINDS = frozenset(("lazy-reference", "lazy-expression"))
+_RELEASED_KINDS = frozenset((ItemKind.LAZY_REFERENCE, ItemKind.LAZY_EXPRESSION))
 
 #: Paths longer than this many steps are shortened as Prefixes.path_of does.
 _PATH_SHOWN = 16
@@ -481,14 +483,14 @@ class _Planner:
         self._positions: dict[etree._Element, dict[etree._Element, int]] = {}
         self.comps: _Components | None = None
         self.problems = Problems(ws.ctx.limits.max_errors)
-        self._kinds: dict[etree._Element, str] = {}
+        self._kinds: dict[etree._Element, ItemKind] = {}
 
     # -- items ----------------------------------------------------------------
 
-    def _kind(self, el: etree._Element) -> str:
+    def _kind(self, el: etree._Element) -> ItemKind:
         kind = self._kinds.get(el)
         if kind is None:
-            kind = self._kinds[el] = str(item_kind(el))
+            kind = self._kinds[el] = item_kind(el)
         return kind
 
     def _direct(self, el: etree._Element) -> list[etree._Element]:
@@ -498,8 +500,8 @@ class _Planner:
         if found is None:
             if self._kind(el) in _LAZY_KINDS:
                 found = []
-            elif self.resolver.state.get(el) == PENDING:
-                found = list(self.resolver.waits_on.get(el, ()))
+            elif self.resolver.is_pending(el):
+                found = self.resolver.waits_on(el)
             else:  # never attempted: an imported template's item, say
                 found = waits_if_attempted(self.ws, el)
             self.direct[el] = found
@@ -628,17 +630,16 @@ class _Planner:
             return Plan(_Tree([""], {}, {}, {}))
         # What each pending item waits for first, so that the components are
         # found knowing which of them own something.
-        state = self.resolver.state
-        found: list[tuple[etree._Element, str, frozenset[etree._Element]]] = []
+        found: list[tuple[etree._Element, ItemKind, frozenset[etree._Element]]] = []
         needed: set[etree._Element] = set()
         seen_sets: set[int] = set()
         # Read from the states rather than by testing each item: far fewer
         # are pending than resolved. Document order is restored below.
-        pending = [el for el, st in state.items() if st == PENDING]
+        pending = self.resolver.pending_items()
         skip: set[etree._Element] = set()  # pending expressions and their holders: not components
         for el in pending:
             kind = self._kind(el)
-            if kind == "lazy-property":
+            if kind is ItemKind.LAZY_PROPERTY:
                 needs: frozenset[etree._Element] = frozenset()
             elif kind in _RELEASED_KINDS:
                 needs = self._released_reach(el)
@@ -661,7 +662,7 @@ class _Planner:
                         needed.add(lazy_owner)
         comps = self.comps = _Components(ws, system, needed, skip)
         # In document order: by owner, then (for an owner of several) by place.
-        by_owner: dict[int, list[tuple[etree._Element, str, frozenset[etree._Element]]]] = {}
+        by_owner: dict[int, list[tuple[etree._Element, ItemKind, frozenset[etree._Element]]]] = {}
         for f in found:
             number = self._owner(comps, f[0])
             if number is not None:  # else a template's item: templates are not deployed
@@ -681,7 +682,7 @@ class _Planner:
             owner = self._owner(comps, el)
             if owner is None:
                 continue  # a template's item: templates are not deployed
-            if kind == "lazy-property":
+            if kind is ItemKind.LAZY_PROPERTY:
                 supplies.setdefault(owner, []).append(self._path(comps, el, owner))
                 continue
             if kind in _RELEASED_KINDS:
@@ -800,7 +801,7 @@ class _Planner:
                 f"which is deployed only after its children: {self._described(self._chain(q.item, q.lazy))}; "
                 "take the value from elsewhere, or move the property out of the ancestor",
                 code="PLAN_ANCESTOR_WAIT",
-                **self.ctx.where(q.item),  # type: ignore[arg-type]
+                at=self.ctx.where(q.item),
             )
         )
 
@@ -851,7 +852,7 @@ class _Planner:
                 "components wait for each other's deploy-time values in a cycle, so none can be deployed first: "
                 + "; ".join(links),
                 code="PLAN_CYCLE",
-                **self.ctx.where(first.item),  # type: ignore[arg-type]
+                at=self.ctx.where(first.item),
             )
         )
 

@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import load_text, system
 
 import cdl
 from cdl import CdlError, Plan
 from cdl.conformance import load_suite, run_case
+from conftest import load_text, system
 
 ROOT = Path(__file__).resolve().parent.parent
 WEBAPP = ROOT / "samples" / "webapp" / "system.cdl"
