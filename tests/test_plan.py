@@ -640,3 +640,14 @@ def test_json_text_is_the_data_as_json_writes_it(xml: str) -> None:
     # json.dumps of to_data (one line, non-ASCII kept).
     plan = plan_of(xml)
     assert plan.to_json() == json.dumps(plan.to_data(), ensure_ascii=False) + "\n"
+
+
+def test_every_impossible_order_is_reported_together() -> None:
+    xml = system(
+        "<a><p cdl:lazy='true'/><in cdl:refroot='b' cdl:ref='/q'/></a>"
+        "<b><q cdl:lazy='true'/><in cdl:refroot='a' cdl:ref='/p'/></b>"
+        "<farm><token cdl:lazy='true'/><worker><auth cdl:ref='../token'/></worker></farm>"
+    )
+    with pytest.raises(CdlError) as info:
+        plan_of(xml)
+    assert sorted(e.code for e in info.value.errors) == ["PLAN_ANCESTOR_WAIT", "PLAN_CYCLE"]
