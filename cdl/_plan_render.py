@@ -8,7 +8,7 @@ explicit stacks, since systems nest as deep as ``max_depth`` allows.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -85,13 +85,53 @@ def _label(comp: PlannedComponent, level: int) -> list[str]:
     return [f"{name} (wave {comp.wave})", *_details(comp)[1 if comp.after else 0 :]]
 
 
+_Shape = tuple[str, int, int, str, str]
+
+
+def _drawing(plan: Plan, escape: Callable[[str], str]) -> tuple[list[_Shape], list[tuple[int, int, str]]]:
+    """What both pictures draw, in order: ("open", level, id, label, title) for
+    a component with child components (a cluster holding its children), ("node",
+    ...) for one without, ("close", level, 0, "", "") after a cluster's children;
+    and the edges (from, to, label), one per sibling dependency, from the
+    sibling deployed first, labelled with the lazy values it waits for.
+    Labels are escaped with ``escape``."""
+    ids = _numbered(plan)
+    shapes: list[_Shape] = []
+    edges: list[tuple[int, int, str]] = []
+    for level, comp in _walk(plan):
+        if comp is None:
+            shapes.append(("close", level, 0, "", ""))
+            continue
+        i = ids[comp.path]
+        lines = _label(comp, level)
+        shapes.append(("open" if comp.waves else "node", level, i, escape("\n".join(lines)), escape(lines[0])))
+        edges.extend((ids[before], i, escape("\n".join(comp.because.get(before, ())))) for before in comp.after)
+    return shapes, edges
+
+
+def _nested(
+    shapes: list[_Shape], close: str, opened: Callable[[int, str, str], list[str]], node: Callable[[int, str], str]
+) -> list[str]:
+    """The lines of the shapes, indented by nesting: ``opened`` starts a
+    cluster, ``close`` ends one, ``node`` draws a component without children."""
+    out: list[str] = []
+    for kind, level, i, label, title in shapes:
+        indent = "  " * (level + 1)
+        if kind == "close":
+            out.append(indent + close)
+        elif kind == "open":
+            out.extend(indent + line for line in opened(i, label, title))
+        else:
+            out.append(indent + node(i, label))
+    return out
+
+
 def to_dot(plan: Plan) -> str:
     """Graphviz DOT. A component with child components is a cluster holding a
-    node for itself (deployed last, after its children) and its children; an
-    edge runs from a component to each sibling that comes after it, labelled
-    with the lazy values it waits for, clipped to the clusters at both ends."""
-    ids = _numbered(plan)
-    clusters = {c.path for c in plan.components() if c.waves}
+    node for itself (deployed last, after its children) and its children; each
+    edge is clipped to the clusters at its ends."""
+    shapes, edges = _drawing(plan, _dot_string)
+    clusters = {i for kind, _, i, _, _ in shapes if kind == "open"}
     out = [
         "digraph plan {",
         "  compound=true;",
@@ -99,30 +139,17 @@ def to_dot(plan: Plan) -> str:
         '  node [shape=box, fontname="Helvetica"];',
         '  edge [fontname="Helvetica", fontsize=10];',
     ]
-    edges: list[str] = []
-    for level, comp in _walk(plan):
-        indent = "  " * (level + 1)
-        if comp is None:
-            out.append(indent + "}")
-            continue
-        i = ids[comp.path]
-        label = _dot_string("\n".join(_label(comp, level)))
-        if comp.waves:
-            out.append(f"{indent}subgraph cluster_{i} {{")
-            out.append(f"{indent}  label={_dot_string(f'{_name(comp.path)} (wave {comp.wave})')};")
-            out.append(f'{indent}  c{i} [label={label}, style="rounded,bold"];')
-        else:
-            out.append(f"{indent}c{i} [label={label}];")
-        for before in comp.after:
-            j = ids[before]
-            clip = []
-            if before in clusters:
-                clip.append(f"ltail=cluster_{j}")
-            if comp.waves:
-                clip.append(f"lhead=cluster_{i}")
-            attrs = ", ".join([f"label={_dot_string(chr(10).join(comp.because.get(before, ())))}", *clip])
-            edges.append(f"  c{j} -> c{i} [{attrs}];")
-    out.extend(edges)
+    out += _nested(
+        shapes,
+        "}",
+        lambda i, label, title: [f"subgraph cluster_{i} {{", f"  label={title};", f'  c{i} [label={label}, style="rounded,bold"];'],
+        lambda i, label: f"c{i} [label={label}];",
+    )
+    for j, i_, label in edges:
+        clip = [f"ltail=cluster_{j}"] if j in clusters else []
+        if i_ in clusters:
+            clip.append(f"lhead=cluster_{i_}")
+        out.append(f"  c{j} -> c{i_} [{', '.join([f'label={label}', *clip])}];")
     out.append("}")
     return "\n".join(out) + "\n"
 
@@ -134,22 +161,13 @@ def _mermaid_string(text: str) -> str:
 def to_mermaid(plan: Plan) -> str:
     """A Mermaid flowchart: a component with child components is a subgraph,
     the others are nodes; one labelled edge per sibling dependency."""
-    ids = _numbered(plan)
+    shapes, edges = _drawing(plan, _mermaid_string)
     out = ["flowchart LR"]
-    edges: list[str] = []
-    for level, comp in _walk(plan):
-        indent = "  " * (level + 1)
-        if comp is None:
-            out.append(indent + "end")
-            continue
-        i = ids[comp.path]
-        label = _mermaid_string("\n".join(_label(comp, level)))
-        if comp.waves:
-            out.append(f"{indent}subgraph c{i}[{label}]")
-            out.append(f"{indent}  direction LR")
-        else:
-            out.append(f"{indent}c{i}[{label}]")
-        for before in comp.after:
-            edges.append(f"  c{ids[before]} -->|{_mermaid_string(chr(10).join(comp.because.get(before, ())))}| c{i}")
-    out.extend(edges)
+    out += _nested(
+        shapes,
+        "end",
+        lambda i, label, _: [f"subgraph c{i}[{label}]", "  direction LR"],
+        lambda i, label: f"c{i}[{label}]",
+    )
+    out.extend(f"  c{j} -->|{label}| c{i}" for j, i, label in edges)
     return "\n".join(out) + "\n"

@@ -673,21 +673,10 @@ def _run_external_with_plan(
     args = deploy_arguments(case) if "{args}" in plan_processor else ("" if not case.rounds else None)
     if args is None:
         return "skipped", "deploy-time rounds the plan processor cannot take"
-    command = plan_processor.replace("{input}", shlex.quote(str(case.main_path.resolve()))).replace("{args}", args)
-    try:
-        status, stdout, stderr = _run_command(command, case.directory.resolve(), timeout)
-    except subprocess.TimeoutExpired:
-        return "failed", f"plan processor timed out after {timeout:g} s"
-    except OSError as exc:
-        return "failed", f"plan processor could not be run: {exc}"
-    if status in _SHELL_CANNOT_RUN:
-        return "failed", f"plan processor could not be run (shell status {status}){_tail(stderr)}"
-    if plan_error:
-        if status == 0:
-            return "failed", f"expected an error ({case.error}), but the plan processor exited with status 0"
-        return "passed", ""
-    if status != 0:
-        return "failed", f"plan processor exited with status {status}{_tail(stderr)}"
+    ran = _run_template(case, plan_processor, args, timeout, "plan processor", case.error if plan_error else None)
+    if isinstance(ran, tuple):
+        return ran
+    stdout = ran
     try:
         planned = json.loads(stdout)
     except ValueError as exc:
@@ -711,29 +700,41 @@ def deploy_arguments(case: Case) -> str | None:
     return " ".join(parts)
 
 
+def _run_template(
+    case: Case, template: str, args: str, timeout: float, who: str, error: str | None
+) -> bytes | tuple[Outcome, str]:
+    """Run a command template on ``case``: its stdout when it succeeded and
+    output is to be judged, else the verdict (an expected ``error`` passes on a
+    non-zero status)."""
+    # str.replace, not str.format: commands often hold braces of their own.
+    command = template.replace("{input}", shlex.quote(str(case.main_path.resolve()))).replace("{args}", args)
+    try:
+        status, stdout, stderr = _run_command(command, case.directory.resolve(), timeout)
+    except subprocess.TimeoutExpired:
+        return "failed", f"{who} timed out after {timeout:g} s"
+    except OSError as exc:
+        return "failed", f"{who} could not be run: {exc}"
+    if status in _SHELL_CANNOT_RUN:
+        # Checked first: otherwise a mistyped command would pass every error case.
+        return "failed", f"{who} could not be run (shell status {status}){_tail(stderr)}"
+    if error is not None:
+        if status == 0:
+            return "failed", f"expected an error ({error}), but the {who} exited with status 0"
+        return "passed", ""
+    if status != 0:
+        return "failed", f"{who} exited with status {status}{_tail(stderr)}"
+    return stdout
+
+
 def _run_external(case: Case, processor: str, timeout: float) -> tuple[Outcome, str]:
     args = deploy_arguments(case) if "{args}" in processor else ("" if not case.rounds else None)
     if args is None:
         why = "several deploy-time rounds" if "{args}" in processor else "deploy-time rounds, and the command has no {args}"
         return "skipped", f"{why}: cannot be given to an external processor"
-    directory = case.directory.resolve()
-    # str.replace, not str.format: commands often hold braces of their own.
-    command = processor.replace("{input}", shlex.quote(str(case.main_path.resolve()))).replace("{args}", args)
-    try:
-        status, stdout, stderr = _run_command(command, directory, timeout)
-    except subprocess.TimeoutExpired:
-        return "failed", f"processor timed out after {timeout:g} s"
-    except OSError as exc:
-        return "failed", f"processor could not be run: {exc}"
-    if status in _SHELL_CANNOT_RUN:
-        # Checked first: otherwise a mistyped command would pass every error case.
-        return "failed", f"processor could not be run (shell status {status}){_tail(stderr)}"
-    if case.error is not None:
-        if status == 0:
-            return "failed", f"expected an error ({case.error}), but the processor exited with status 0"
-        return "passed", ""
-    if status != 0:
-        return "failed", f"processor exited with status {status}{_tail(stderr)}"
+    ran = _run_template(case, processor, args, timeout, "processor", case.error)
+    if isinstance(ran, tuple):
+        return ran
+    stdout = ran
     try:
         actual = etree.fromstring(stdout, _PARSER)
     except etree.XMLSyntaxError as exc:

@@ -377,13 +377,26 @@ def test_dot_has_one_edge_per_dependency_and_nested_clusters() -> None:
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot is not installed")
-@pytest.mark.parametrize("xml", [CHAIN, LIFTED, EXPRESSION, None])
-def test_dot_is_valid_graphviz(xml: str | None) -> None:
-    plan = cdl.load(str(WEBAPP)).resolve().plan() if xml is None else plan_of(xml)
-    proc = subprocess.run(["dot", "-Tsvg"], input=plan.to_dot(), capture_output=True, text=True, timeout=60, check=False)
+@pytest.mark.parametrize("xml", [CHAIN, LIFTED, EXPRESSION, "webapp", "webfarm"])
+def test_dot_is_valid_graphviz(xml: str) -> None:
+    sample = ROOT / "samples" / xml / "system.cdl"
+    plan = cdl.load(str(sample)).resolve().plan() if sample.is_file() else plan_of(xml)
+    dot = plan.to_dot()
+    proc = subprocess.run(["dot", "-Tsvg"], input=dot, capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr == ""
+    assert proc.stderr == ""  # no warning either (a clipped edge to a missing cluster warns)
     assert "<svg" in proc.stdout
+    # One edge per sibling dependency.
+    assert proc.stdout.count('class="edge"') == sum(len(c.after) for c in plan.components())
+
+
+def test_dot_clips_edges_to_clusters_at_both_ends() -> None:
+    dot = cdl.load(str(ROOT / "samples" / "webfarm" / "system.cdl")).resolve().plan().to_dot()
+    edges = [line.strip() for line in dot.splitlines() if " -> " in line]
+    # apps (a cluster) before balancer (a node); inside apps, schema before app1 and app2.
+    assert len(edges) == 4
+    assert sum("ltail=cluster_" in e for e in edges) == 1
+    assert sum("lhead=cluster_" in e for e in edges) == 1
 
 
 def test_mermaid_has_one_edge_per_dependency_and_nested_subgraphs() -> None:
