@@ -2,11 +2,12 @@
 
 Entry point: :func:`build_plan`, composed by ``Resolution.plan()`` in
 ``cdl/_engine.py`` after static resolution and any deploy-time rounds. It
-reads the reference phase's results through a small interface (each item's
-state (``is_pending``, ``pending_items``), ``waits_on`` for a pending item,
-:func:`item_kind`, and
-:func:`waits_if_attempted` for what a lazy reference would wait for) and
-changes nothing in the working trees.
+reads the reference phase's results through a small interface
+(``ReferenceResolver.pending_items``, ``is_pending`` and ``waits_on``;
+:func:`item_kind`; :func:`waits_if_attempted` for what a lazy reference would
+wait for once released) and changes nothing in the working trees. The plan it
+returns (:class:`Plan`, :class:`PlannedComponent`) is a read-only view of a
+compact tree; ``cdl/_plan_render.py`` writes it as text, DOT and Mermaid.
 
 What it computes (docs/semantics.md, "Deployment plan", has the definitions):
 
@@ -19,14 +20,15 @@ What it computes (docs/semantics.md, "Deployment plan", has the definitions):
   references (a lazy reference is released only when its own component is
   ready to deploy, so it is where a chain stops);
 - each dependency between two components lifted to the two children of their
-  nearest common ancestor, found in one depth-first walk with a union-find
-  (Tarjan's offline method), so deep systems cost no more than wide ones;
+  nearest common ancestor: by climbing from both ends, or, when the climbs
+  would add up to more than the components (deep systems), in one depth-first
+  walk with a union-find (Tarjan's offline method);
 - waves among each component's children (Kahn's algorithm); a cycle among
   siblings, or a wait for an ancestor's lazy value, is a :class:`PlanError`
   naming every item of the chain with its file and line.
 
 Cost: linear in the components and pending items, plus the lazy values each
-distinct set of waits holds. An item that waits for one thing shares that
+distinct set of waits holds (benchmarks/README.md, "Deployment plan"). An item that waits for one thing shares that
 thing's set (a long chain of references holds one set), sets of several are
 built once per distinct combination, and each owner reads a shared set once.
 """
@@ -715,6 +717,7 @@ class _Planner:
         """
         parent, depth = comps.parent, comps.depth
         edges: dict[int, dict[int, list[_Query]]] = {}
+        ancestors: list[_Query] = []
         budget = 2 * comps.size + 64
         for q in queries:
             a, b = q.waiter, q.owner
@@ -728,15 +731,16 @@ class _Planner:
                 db -= 1
             if a == b:
                 if depth[q.waiter] > depth[q.owner]:
-                    self._ancestor_error(comps, q)
+                    ancestors.append(q)
                 continue  # else a component waits for its descendant: deployed first anyway
             while parent[a] != parent[b] and budget > 0:
                 a, b = parent[a], parent[b]
                 budget -= 2
             if budget <= 0:
-                self.problems.items.clear()
                 return self._lift_all(comps, queries)
             edges.setdefault(a, {}).setdefault(b, []).append(q)
+        for q in ancestors:
+            self._ancestor_error(comps, q)
         return edges
 
     def _lift_all(self, comps: _Components, queries: list[_Query]) -> dict[int, dict[int, list[_Query]]]:

@@ -664,3 +664,13 @@ def test_every_impossible_order_is_reported_together() -> None:
     with pytest.raises(CdlError) as info:
         plan_of(xml)
     assert sorted(e.code for e in info.value.errors) == ["PLAN_ANCESTOR_WAIT", "PLAN_CYCLE"]
+
+
+def test_released_lazy_references_are_no_longer_released() -> None:
+    plan = plan_of(LAZY_REFS, release=("report/dbVersion",))
+    assert by_path(plan)["/report"].releases == ()
+    assert by_path(plan)["/app"].releases == ("/app/dbHost",)
+    # Releasing one whose target still waits is refused (7.5.3.1), as for resolve.
+    with pytest.raises(CdlError) as info:
+        plan_of(LAZY_REFS, release=("app/dbHost",))
+    assert info.value.code == "LAZY_UNRESOLVED"
