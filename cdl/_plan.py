@@ -854,7 +854,8 @@ class _Planner:
         self.problems.add(
             PlanError(
                 "components wait for each other's deploy-time values in a cycle, so none can be deployed first: "
-                + "; ".join(links),
+                + "; ".join(links)
+                + "; take one of these values from elsewhere, or supply it before deployment (--set)",
                 code="PLAN_CYCLE",
                 at=self.ctx.where(first.item),
             )

@@ -674,3 +674,16 @@ def test_released_lazy_references_are_no_longer_released() -> None:
     with pytest.raises(CdlError) as info:
         plan_of(LAZY_REFS, release=("app/dbHost",))
     assert info.value.code == "LAZY_UNRESOLVED"
+
+
+def test_wait_through_a_template_of_the_main_document() -> None:
+    # a's reference reads the template T, whose own reference waits for b's
+    # lazy property: the chain passes through the template, a depends on b.
+    xml = system(
+        "<a><x cdl:refroot='T' cdl:ref='/y'/></a><b><p cdl:lazy='true'/></b>",
+        configuration="<T><y cdl:refroot='b' cdl:ref='/p'/></T>",
+    )
+    comps = by_path(plan_of(xml))
+    assert comps["/a"].after == ("/b",)
+    assert comps["/a"].waits_for == ("/b/p",)
+    assert "/T" not in comps
