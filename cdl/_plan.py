@@ -51,10 +51,12 @@ from .errors import PlanError
 
 __all__ = ["Plan", "PlannedComponent", "build_plan"]
 
+# Tuples, not sets: an enum member hashes in Python code, and `in` over a
+# tuple compares by identity first.
 #: Item kinds whose value arrives at deployment: chains of waits stop there.
-_LAZY_KINDS = frozenset((ItemKind.LAZY_PROPERTY, ItemKind.LAZY_REFERENCE, ItemKind.LAZY_EXPRESSION))
+_LAZY_KINDS = (ItemKind.LAZY_PROPERTY, ItemKind.LAZY_REFERENCE, ItemKind.LAZY_EXPRESSION)
 #: Those a component releases (rather than supplies) when it is ready to deploy.
-_RELEASED_KINDS = frozenset((ItemKind.LAZY_REFERENCE, ItemKind.LAZY_EXPRESSION))
+_RELEASED_KINDS = (ItemKind.LAZY_REFERENCE, ItemKind.LAZY_EXPRESSION)
 
 #: Paths longer than this many steps are shortened as Prefixes.path_of does.
 _PATH_SHOWN = 16
@@ -632,9 +634,10 @@ class _Planner:
             return Plan(_Tree([""], {}, {}, {}))
         # What each pending item waits for first, so that the components are
         # found knowing which of them own something.
-        found: list[tuple[etree._Element, ItemKind, frozenset[etree._Element]]] = []
+        found: list[tuple[etree._Element, ItemKind, frozenset[etree._Element], etree._Element | None]] = []
         needed: set[etree._Element] = set()
         seen_sets: set[int] = set()
+        lazy_owners: dict[etree._Element, etree._Element | None] = {}
         # Read from the states rather than by testing each item: far fewer
         # are pending than resolved. Document order is restored below.
         pending = self.resolver.pending_items()
@@ -647,60 +650,58 @@ class _Planner:
                 needs = self._released_reach(el)
             else:
                 needs = self._reach(el)
-            found.append((el, kind, needs))
+            owner_el = self._owner_element(el, system)
+            found.append((el, kind, needs, owner_el))
             if el.tag == T_EXPRESSION:
                 skip.add(el)
                 holder = el.getparent()
                 if holder is not None:
                     skip.add(holder)
-            owner_el = self._owner_element(el, system)
             if owner_el is not None:
                 needed.add(owner_el)
             if id(needs) not in seen_sets:
                 seen_sets.add(id(needs))
                 for lazy in needs:
-                    lazy_owner = self._owner_element(lazy, system)
-                    if lazy_owner is not None:
-                        needed.add(lazy_owner)
+                    if lazy not in lazy_owners:
+                        lazy_owner = lazy_owners[lazy] = self._owner_element(lazy, system)
+                        if lazy_owner is not None:
+                            needed.add(lazy_owner)
         comps = self.comps = _Components(ws, system, needed, skip)
-        # In document order: by owner, then (for an owner of several) by place.
+        index = comps.index
         by_owner: dict[int, list[tuple[etree._Element, ItemKind, frozenset[etree._Element]]]] = {}
-        for f in found:
-            number = self._owner(comps, f[0])
+        for el, kind, needs, owner_el in found:
+            number = None if owner_el is None else index.get(owner_el)
             if number is not None:  # else a template's item: templates are not deployed
-                by_owner.setdefault(number, []).append(f)
-        found = []
-        for number in sorted(by_owner):
-            group = by_owner[number]
-            if len(group) > 1:
-                group.sort(key=lambda f: self._sort_key(f[0]))
-            found.extend(group)
+                by_owner.setdefault(number, []).append((el, kind, needs))
+        lazy_numbers = {lazy: (None if o is None else index.get(o)) for lazy, o in lazy_owners.items()}
         supplies: dict[int, list[str]] = {}
         releases: dict[int, list[str]] = {}
         waits_for: dict[int, dict[etree._Element, None]] = {}
         queries: list[_Query] = []
         read: set[tuple[int, int]] = set()  # (owner, id of a reach set) already read
-        for el, kind, needs in found:
-            owner = self._owner(comps, el)
-            if owner is None:
-                continue  # a template's item: templates are not deployed
-            if kind is ItemKind.LAZY_PROPERTY:
-                supplies.setdefault(owner, []).append(self._path(comps, el, owner))
-                continue
-            if kind in _RELEASED_KINDS:
-                releases.setdefault(owner, []).append(self._path(comps, el, owner))
-            key = (owner, id(needs))
-            if key in read or not needs:
-                continue
-            read.add(key)
-            mine = waits_for.setdefault(owner, {})
-            for lazy in sorted(needs, key=self._sort_key) if len(needs) > 1 else needs:
-                other = self._owner(comps, lazy)
-                if other == owner or lazy in mine:
+        # In document order: by owner, then (for an owner of several) by place.
+        for owner in sorted(by_owner):
+            group = by_owner[owner]
+            if len(group) > 1:
+                group.sort(key=lambda f: self._sort_key(f[0]))
+            for el, kind, needs in group:
+                if kind is ItemKind.LAZY_PROPERTY:
+                    supplies.setdefault(owner, []).append(self._path(comps, el, owner))
                     continue
-                mine[lazy] = None
-                if other is not None:
-                    queries.append(_Query(owner, other, el, lazy))
+                if kind in _RELEASED_KINDS:
+                    releases.setdefault(owner, []).append(self._path(comps, el, owner))
+                key = (owner, id(needs))
+                if key in read or not needs:
+                    continue
+                read.add(key)
+                mine = waits_for.setdefault(owner, {})
+                for lazy in sorted(needs, key=self._sort_key) if len(needs) > 1 else needs:
+                    other = lazy_numbers[lazy]
+                    if other == owner or lazy in mine:
+                        continue
+                    mine[lazy] = None
+                    if other is not None:
+                        queries.append(_Query(owner, other, el, lazy))
         edges = self._lift(comps, queries)
         waves = self._waves(comps, edges)
         self.problems.raise_if_any()
