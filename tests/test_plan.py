@@ -687,3 +687,10 @@ def test_wait_through_a_template_of_the_main_document() -> None:
     assert comps["/a"].after == ("/b",)
     assert comps["/a"].waits_for == ("/b/p",)
     assert "/T" not in comps
+
+
+def test_sample_readme_mermaid_is_what_cdl_prints() -> None:
+    text = (ROOT / "samples" / "webfarm" / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```mermaid\n(.*?)```", text, re.DOTALL)
+    assert block is not None
+    assert block.group(1) == cdl.load(str(ROOT / "samples" / "webfarm" / "system.cdl")).resolve().plan().to_mermaid()
