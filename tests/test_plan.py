@@ -694,3 +694,17 @@ def test_sample_readme_mermaid_is_what_cdl_prints() -> None:
     block = re.search(r"```mermaid\n(.*?)```", text, re.DOTALL)
     assert block is not None
     assert block.group(1) == cdl.load(str(ROOT / "samples" / "webfarm" / "system.cdl")).resolve().plan().to_mermaid()
+
+
+def test_a_chain_of_references_shares_one_set_of_lazy_values() -> None:
+    # What keeps the closure linear: an item that waits for one thing holds
+    # that thing's set, not a copy (docs/semantics.md, Deployment plan, Cost).
+    from cdl import _plan
+
+    lists = "<c0><v cdl:lazy='true'/></c0>" + "".join(f"<c{i}><v cdl:refroot='c{i - 1}' cdl:ref='/v'/></c{i}>" for i in range(1, 200))
+    resolution = load_text(system(lists)).resolve()
+    planner = _plan._Planner(resolution._working(), resolution._resolver)  # type: ignore[arg-type]
+    plan = planner.run()
+    assert len(planner.reach) == 200
+    assert len({id(s) for s in planner.reach.values()}) == 1
+    assert all(c.after == ("/c0",) for c in plan.components() if c.path != "/c0")
