@@ -708,3 +708,16 @@ def test_a_chain_of_references_shares_one_set_of_lazy_values() -> None:
     assert len(planner.reach) == 200
     assert len({id(s) for s in planner.reach.values()}) == 1
     assert all(c.after == ("/c0",) for c in plan.components() if c.path != "/c0")
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.parent.name)
+def test_each_picture_has_one_edge_per_dependency(sample: Path) -> None:
+    plan = cdl.load(str(sample)).resolve().plan()
+    dependencies = sum(len(c.after) for c in plan.components())
+    assert dependencies > 0
+    assert plan.to_dot().count(" -> ") == dependencies
+    mermaid = plan.to_mermaid()
+    assert mermaid.count(" -->|") == dependencies
+    # Subgraphs are closed, and every component is drawn once.
+    assert mermaid.count("subgraph ") == len(re.findall(r"^\s*end$", mermaid, re.MULTILINE))
+    assert len(re.findall(r"^\s*(?:subgraph )?c\d+\[", mermaid, re.MULTILINE)) == len(list(plan.components()))
