@@ -16,6 +16,7 @@ Every failure raises :class:`cdl.CdlError` (see :mod:`cdl.errors`).
 """
 
 from ._engine import Document, Resolution, load
+from ._explain import Explanation, Step
 from ._laziness import Pending, Round
 from ._model import CDL_NS, Limits
 from .errors import CdlError, CdlErrorGroup
@@ -25,10 +26,12 @@ __all__ = [
     "CdlError",
     "CdlErrorGroup",
     "Document",
+    "Explanation",
     "Limits",
     "Pending",
     "Resolution",
     "Round",
+    "Step",
     "load",
 ]
 

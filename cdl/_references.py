@@ -362,7 +362,10 @@ class ReferenceResolver:
         del attrib[P_REF]
         if A_LAZY in attrib:
             del attrib[A_LAZY]
+        rec = self.ws.recorder  # provenance (explain): None in plain resolution
         if len(targets) == 1 and not elements:
+            if rec is not None:  # provenance hook
+                rec.referenced(el, targets[0], ref)
             el.text = targets[0].text  # the common case: one leaf value
             return DONE
         shells = [el]
@@ -373,6 +376,8 @@ class ReferenceResolver:
             anchor.addnext(shell)
             anchor = shell
         for shell, target in zip(shells, targets):
+            if rec is not None:  # provenance hook
+                rec.referenced(shell, target, ref)
             shell.text = target.text
             if len(target):
                 if target not in self.marked:
@@ -387,6 +392,8 @@ class ReferenceResolver:
                                 child.set(P_DOC, str(origin))
                 for child in target:
                     shell.append(child.__deepcopy__(None))
+                    if rec is not None:  # provenance hook
+                        rec.copied(shell[-1], child, shell)
         return DONE
 
     def _expression(self, el: etree._Element) -> str:
@@ -396,6 +403,7 @@ class ReferenceResolver:
         holder = el.getparent()
         assert holder is not None
         values: dict[str, str] = {}
+        chosen: list[etree._Element] = []  # each variable's node, for provenance
         blockers: list[etree._Element] = []
         variables = list(el.iterchildren(T_VARIABLE))
         for var, var_el in zip(expr.variables, variables):
@@ -411,6 +419,7 @@ class ReferenceResolver:
                     **ctx.where(var_el),  # type: ignore[arg-type]
                 )
             node = nodes[0]
+            chosen.append(node)
             # A leaf's string value is its text: no iterator needed.
             values[var.name] = "".join(node.itertext()) if len(node) else (node.text or "")
         if blockers:
@@ -421,6 +430,9 @@ class ReferenceResolver:
             where = ctx.where(el)  # located only on failure: it walks the tree
             exc.url, exc.line, exc.path = where["url"], where["line"], where["path"]  # type: ignore[assignment]
             raise
+        rec = self.ws.recorder
+        if rec is not None:  # provenance hook
+            rec.computed(holder, el, {var.name: node for var, node in zip(expr.variables, chosen)})
         replace_with_text(el, result)
         return DONE
 

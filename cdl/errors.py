@@ -30,6 +30,7 @@ __all__ = [
     "DeployValueError",
     "LimitError",
     "ValidationError",
+    "SelectionError",
     "CODES",
 ]
 
@@ -79,6 +80,9 @@ CODES: dict[str, str] = {
     "LIMIT_EXCEEDED": "a configured limit was exceeded",
     "SCHEMA_INVALID": "a document does not conform to the CDL schema",
     "TYPE_INVALID": "a property value does not conform to its cdl:type",
+    # selecting resolved properties (explain, resolve --select)
+    "BAD_SELECT": "a path given to explain or --select is not written as LIST/child/...",
+    "SELECT_NOT_FOUND": "a path given to explain or --select selects no property",
 }
 
 
@@ -213,3 +217,9 @@ class ValidationError(CdlError):
     """A document or value does not conform to its schema or type."""
 
     default_code = "TYPE_INVALID"
+
+
+class SelectionError(CdlError):
+    """A path given to ``explain`` or ``--select`` selects no property."""
+
+    default_code = "SELECT_NOT_FOUND"
