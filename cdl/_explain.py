@@ -113,6 +113,8 @@ class Step:
         elif kind == "overrides":
             data["value"] = self.value
             data["from_list"] = self.from_list
+            if self.ref is not None:  # the replaced property is a reference never resolved
+                data.update(ref=self.ref, translated=self.translated, refroot=self.refroot)
         elif kind == "reference":
             data.update(ref=self.ref, translated=self.translated, refroot=self.refroot, target=self.target)
             if self.round is not None:
@@ -391,17 +393,7 @@ def _steps_of(state: _State, event: _Event, depth: int) -> list[Step]:
     if kind == "extends":
         return _extends_chain(state, event)
     if kind == "overrides":
-        return [
-            Step(
-                "overrides",
-                state.url(r),
-                r.sourceline or None,
-                state.path(r),
-                value=None if len(r) else (r.text or ""),
-                from_list=_parent_name(state, r),
-            )
-            for r in event.other
-        ]
+        return [_overridden(state, r) for r in event.other]
     if kind == "reference":
         assert event.via is not None and event.ref is not None
         target = event.other[0]
@@ -438,6 +430,27 @@ def _steps_of(state: _State, event: _Event, depth: int) -> list[Step]:
     # supplied: no place in any document
     path = state.path(event.via) if event.via is not None else None
     return [Step("supplied", None, None, path, round=event.round, set_path=event.text, value=event.value)]
+
+
+def _overridden(state: _State, r: etree._Element) -> Step:
+    """An overrides step: the replaced prototype property, its value as the
+    prototype has it (None for a list), or its reference when that was never
+    resolved (only what the main document needs is resolved)."""
+    index = r.get(P_REF)
+    if index is None:
+        value = None if len(r) else (r.text or "")
+        return Step("overrides", state.url(r), r.sourceline or None, state.path(r), value=value, from_list=_parent_name(state, r))
+    ref, translated, refroot = state.ref_texts(state.ctx.tables.refs[int(index)])
+    return Step(
+        "overrides",
+        state.url(r),
+        r.sourceline or None,
+        state.path(r),
+        from_list=_parent_name(state, r),
+        ref=ref,
+        translated=translated,
+        refroot=refroot,
+    )
 
 
 def _extends_chain(state: _State, event: _Event) -> list[Step]:
@@ -626,7 +639,11 @@ def _describe(step: Step) -> str:
     if kind == "inherited":
         return f"{_name(step.path)} extends {step.from_list}"
     if kind == "overrides":
-        value = "a list" if step.value is None else (step.value or '""')
+        if step.ref is not None:
+            root = f" from list {step.refroot}" if step.refroot else ""
+            value = f"cdl:ref {step.ref}{root}"
+        else:
+            value = "a list" if step.value is None else (step.value or '""')
         return f"{value}, from {step.from_list}" if step.from_list else value
     if kind == "reference":
         read = f" (read as {step.translated})" if step.translated != step.ref else ""

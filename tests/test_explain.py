@@ -485,3 +485,40 @@ def test_every_step_has_kind_url_and_line() -> None:
                 stack.append(s["from"])
             if s["kind"] == "expression":
                 stack.extend(s["variables"].values())
+
+
+# ---------------------------------------------------------------------------
+# The README's sessions are real
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _readme_blocks(lang: str) -> list[str]:
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("### `cdl explain`")
+    end = text.index("## The library")
+    return re.findall(rf"```{lang}\n(.*?)```", text[start:end], re.S)
+
+
+def test_readme_explain_sessions_are_real(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    sessions = _readme_blocks("console")
+    assert len(sessions) == 2
+    for session in sessions:
+        command, _, expected = session.partition("\n")
+        assert command.startswith("$ cdl ")
+        out = run_cli(*command[len("$ cdl ") :].split())
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == expected
+    [contract] = _readme_blocks("json")
+    data = json.loads(contract)
+    assert data == [e.to_data() for e in cdl.load("samples/shop/system.cdl").resolve().explain(data[0]["path"])]
+
+
+def test_a_replaced_reference_never_resolved_shows_its_path() -> None:
+    res = cdl.load(SAMPLES / "shop" / "system.cdl").resolve()
+    [domain] = [e.to_data() for e in res.explain("storefront/domain")]
+    replaced = domain["steps"][1]
+    assert (replaced["kind"], replaced["value"], replaced["ref"], replaced["refroot"]) == ("overrides", None, "/domain", "Defaults")
