@@ -39,7 +39,7 @@ from ._model import (
     Workspace,
 )
 from ._names import Registry, build_registry
-from ._references import PENDING, ReferenceResolver, find_items
+from ._references import PENDING, ReferenceResolver, find_items, items_in
 from ._serialize import Data, build_output, to_bytes, to_data
 from .errors import CdlError, CdlErrorGroup, DeployValueError, LoadError
 
@@ -204,7 +204,12 @@ class Resolution:
         state = resolver.state
         waits = resolver.waits_on
         return explain(
-            ws, recorder, path, lambda el: state.get(el) == PENDING, lambda el: waits.get(el, [])
+            ws,
+            recorder,
+            path,
+            lambda nodes: resolver.run(items_in(nodes)),
+            lambda el: state.get(el) == PENDING,
+            lambda el: waits.get(el, []),
         )
 
     def _selected(self, system_only: bool, select: Sequence[str]) -> etree._Element:
@@ -220,7 +225,7 @@ class Resolution:
         def lookup(name: NameRef) -> etree._Element | None:
             return next((by_tag[c] for c in name.candidates if c in by_tag), None)
 
-        chosen = [el for text in select for el in select_paths(text, lookup, lists, main.nsmap, main.target_ns, names.path_of, main.url)]
+        chosen = [el for text in select for el in select_paths(text, lookup, [names.path_of(el).lstrip("/") for el in lists], main.nsmap, main.target_ns, names.path_of, main.url)]
         return prune(out, chosen)
 
     def _output(self, system_only: bool) -> etree._Element:

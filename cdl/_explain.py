@@ -19,18 +19,23 @@ passes no recorder and pays one ``None`` test per event (benchmarks/README.md);
 ``Resolution.explain`` resolves the same Document and rounds again with a
 recorder on, so one explanation costs about one resolution.
 
-Each event is appended to a table and the element it concerns gets the private
-attribute ``P_PROV``: the index of its latest event. Every event holds the
-index of the element's previous one (or, for the first, the element as it was
-written), so an element's history is a chain that can be read back from its
-final state. The mark is an attribute, like ``P_REF``, so it travels with lxml
-copies: a copy made by inheritance or by a reference starts from its source's
-history and adds one event, element by element of the copied subtree (that is
-what makes "a property copied inside an inherited sub-list is inherited too"
-hold, at every depth). Keying by element identity would lose the history at
-each copy. Elements that carry no mark were written where they are; their
-location is their start tag's line (``sourceline``, kept by lxml copies) in the
-document marked by ``P_DOC``. The serializer never sees a recorded workspace.
+Each event is appended to a table (so its index is the order in which things
+happened) and the element it concerns gets the private attribute ``P_PROV``:
+the index of its latest event. Every event holds the index of the element's
+previous one (or, for the first, the element as it was written), so an
+element's history is a chain read back from its final state. The mark is an
+attribute, like ``P_REF``, so it travels with lxml copies; keying by element
+identity would lose the history at each copy. A copied subtree gets one event,
+on its root: the first time a source is copied, its elements are marked with
+where they were written, so every copy carries its elements' histories by
+itself. An element's explanation is then its own chain plus the inheritance
+events of its ancestors (they brought it along, which is what makes "a property
+copied inside an inherited sub-list is inherited too" hold at every depth),
+ordered by index; below the root of a copy of a reference target's child, the
+element copied is found by position (a target never changes once copied).
+Elements that carry no mark were written where they are; a location is the
+start tag's line (``sourceline``, kept by lxml copies) in the document marked
+by ``P_DOC``. The serializer never sees a recorded workspace.
 """
 
 from __future__ import annotations
@@ -210,6 +215,7 @@ class Recorder:
 
     def __init__(self) -> None:
         self.events: list[_Event] = []
+        self._premarked: set[etree._Element] = set()
         #: The deploy-time round being applied (from 1), or None.
         self.round: int | None = None
 
@@ -221,12 +227,29 @@ class Recorder:
         mark = el.get(P_PROV)
         return (None, el) if mark is None else (int(mark), None)
 
-    def inherited(self, copy: etree._Element, source: etree._Element, extending: etree._Element) -> None:
-        proto = source.getparent()
-        # Element by element: each copied property continues its source's history.
+    def _premark(self, source: etree._Element, copy: etree._Element) -> None:
+        """Give every element of ``source``'s subtree that has no history yet
+        a ``written`` one, once per source, and the same to ``copy`` (made
+        from it just now): later copies of ``source`` then carry their
+        elements' histories by themselves (lxml copies the mark), so a copy
+        costs one event, for its root, however large it is. A source never
+        changes while it is copied (a prototype is complete; a reference
+        target is clean)."""
+        if source in self._premarked:
+            return
+        self._premarked.add(source)
         for src, dst in zip(source.iter(etree.Element), copy.iter(etree.Element)):
-            prev, origin = self._history(src)
-            self._add(dst, _Event("inherited", prev, origin, via=extending, other=(proto,) if proto is not None else ()))
+            if src.get(P_PROV) is None:
+                mark = str(len(self.events))
+                self.events.append(_Event("written", None, src))
+                src.set(P_PROV, mark)
+                dst.set(P_PROV, mark)
+
+    def inherited(self, copy: etree._Element, source: etree._Element, extending: etree._Element) -> None:
+        self._premark(source, copy)
+        proto = source.getparent()
+        prev, origin = self._history(source)
+        self._add(copy, _Event("inherited", prev, origin, via=extending, other=(proto,) if proto is not None else ()))
 
     def overrides(self, own: etree._Element, replaced: list[etree._Element]) -> None:
         prev, origin = self._history(own)
@@ -241,11 +264,11 @@ class Recorder:
         self._add(shell, _Event("reference", prev, origin, via=shell, other=(target,), ref=ref, round=self.round))
 
     def copied(self, copy: etree._Element, source: etree._Element, shell: etree._Element) -> None:
+        self._premark(source, copy)
         mark = shell.get(P_PROV)
         via = self.events[int(mark)] if mark is not None else None
-        ref = via.ref if via is not None else None
-        for src, dst in zip(source.iter(etree.Element), copy.iter(etree.Element)):
-            self._add(dst, _Event("reference", None, None, via=shell, other=(src,), ref=ref, round=self.round))
+        prev, origin = self._history(source)
+        self._add(copy, _Event("copied", prev, origin, via=shell, other=(source,), ref=via.ref if via else None, round=self.round))
 
     def computed(self, holder: etree._Element, expression: etree._Element, variables: dict[str, etree._Element]) -> None:
         prev, origin = self._history(holder)
@@ -299,17 +322,23 @@ def explain(
     ws: Workspace,
     recorder: Recorder,
     path: str,
+    settle: Callable[[list[etree._Element]], None],
     is_pending: Callable[[etree._Element], bool],
     waits_on: Callable[[etree._Element], Sequence[etree._Element]],
 ) -> list[Explanation]:
     """One explanation per property ``path`` selects in the resolved ``ws``.
 
+    From the reference resolver: ``settle`` resolves the items in and below
+    the selected elements (resolution resolves only what the main document
+    needs; a prototype in an import may hold references nothing needed),
     ``is_pending`` says whether an item is still pending, ``waits_on`` which
-    pending items it waits for (from the reference resolver). Raises
-    :class:`SelectionError` when the path selects nothing.
+    pending items it waits for. Raises :class:`SelectionError` when the path
+    selects nothing.
     """
     main = ws.ctx.docs[0]
-    selected = select(path, ws.lookup, list(ws.lists.values()), main.nsmap, main.target_ns, ws.ctx.prefixes.path_of, main.url)
+    names = [ws.ctx.prefixes.qname(name) for name in ws.lists]
+    selected = select(path, ws.lookup, names, main.nsmap, main.target_ns, ws.ctx.prefixes.path_of, main.url)
+    settle(selected)
     state = _State(ws, recorder, is_pending, waits_on)
     found: list[Explanation] = []
     for el in selected:
@@ -327,22 +356,86 @@ def _explain(state: _State, el: etree._Element, depth: int) -> Explanation:
     if depth > _MAX_DEPTH or state.nested > _MAX_NESTED:
         return Explanation(path, value, status, (), truncated=True)
     state.nested += 1
-    events: list[_Event] = []
-    mark = el.get(P_PROV)
-    origin: etree._Element | None = el
-    index = int(mark) if mark is not None else None
-    while index is not None:  # the chain is as long as the element's history
-        event = state.events[index]
-        events.append(event)
-        index, origin = event.prev, event.origin
+    copied = _copied(state, el)
+    if copied is not None:  # the value is a copy of part of a reference's target
+        event, target = copied
+        return Explanation(path, value, status, (_reference_step(state, event, target, depth),))
+    # Its own history, and the copies that brought its ancestors (and so it)
+    # where they are; event indexes are the order things happened.
+    found: dict[int, _Event] = {}
+    origin = _collect(state, el, found, only=None)
+    above = el.getparent()
+    while above is not None and above.tag not in LIST_PARENTS:
+        _collect(state, above, found, only="inherited")
+        above = above.getparent()
     steps: list[Step] = []
     if origin is not None:
         steps.append(Step("written", state.url(origin), origin.sourceline or None, state.path(origin)))
     if pending_item is not None:
         steps.append(_pending_step(state, el, pending_item))
-    for event in events:  # latest first: from the final value back to its origins
-        steps.extend(_steps_of(state, event, depth))
+    for index in sorted(found, reverse=True):  # latest first: from the final value back to its origins
+        steps.extend(_steps_of(state, found[index], depth))
     return Explanation(path, value, status, tuple(steps))
+
+
+def _collect(state: _State, el: etree._Element, found: dict[int, _Event], only: str | None) -> etree._Element | None:
+    """Add ``el``'s events (of kind ``only``, or all but ``written``) to
+    ``found``; return where ``el`` was written."""
+    mark = el.get(P_PROV)
+    origin: etree._Element | None = el
+    index = int(mark) if mark is not None else None
+    while index is not None:  # the chain is as long as the element's history
+        event = state.events[index]
+        if event.kind == (only or event.kind) and event.kind != "written":
+            found[index] = event
+        index, origin = event.prev, event.origin
+    return origin
+
+
+def _copied(state: _State, el: etree._Element) -> tuple[_Event, etree._Element] | None:
+    """When ``el`` is (inside) a copy of a reference target's child: the latest
+    such copy's event and the element of the target that ``el`` copies.
+
+    Only the root of a copy has the event; below it, the element is found
+    by its position, as the target is clean and never changes after it is
+    copied.
+    """
+    best: tuple[int, etree._Element, list[int]] | None = None
+    positions: list[int] = []
+    cur: etree._Element | None = el
+    while cur is not None and cur.tag not in LIST_PARENTS:
+        mark = cur.get(P_PROV)
+        if mark is not None and state.events[int(mark)].kind == "copied":
+            if best is None or int(mark) > best[0]:
+                best = (int(mark), cur, list(positions))
+        parent = cur.getparent()
+        if parent is not None:
+            positions.append(parent.index(cur))
+        cur = parent
+    if best is None:
+        return None
+    event = state.events[best[0]]
+    target = event.other[0]
+    for position in reversed(best[2]):
+        target = target[position]
+    return event, target
+
+
+def _reference_step(state: _State, event: _Event, target: etree._Element, depth: int) -> Step:
+    assert event.via is not None and event.ref is not None
+    ref, translated, refroot = state.ref_texts(event.ref)
+    return Step(
+        "reference",
+        state.url(event.via),
+        event.via.sourceline or None,
+        state.path(event.via),
+        ref=ref,
+        translated=translated,
+        refroot=refroot,
+        target=state.path(target),
+        source=_explain(state, target, depth + 1),
+        round=event.round,
+    )
 
 
 def _pending_item(state: _State, el: etree._Element) -> etree._Element | None:
@@ -394,24 +487,8 @@ def _steps_of(state: _State, event: _Event, depth: int) -> list[Step]:
         return _extends_chain(state, event)
     if kind == "overrides":
         return [_overridden(state, r) for r in event.other]
-    if kind == "reference":
-        assert event.via is not None and event.ref is not None
-        target = event.other[0]
-        ref, translated, refroot = state.ref_texts(event.ref)
-        return [
-            Step(
-                "reference",
-                state.url(event.via),
-                event.via.sourceline or None,
-                state.path(event.via),
-                ref=ref,
-                translated=translated,
-                refroot=refroot,
-                target=state.path(target),
-                source=_explain(state, target, depth + 1),
-                round=event.round,
-            )
-        ]
+    if kind == "reference" or kind == "copied":
+        return [_reference_step(state, event, event.other[0], depth)]
     if kind == "expression":
         assert event.via is not None
         expression = event.other[0]
@@ -500,7 +577,7 @@ def _parent_name(state: _State, el: etree._Element) -> str | None:
 def select(
     text: str,
     lookup: Callable[[NameRef], etree._Element | None],
-    lists: Iterable[etree._Element],
+    lists: Iterable[str],
     nsmap: Mapping[str | None, str],
     target_ns: str,
     path_of: Callable[[etree._Element], str],
@@ -509,8 +586,8 @@ def select(
     """The elements ``LIST/child/...`` selects (a leading '/' is optional),
     written with the main document's prefixes (``nsmap``), as ``--set`` paths are.
 
-    ``lookup`` finds a top level list by name, ``lists`` are all of them (for
-    suggestions), ``path_of`` writes an element's path, ``url`` names the
+    ``lookup`` finds a top level list by name, ``lists`` are all their names
+    as a user writes them (for suggestions), ``path_of`` writes an element's path, ``url`` names the
     document whose prefixes the path uses, in errors. Raises
     :class:`SelectionError` naming the path, with the nearest existing paths
     by name when there are some.
@@ -527,7 +604,7 @@ def select(
     top = lookup(list_ref)
     if top is None:
         raise SelectionError(
-            f"{text!r} selects nothing: there is no top level list {parts[0]!r}" + _suggest(parts[0], list(lists), path_of),
+            f"{text!r} selects nothing: there is no top level list {parts[0]!r}" + _suggest(parts[0], ["/" + n for n in lists]),
             url=url,
             path=text,
         )
@@ -544,7 +621,7 @@ def select(
         if not found:
             children = [child for el in current for child in el.iterchildren(etree.Element)]
             raise SelectionError(
-                f"{text!r} selects nothing: {path_of(current[0])} has no {parts[i + 1]}" + _suggest(parts[i + 1], children, path_of),
+                f"{text!r} selects nothing: {path_of(current[0])} has no {parts[i + 1]}" + _suggest(parts[i + 1], [path_of(c) for c in children]),
                 url=url,
             path=text,
             )
@@ -552,11 +629,10 @@ def select(
     return current
 
 
-def _suggest(wanted: str, candidates: Sequence[etree._Element], path_of: Callable[[etree._Element], str]) -> str:
-    """'; did you mean ...?' with the candidates nearest ``wanted`` by (local) name, or ''."""
+def _suggest(wanted: str, candidates: Sequence[str]) -> str:
+    """'; did you mean ...?' with the candidate paths nearest ``wanted`` by (local) name, or ''."""
     by_local: dict[str, list[str]] = {}
-    for el in candidates:
-        path = path_of(el)
+    for path in candidates:
         paths = by_local.setdefault(path.rsplit("/", 1)[-1].rpartition(":")[2], [])
         if path not in paths:
             paths.append(path)

@@ -85,6 +85,10 @@ def _items_in(nodes: Sequence[etree._Element]) -> list[etree._Element]:
     return found
 
 
+#: The items in and below some elements (``Resolution.explain`` resolves what
+#: a path selects in a prototype the main document never needed).
+items_in = _items_in
+
 _ALL_ITEMS = ListScan(_ITEM_TEST, _NS)
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CDL_DECL, ENGINE_NS, load_text
 
 import cdl
-from conftest import CDL_DECL, ENGINE_NS, load_text
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -42,7 +42,7 @@ def brief(e: dict[str, Any]) -> list[tuple[Any, ...]]:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cdl.cli", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "cdl.cli", *args], check=False, capture_output=True, text=True, timeout=120)
 
 
 # ---------------------------------------------------------------------------
@@ -499,7 +499,7 @@ def _readme_blocks(lang: str) -> list[str]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     start = text.index("### `cdl explain`")
     end = text.index("## The library")
-    return re.findall(rf"```{lang}\n(.*?)```", text[start:end], re.S)
+    return re.findall(rf"```{lang}\n(.*?)```", text[start:end], re.DOTALL)
 
 
 def test_readme_explain_sessions_are_real(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -522,3 +522,63 @@ def test_a_replaced_reference_never_resolved_shows_its_path() -> None:
     [domain] = [e.to_data() for e in res.explain("storefront/domain")]
     replaced = domain["steps"][1]
     assert (replaced["kind"], replaced["value"], replaced["ref"], replaced["refroot"]) == ("overrides", None, "/domain", "Defaults")
+
+
+def test_lazy_expression_waits_for_its_release_then_computes() -> None:
+    xml = doc(
+        ["<a><p>2</p>", "<q><cdl:expression value-of='$x * 2'>", "<cdl:variable name='x' ref='/p' cdl:lazy='true'/></cdl:expression></q></a>"],
+        part="system",
+    )
+    q = one(xml, "a/q")
+    assert (q["status"], q["value"]) == ("pending", None)
+    assert [(s["kind"], s["line"], s.get("waiting")) for s in q["steps"]] == [("written", 4, None), ("pending", 4, "release")]
+    q = one(xml, "a/q", release=["a/q"])
+    assert (q["status"], q["value"]) == ("resolved", "4")
+    assert [(s["kind"], s["line"]) for s in q["steps"]] == [("written", 4), ("expression", 4)]
+    assert q["steps"][1]["variables"]["x"]["value"] == "2"
+
+
+def test_long_reference_chains_are_cut_and_marked() -> None:
+    n = 60
+    props = "".join(f"<p{i} cdl:ref='/p{i + 1}'/>" for i in range(n)) + f"<p{n}>end</p{n}>"
+    e = one(doc([f"<a>{props}</a>"]), "a/p0")
+    depth = 0
+    while e["steps"] and e["steps"][-1]["kind"] == "reference":
+        e = e["steps"][-1]["from"]
+        depth += 1
+    assert e["truncated"] is True and e["steps"] == [] and e["value"] == "end"
+    assert 30 <= depth < n
+    text = load_text(doc([f"<a>{props}</a>"])).resolve().explain("a/p0")
+    from cdl._explain import to_text
+
+    assert "explain this path for more" in to_text(text)
+
+
+def test_a_prototype_reference_nothing_needed_is_resolved_when_explained() -> None:
+    # the main document never needs shop:Shop's own domain; explaining it resolves it
+    res = cdl.load(SAMPLES / "shop" / "system.cdl").resolve()
+    [domain] = [e.to_data() for e in res.explain("shop:Shop/domain")]
+    assert (domain["value"], domain["status"]) == ("shop.example.com", "resolved")
+    assert [(s["kind"], s["line"]) for s in domain["steps"]] == [("written", 66), ("reference", 66)]
+    assert domain["steps"][1]["target"] == "/Defaults/domain"
+    [url] = [e.to_data() for e in res.explain("shop:Shop/api/databaseUrl")]
+    assert url["status"] == "pending" and url["steps"][1]["waits_for"] == ["/Shop/db/hostname"]
+    with pytest.raises(cdl.CdlError, match=r"did you mean /shop:Shop\?"):
+        res.explain("Shop/domain")
+
+
+def test_a_copy_of_a_copy_names_each_reference() -> None:
+    xml = doc(
+        [
+            "<a><v><x><y>1</y></x></v></a>",
+            "<b><w cdl:refroot='a' cdl:ref='v'/></b>",
+            "<c><z cdl:refroot='b' cdl:ref='w'/></c>",
+        ]
+    )
+    y = one(xml, "c/z/x/y")
+    assert y["value"] == "1"
+    [ref] = y["steps"]
+    assert (ref["kind"], ref["line"], ref["path"], ref["target"]) == ("reference", 5, "/c/z", "/b/w/x/y")
+    [inner] = ref["from"]["steps"]
+    assert (inner["kind"], inner["line"], inner["path"], inner["target"]) == ("reference", 4, "/b/w", "/a/v/x/y")
+    assert brief(inner["from"]) == [("written", 3, "/a/v/x/y")]
