@@ -582,3 +582,18 @@ def test_a_copy_of_a_copy_names_each_reference() -> None:
     [inner] = ref["from"]["steps"]
     assert (inner["kind"], inner["line"], inner["path"], inner["target"]) == ("reference", 4, "/b/w", "/a/v/x/y")
     assert brief(inner["from"]) == [("written", 3, "/a/v/x/y")]
+
+
+def test_a_copy_holding_an_earlier_copy_names_the_latest_reference_first() -> None:
+    xml = doc(
+        [
+            "<a><v><x>1</x></v></a>",
+            "<b><q><w cdl:refroot='a' cdl:ref='v'/></q></b>",
+            "<c><z cdl:refroot='b' cdl:ref='q'/></c>",
+        ]
+    )
+    x = one(xml, "c/z/w/x")
+    [ref] = x["steps"]
+    assert (ref["line"], ref["path"], ref["target"]) == (5, "/c/z", "/b/q/w/x")
+    [inner] = ref["from"]["steps"]
+    assert (inner["line"], inner["path"], inner["target"]) == (4, "/b/q/w", "/a/v/x")
