@@ -40,7 +40,6 @@ by ``P_DOC``. The serializer never sees a recorded workspace.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -631,6 +630,8 @@ def select(
 
 def _suggest(wanted: str, candidates: Sequence[str]) -> str:
     """'; did you mean ...?' with the candidate paths nearest ``wanted`` by (local) name, or ''."""
+    import difflib  # only errors need it
+
     by_local: dict[str, list[str]] = {}
     for path in candidates:
         paths = by_local.setdefault(path.rsplit("/", 1)[-1].rpartition(":")[2], [])
