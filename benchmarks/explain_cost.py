@@ -28,7 +28,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from generate import SHAPES, generate
+from generate import SHAPES, generate  # noqa: E402
 
 
 def _user() -> float:

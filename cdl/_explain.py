@@ -46,6 +46,7 @@ from typing import Any
 
 from lxml import etree
 
+from ._items import is_unresolved
 from ._model import (
     LIST_PARENTS,
     P_EXPR,
@@ -57,7 +58,7 @@ from ._model import (
     Workspace,
     doc_index_of,
 )
-from ._paths import PrefixError, is_unresolved, parse_name_ref, parse_qname
+from ._paths import PrefixError, parse_name_ref, parse_qname
 from .errors import SelectionError
 
 #: Nested explanations (``from`` and ``variables``) go at most this deep, and
@@ -619,8 +620,9 @@ def select(
         found = [child for el in current for child in el.iterchildren(step)]
         if not found:
             children = [child for el in current for child in el.iterchildren(etree.Element)]
+            near = _suggest(parts[i + 1], [path_of(c) for c in children])
             raise SelectionError(
-                f"{text!r} selects nothing: {path_of(current[0])} has no {parts[i + 1]}" + _suggest(parts[i + 1], [path_of(c) for c in children]),
+                f"{text!r} selects nothing: {path_of(current[0])} has no {parts[i + 1]}" + near,
                 url=url,
             path=text,
             )

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 
 import elementpath
-from elementpath import XPath1Parser
-from elementpath.tdop import Parser, Token
+from elementpath import XPath1Parser, XPathToken
+from elementpath.tdop import Parser
 
 from .errors import ExpressionError
 
@@ -47,7 +47,7 @@ def compile_expression(
     url: str | None,
     line: int | None,
     namespaces: Mapping[str | None, str] | None = None,
-) -> Token:
+) -> XPathToken:
     """Parse ``text`` and check it may be evaluated without a context node.
 
     ``namespaces`` are those in scope where the expression is written, so a
@@ -105,7 +105,7 @@ def compile_expression(
     return token
 
 
-def _parse(text: str, namespaces: dict[str, str]) -> Token:
+def _parse(text: str, namespaces: dict[str, str]) -> XPathToken:
     """Parse only. XPath1Parser.parse also evaluates constant parts with
     elementpath's own (XPath 2 flavoured) rules, which can reject valid XPath
     1.0 such as ``'a' < 'b'``; the base parser of elementpath.tdop does not."""
@@ -115,7 +115,7 @@ def _parse(text: str, namespaces: dict[str, str]) -> Token:
     return Parser.parse(parser, text)
 
 
-def evaluate(text: str, token: Token, values: Mapping[str, str]) -> str:
+def evaluate(text: str, token: XPathToken, values: Mapping[str, str]) -> str:
     """Evaluate a compiled expression with string-valued variables, as XPath 1.0 string().
 
     Iterative (post-order over the token tree), so nesting never exhausts the
@@ -123,18 +123,18 @@ def evaluate(text: str, token: Token, values: Mapping[str, str]) -> str:
     where.
     """
     results: list[Value] = []
-    stack: list[tuple[Token, bool]] = [(token, False)]
+    stack: list[tuple[XPathToken, bool]] = [(token, False)]
     while stack:
         tok, ready = stack.pop()
         symbol = tok.symbol
         if symbol == "(string)":
-            results.append(tok.value)
+            results.append(str(tok.value))  # the literal's text
         elif symbol in ("(integer)", "(decimal)"):
             # XPath 1.0 numbers are doubles; through str, a literal too large
             # for a double becomes Infinity instead of raising.
             results.append(float(str(tok.value)))
         elif symbol == "$":
-            results.append(values[tok[0].value])
+            results.append(values[str(tok[0].value)])  # the variable's name
         elif not ready:
             stack.append((tok, True))
             stack.extend((child, False) for child in reversed(list(tok)))
@@ -178,15 +178,6 @@ def to_boolean(value: Value) -> bool:
     if isinstance(value, float):
         return not (value == 0 or math.isnan(value))
     return len(value) > 0
-
-
-def format_value(value: object) -> str:
-    """Format a Python value as XPath 1.0 string() would (numbers as doubles)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float, Decimal)):
-        return format_number(float(value))
-    return str(value)
 
 
 def format_number(x: float) -> str:
@@ -329,7 +320,7 @@ _BINARY: dict[str, Callable[[Value, Value], Value]] = {
 }
 
 
-def _apply(tok: Token, args: list[Value]) -> Value:
+def _apply(tok: XPathToken, args: list[Value]) -> Value:
     symbol = tok.symbol
     if tok.label == "function":
         return _FUNCTIONS[symbol](*args)
@@ -340,7 +331,7 @@ def _apply(tok: Token, args: list[Value]) -> Value:
     return _BINARY[symbol](args[0], args[1])
 
 
-def _describe(tok: Token) -> str:
+def _describe(tok: XPathToken) -> str:
     if tok.symbol == "(name)":
         return f"name test {tok.value!r}"
     return repr(tok.symbol)

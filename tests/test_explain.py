@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CDL_DECL, ENGINE_NS, load_text
 
 import cdl
+from conftest import CDL_DECL, ENGINE_NS, load_text
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
