@@ -17,7 +17,7 @@ from typing import Any
 
 from lxml import etree
 
-from ._explain import Explanation, Recorder, explain, prune
+from ._explain import Explanation, Recorder, explain, path_namespaces, prune
 from ._explain import select as select_paths
 from ._files import write_atomically
 from ._imports import LoadOptions, Resolver, load_set
@@ -221,8 +221,9 @@ class Resolution:
             return next((by_tag[c] for c in name.candidates if c in by_tag), None)
 
         list_names = [names.path_of(el).lstrip("/") for el in lists]
+        namespaces = path_namespaces(main.nsmap, names.by_uri)
         chosen = [
-            el for text in select for el in select_paths(text, lookup, list_names, main.nsmap, main.target_ns, names.path_of, main.url)
+            el for text in select for el in select_paths(text, lookup, list_names, namespaces, main.target_ns, names.path_of, main.url)
         ]
         return prune(out, chosen)
 

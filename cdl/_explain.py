@@ -337,7 +337,8 @@ def explain(
     """
     main = ws.ctx.docs[0]
     names = [ws.ctx.prefixes.qname(name) for name in ws.lists]
-    selected = select(path, ws.lookup, names, main.nsmap, main.target_ns, ws.ctx.prefixes.path_of, main.url)
+    namespaces = path_namespaces(main.nsmap, ws.ctx.prefixes.by_uri)
+    selected = select(path, ws.lookup, names, namespaces, main.target_ns, ws.ctx.prefixes.path_of, main.url)
     settle(selected)
     state = _State(ws, recorder, is_pending, waits_on)
     found: list[Explanation] = []
@@ -584,7 +585,7 @@ def select(
     url: str | None = None,
 ) -> list[etree._Element]:
     """The elements ``LIST/child/...`` selects (a leading '/' is optional),
-    written with the main document's prefixes (``nsmap``), as ``--set`` paths are.
+    with the prefixes of ``nsmap`` (:func:`path_namespaces`).
 
     ``lookup`` finds a top level list by name, ``lists`` are all their names
     as a user writes them (for suggestions), ``path_of`` writes an element's path, ``url`` names the
@@ -595,7 +596,7 @@ def select(
     parts = text.strip().lstrip("/").split("/")
     if not parts or any(not p.strip() for p in parts):
         raise SelectionError(f"{text!r} is no path: write LIST/child/... with one name per step", code="BAD_SELECT", url=url, path=text)
-    namespaces = dict(nsmap)
+    namespaces = dict(nsmap)  # parse_qname's type
     try:
         list_ref = parse_name_ref(parts[0], namespaces, target_ns)
         steps = [parse_qname(p, namespaces)[0] for p in parts[1:]]
@@ -628,6 +629,16 @@ def select(
             )
         current = found
     return current
+
+
+def path_namespaces(main: Mapping[str | None, str], written: Mapping[str, str]) -> dict[str | None, str]:
+    """The prefixes a selected path may use: the main document's (as ``--set``
+    paths do), and those the engine writes paths with (``written``: URI to
+    prefix, ``Prefixes.by_uri``), so a path copied from ``cdl pending`` or from
+    an explanation, which may use an imported document's prefix, selects."""
+    namespaces: dict[str | None, str] = {prefix: uri for uri, prefix in written.items()}
+    namespaces.update(main)
+    return namespaces
 
 
 def _suggest(wanted: str, candidates: Sequence[str]) -> str:
