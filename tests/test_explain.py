@@ -452,6 +452,10 @@ def test_select_on_the_command_line(tomcat: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "<tmpl:port>8080</tmpl:port>" in out.stdout and "maxThreads" not in out.stdout
     assert cdl.load(tomcat).resolve().to_bytes(select=["Tomcat/tmpl:port"]).decode() == out.stdout
+    target = tomcat.parent / "out.json"
+    out = run_cli("resolve", str(tomcat), "--select", "Tomcat/tmpl:port", "--format", "json", "-o", str(target))
+    assert out.returncode == 0 and out.stdout == "", out.stderr
+    assert json.loads(target.read_text(encoding="utf-8")) == {"system": {"Tomcat": {"tmpl:port": "8080"}}}
 
 
 # ---------------------------------------------------------------------------
