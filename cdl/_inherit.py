@@ -192,6 +192,10 @@ def _merge(
     proto_children, proto_tags = shape.children, shape.tags
     merged: list[etree._Element] = []
     rec = ws.recorder  # provenance (explain): None in plain resolution
+    same_named: dict[object, list[etree._Element]] = {}
+    if rec is not None:  # provenance hook: the prototype's children by name, once per merge
+        for child in proto_children:
+            same_named.setdefault(child.tag, []).append(child)
     if not own_ref:  # 7.3.4 case 3: a reference replaces the inherited value
         placed: set[object] = set()
         # Charge every copy this merge makes before making any: the budget
@@ -213,9 +217,8 @@ def _merge(
             elif tag not in placed:
                 placed.add(tag)
                 if rec is not None:  # provenance hook
-                    replaced = [c for c in proto_children if c.tag == tag]
                     for own in group:
-                        rec.overrides(own, replaced)
+                        rec.overrides(own, same_named[tag])
                 if attributes:
                     for own in group:
                         _inherit_attributes(attributes, own)
