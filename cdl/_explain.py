@@ -20,15 +20,19 @@ passes no recorder and pays one ``None`` test per event (benchmarks/README.md);
 recorder on, so one explanation costs about one resolution.
 
 Each event is appended to a table (so its index is the order in which things
-happened) and the element it concerns gets the private attribute ``P_PROV``:
-the index of its latest event. Every event holds the index of the element's
-previous one (or, for the first, the element as it was written), so an
-element's history is a chain read back from its final state. The mark is an
-attribute, like ``P_REF``, so it travels with lxml copies; keying by element
-identity would lose the history at each copy. A copied subtree gets one event,
-on its root: the first time a source is copied, its elements are marked with
-where they were written, so every copy carries its elements' histories by
-itself. An element's explanation is then its own chain plus the inheritance
+happened). During inheritance, the element it concerns gets the private
+attribute ``P_PROV``: the index of its latest event. Every event holds the
+index of the element's previous one (or, for the first, the element as it was
+written), so an element's history is a chain read back from its final state.
+The mark is an attribute, like ``P_REF``, so it travels with lxml copies;
+keying by element identity would lose the history at each inherited copy. A
+copied subtree gets one event, on its root: the first time a source is copied,
+its elements are marked with where they were written, so every copy carries
+its elements' histories by itself. Events after inheritance (references,
+expressions, deploy-time values) are keyed by element instead
+(``Recorder.in_place``, cheaper than an attribute): nothing copies a history
+any more by then, since a copy made by a reference is explained by its target,
+which stays in place. An element's explanation is then its own chain plus the inheritance
 events of its ancestors (they brought it along, which is what makes "a property
 copied inside an inherited sub-list is inherited too" hold at every depth),
 ordered by index; below the root of a copy of a reference target's child, the
@@ -210,22 +214,44 @@ class _Event:
         self.value = value
 
 
+def latest_event(el: etree._Element, in_place: Mapping[etree._Element, int]) -> int | None:
+    """The index of ``el``'s latest event, or None when nothing happened to it."""
+    index = in_place.get(el)
+    if index is None:
+        mark = el.get(P_PROV)
+        index = int(mark) if mark is not None else None
+    return index
+
+
 class Recorder:
     """Records the events of one resolution (implements ``_model.Recorder``)."""
 
     def __init__(self) -> None:
         self.events: list[_Event] = []
         self._premarked: set[etree._Element] = set()
+        #: The latest event of elements whose latest event happened after
+        #: inheritance: references, copies of targets' children, expressions,
+        #: deploy-time values. Only inheritance copies histories along with
+        #: elements, and it is over by then (a copy made by a reference is
+        #: explained by its target, which is still in place), so these events
+        #: need no mark: a dict entry costs a fraction of an attribute.
+        self.in_place: dict[etree._Element, int] = {}
         #: The deploy-time round being applied (from 1), or None.
         self.round: int | None = None
 
     def _add(self, el: etree._Element, event: _Event) -> None:
+        """An event that copies of ``el`` must carry (inheritance): in its mark."""
         el.set(P_PROV, str(len(self.events)))
         self.events.append(event)
 
+    def _add_in_place(self, el: etree._Element, event: _Event) -> None:
+        """An event no copy of ``el`` needs (see :attr:`in_place`)."""
+        self.in_place[el] = len(self.events)
+        self.events.append(event)
+
     def _history(self, el: etree._Element) -> tuple[int | None, etree._Element | None]:
-        mark = el.get(P_PROV)
-        return (None, el) if mark is None else (int(mark), None)
+        index = latest_event(el, self.in_place)
+        return (None, el) if index is None else (index, None)
 
     def _premark(self, source: etree._Element, copy: etree._Element) -> None:
         """Give every element of ``source``'s subtree that has no history yet
@@ -261,23 +287,21 @@ class Recorder:
 
     def referenced(self, shell: etree._Element, target: etree._Element, ref: Ref) -> None:
         prev, origin = self._history(shell)
-        self._add(shell, _Event("reference", prev, origin, via=shell, other=(target,), ref=ref, round=self.round))
+        self._add_in_place(shell, _Event("reference", prev, origin, via=shell, other=(target,), ref=ref, round=self.round))
 
     def copied(self, copy: etree._Element, source: etree._Element, shell: etree._Element) -> None:
-        self._premark(source, copy)
-        mark = shell.get(P_PROV)
-        via = self.events[int(mark)] if mark is not None else None
-        prev, origin = self._history(source)
-        self._add(copy, _Event("copied", prev, origin, via=shell, other=(source,), ref=via.ref if via else None, round=self.round))
+        index = self.in_place.get(shell)
+        via = self.events[index] if index is not None else None
+        self._add_in_place(copy, _Event("copied", None, None, via=shell, other=(source,), ref=via.ref if via else None, round=self.round))
 
     def computed(self, holder: etree._Element, expression: etree._Element, variables: dict[str, etree._Element]) -> None:
         prev, origin = self._history(holder)
         at = (doc_index_of(expression), expression.sourceline or None)
-        self._add(holder, _Event("expression", prev, origin, via=holder, other=(expression,), at=at, variables=variables))
+        self._add_in_place(holder, _Event("expression", prev, origin, via=holder, other=(expression,), at=at, variables=variables))
 
     def supplied(self, el: etree._Element, path: str) -> None:
         prev, origin = self._history(el)
-        self._add(el, _Event("supplied", prev, origin, via=el, round=self.round, text=path, value=el.text or ""))
+        self._add_in_place(el, _Event("supplied", prev, origin, via=el, round=self.round, text=path, value=el.text or ""))
 
 
 # -- explaining ------------------------------------------------------------------------
@@ -296,6 +320,7 @@ class _State:
         self.ws = ws
         self.ctx = ws.ctx
         self.events = recorder.events
+        self.in_place = recorder.in_place
         self.is_pending = is_pending
         self.waits_on = waits_on
         self.nested = 0
@@ -382,9 +407,8 @@ def _explain(state: _State, el: etree._Element, depth: int) -> Explanation:
 def _collect(state: _State, el: etree._Element, found: dict[int, _Event], only: str | None) -> etree._Element | None:
     """Add ``el``'s events (of kind ``only``, or all but ``written``) to
     ``found``; return where ``el`` was written."""
-    mark = el.get(P_PROV)
     origin: etree._Element | None = el
-    index = int(mark) if mark is not None else None
+    index = latest_event(el, state.in_place)
     while index is not None:  # the chain is as long as the element's history
         event = state.events[index]
         if event.kind == (only or event.kind) and event.kind != "written":
@@ -405,10 +429,10 @@ def _copied(state: _State, el: etree._Element) -> tuple[_Event, etree._Element] 
     positions: list[int] = []
     cur: etree._Element | None = el
     while cur is not None and cur.tag not in LIST_PARENTS:
-        mark = cur.get(P_PROV)
-        if mark is not None and state.events[int(mark)].kind == "copied":
-            if best is None or int(mark) > best[0]:
-                best = (int(mark), cur, list(positions))
+        index = state.in_place.get(cur)
+        if index is not None and state.events[index].kind == "copied":
+            if best is None or index > best[0]:
+                best = (index, cur, list(positions))
         parent = cur.getparent()
         if parent is not None:
             positions.append(parent.index(cur))
@@ -555,8 +579,7 @@ def _extends_chain(state: _State, event: _Event) -> list[Step]:
 
 def _extends_event(state: _State, el: etree._Element) -> int | None:
     """The index of the extends event in ``el``'s history, if it has one."""
-    mark = el.get(P_PROV)
-    index = int(mark) if mark is not None else None
+    index = latest_event(el, state.in_place)
     while index is not None:
         event = state.events[index]
         if event.kind == "extends":
