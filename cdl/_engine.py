@@ -192,7 +192,7 @@ class Resolution:
         ``path`` is written as ``pending`` writes paths (``LIST/child``, the
         main document's prefixes, a leading ``/`` optional) and may select
         several properties. The same document and rounds are resolved again
-        with provenance recorded, so this costs about one resolution. Raises
+        with provenance recorded, so this costs about one and a half resolutions. Raises
         :class:`cdl.CdlError` (``SELECT_NOT_FOUND`` with the nearest paths when
         the path selects nothing).
         """

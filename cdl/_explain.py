@@ -17,7 +17,8 @@ recorder at the one place where they copy, replace, compute or supply a value
 define inheritance and reference resolution a second time. Plain resolution
 passes no recorder and pays one ``None`` test per event (benchmarks/README.md);
 ``Resolution.explain`` resolves the same Document and rounds again with a
-recorder on, so one explanation costs about one resolution.
+recorder on, so one explanation costs about one and a half resolutions
+(benchmarks/README.md, "Provenance").
 
 Each event is appended to a table (so its index is the order in which things
 happened). During inheritance, the element it concerns gets the private
