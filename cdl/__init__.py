@@ -11,6 +11,8 @@ lazy properties, read what is still pending, and serialize::
         print(item.path, item.kind)
     deployed = result.supply({"WebApplication/t:DB/t:hostname": "db.example.org"})
     print(deployed.to_bytes().decode())
+    for why in deployed.explain("WebApplication/t:Web/t:dbconnection/t:hostname"):
+        print(why.to_data())                   # where the value came from, step by step
 
 Every failure raises :class:`cdl.CdlError` (see :mod:`cdl.errors`).
 """
