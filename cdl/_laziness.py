@@ -156,6 +156,8 @@ def _supply(ws: Workspace, resolver: ReferenceResolver, el: etree._Element, path
     el.attrib.pop(A_LAZY, None)
     el.text = value
     resolver.settled(el)
+    if ws.recorder is not None:  # provenance hook
+        ws.recorder.supplied(el, path)
 
 
 def _release(ws: Workspace, el: etree._Element, path: str) -> etree._Element:

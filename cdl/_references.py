@@ -88,6 +88,10 @@ def _items_in(nodes: Sequence[etree._Element]) -> list[etree._Element]:
     return found
 
 
+#: The items in and below some elements (``Resolution.explain`` resolves what
+#: a path selects in a prototype the main document never needed).
+items_in = _items_in
+
 _ALL_ITEMS = ListScan(UNRESOLVED_TEST, NAMESPACES)
 
 
@@ -374,7 +378,10 @@ class ReferenceResolver:
         del attrib[P_REF]
         if A_LAZY in attrib:
             del attrib[A_LAZY]
+        rec = self.ws.recorder  # provenance (explain): None in plain resolution
         if len(targets) == 1 and not elements:
+            if rec is not None:  # provenance hook
+                rec.referenced(el, targets[0], ref)
             el.text = targets[0].text  # the common case: one leaf value
             return _DONE
         shells = [el]
@@ -385,6 +392,8 @@ class ReferenceResolver:
             anchor.addnext(shell)
             anchor = shell
         for shell, target in zip(shells, targets):
+            if rec is not None:  # provenance hook
+                rec.referenced(shell, target, ref)
             shell.text = target.text
             if len(target):
                 if target not in self.marked:
@@ -399,6 +408,8 @@ class ReferenceResolver:
                                 child.set(P_DOC, str(origin))
                 for child in target:
                     shell.append(child.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
+                    if rec is not None:  # provenance hook
+                        rec.copied(shell[-1], child, shell)
         return _DONE
 
     def _expression(self, el: etree._Element) -> State:
@@ -408,6 +419,7 @@ class ReferenceResolver:
         holder = el.getparent()
         assert holder is not None
         values: dict[str, str] = {}
+        chosen: list[etree._Element] = []  # each variable's node, for provenance
         blockers: list[etree._Element] = []
         variables = list(el.iterchildren(T_VARIABLE))
         for var, var_el in zip(expr.variables, variables):
@@ -423,6 +435,7 @@ class ReferenceResolver:
                     at=ctx.where(var_el),
                 )
             node = nodes[0]
+            chosen.append(node)
             # A leaf's string value is its text: no iterator needed.
             values[var.name] = "".join(node.itertext()) if len(node) else (node.text or "")
         if blockers:
@@ -432,6 +445,9 @@ class ReferenceResolver:
         except ExpressionError as exc:
             exc.url, exc.line, exc.path = ctx.where(el)  # located only on failure: it walks the tree
             raise
+        rec = self.ws.recorder
+        if rec is not None:  # provenance hook
+            rec.computed(holder, el, {var.name: node for var, node in zip(expr.variables, chosen)})
         replace_with_text(el, result)
         return _DONE
 

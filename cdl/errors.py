@@ -31,6 +31,7 @@ __all__ = [
     "LimitError",
     "ValidationError",
     "PlanError",
+    "SelectionError",
     "CODES",
 ]
 
@@ -83,6 +84,9 @@ CODES: dict[str, str] = {
     "LIMIT_EXCEEDED": "a configured limit was exceeded",
     "SCHEMA_INVALID": "a document does not conform to the CDL schema",
     "TYPE_INVALID": "a property value does not conform to its cdl:type",
+    # selecting resolved properties (explain, resolve --select)
+    "BAD_SELECT": "a path given to explain or --select is not written as LIST/child/...",
+    "SELECT_NOT_FOUND": "a path given to explain or --select selects no property",
 }
 
 
@@ -237,3 +241,7 @@ class PlanError(CdlError):
     """The components cannot be put in a deployment order (a cycle, or a wait for an ancestor)."""
 
     default_code = "PLAN_CYCLE"
+class SelectionError(CdlError):
+    """A path given to ``explain`` or ``--select`` selects no property."""
+
+    default_code = "SELECT_NOT_FOUND"
