@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from lxml import etree
 
+from ._children import ChildIndex
 from .errors import CdlError, CdlErrorGroup, LimitError
 
 if TYPE_CHECKING:
@@ -510,6 +511,8 @@ class Workspace:
     roots: list[etree._Element]
     lists: dict[str, etree._Element]
     budget: Budget
+    #: Children by name of wide elements, for path steps (cdl/_children.py).
+    children: ChildIndex = field(default_factory=ChildIndex)
 
     def size_bound(self) -> int:
         """An upper bound on the elements of the working trees now: what was

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from ._children import WIDE, ChildIndex
 from ._model import ENGINE_NS, LIST_PARENTS, P_REF, UP, A_LAZY, NameRef, Ref, has_value
 
 _NCNAME = r"[^\W\d][\w.\-\u00B7\u0300-\u036F\u203F\u2040]*"
@@ -157,14 +158,19 @@ class Walk:
         self.step = step
 
 
-def walk(start: etree._Element, steps: tuple[str, ...]) -> Walk:
+def walk(start: etree._Element, steps: tuple[str, ...], children: ChildIndex | None = None) -> Walk:
     """Follow ``steps`` from ``start`` (iteratively; paths never recurse).
 
     Every node of a step's set has the same depth, so parents taken in order
     and children concatenated in order keep document order. This runs once
     per reference: while the set holds one node, the common case, it is kept
-    as that node, without building sets.
+    as that node, without building sets. A step into a wide element reads
+    ``children`` (the workspace's; a fresh one when not given) instead of
+    scanning its siblings.
     """
+    if children is None:
+        children = ChildIndex()
+    wide = children.wide
     node = start
     for i, step in enumerate(steps):
         if step == UP:
@@ -176,16 +182,23 @@ def walk(start: etree._Element, steps: tuple[str, ...]) -> Walk:
         # is_unresolved, inlined: this runs for every step of every path.
         if node.get(P_REF) is not None or (node.get(A_LAZY) == "true" and not has_value(node)):
             return Walk(blockers=(node,))
-        found = list(node.iterchildren(step))
+        # ChildIndex.named, inlined: this runs for every step of every path.
+        table = wide.get(node)
+        if table is not None:
+            found = table.get(step, ())
+        elif len(node) > WIDE:
+            found = children.build(node).get(step, ())
+        else:
+            found = list(node.iterchildren(step))
         if len(found) != 1:
             if not found:
                 return Walk(problem="empty", step=i)
-            return _walk_set(found, steps, i + 1)
+            return _walk_set(list(found), steps, i + 1, children)
         node = found[0]
     return Walk(nodes=(node,))
 
 
-def _walk_set(current: list[etree._Element], steps: tuple[str, ...], first: int) -> Walk:
+def _walk_set(current: list[etree._Element], steps: tuple[str, ...], first: int, children: ChildIndex) -> Walk:
     """Follow ``steps[first:]`` from a set of nodes, all of the same depth."""
     for i in range(first, len(steps)):
         step = steps[i]
@@ -204,7 +217,7 @@ def _walk_set(current: list[etree._Element], steps: tuple[str, ...], first: int)
         blockers = [node for node in current if is_unresolved(node)]
         if blockers:
             return Walk(blockers=tuple(blockers))
-        current = [child for node in current for child in node.iterchildren(step)]
+        current = [child for node in current for child in children.named(node, step)]
         if not current:
             return Walk(problem="empty", step=i)
     return Walk(nodes=tuple(current))

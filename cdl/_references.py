@@ -275,7 +275,7 @@ class ReferenceResolver:
                 )
         else:
             start = holder.getparent()  # a property always has its list above it
-        result = walk(start, ref.steps)
+        result = walk(start, ref.steps, self.ws.children)
         if result.blockers:
             raise _Blocked(result.blockers)
         if result.problem is not None:
@@ -372,6 +372,8 @@ class ReferenceResolver:
         for shell in shells[1:]:
             anchor.addnext(shell)
             anchor = shell
+        if len(shells) > 1:
+            self.ws.children.inserted_after(el, shells[1:])
         for shell, target in zip(shells, targets):
             shell.text = target.text
             if len(target):
@@ -421,6 +423,7 @@ class ReferenceResolver:
             where = ctx.where(el)  # located only on failure: it walks the tree
             exc.url, exc.line, exc.path = where["url"], where["line"], where["path"]  # type: ignore[assignment]
             raise
+        self.ws.children.removing(el)
         replace_with_text(el, result)
         return DONE
 
