@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import gc
 import os
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -291,6 +290,8 @@ def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
     target = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(target))
     try:
+        import tempfile  # here: it imports shutil, random, bz2 and lzma (3 ms at start-up)
+
         fd, tmp = tempfile.mkstemp(prefix=".cdl-", suffix=".tmp", dir=directory)
     except OSError as exc:
         raise LoadError(f"cannot write {target}: {exc.strerror or exc}", code="IO_ERROR", url=target) from None

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
-from decimal import Decimal
-
-import elementpath
-from elementpath import XPath1Parser
-from elementpath.tdop import Parser, Token
+from typing import TYPE_CHECKING
 
 from .errors import ExpressionError
+
+if TYPE_CHECKING:
+    # elementpath is imported where an expression is parsed: it takes about
+    # 40 ms to import, and most documents hold no expression.
+    from elementpath.tdop import Token
 
 Value = str | float | bool
 
@@ -53,6 +55,8 @@ def compile_expression(
     ``namespaces`` are those in scope where the expression is written, so a
     prefixed name test is recognised as the location path it is.
     """
+    import elementpath
+
     try:
         token = _parse(text, {p: u for p, u in (namespaces or {}).items() if p})
     except elementpath.ElementPathError as exc:
@@ -109,6 +113,9 @@ def _parse(text: str, namespaces: dict[str, str]) -> Token:
     """Parse only. XPath1Parser.parse also evaluates constant parts with
     elementpath's own (XPath 2 flavoured) rules, which can reject valid XPath
     1.0 such as ``'a' < 'b'``; the base parser of elementpath.tdop does not."""
+    from elementpath import XPath1Parser
+    from elementpath.tdop import Parser
+
     parser = XPath1Parser(namespaces=namespaces)
     if parser.tokenizer is None:
         parser.tokenizer = parser.create_tokenizer(parser.symbol_table)
@@ -184,9 +191,16 @@ def format_value(value: object) -> str:
     """Format a Python value as XPath 1.0 string() would (numbers as doubles)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float, Decimal)):
-        return format_number(float(value))
+    if isinstance(value, (int, float)) or _is_decimal(value):
+        return format_number(float(value))  # type: ignore[arg-type]
     return str(value)
+
+
+def _is_decimal(value: object) -> bool:
+    # decimal is imported only where a number is formatted (below): a value
+    # cannot be a Decimal unless the module is loaded.
+    decimal = sys.modules.get("decimal")
+    return decimal is not None and isinstance(value, decimal.Decimal)
 
 
 def format_number(x: float) -> str:
@@ -201,6 +215,8 @@ def format_number(x: float) -> str:
         return str(int(x))
     # repr gives the shortest digits that identify the double; write them
     # without an exponent as XPath 1.0 requires.
+    from decimal import Decimal
+
     text = format(Decimal(repr(x)), "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")
