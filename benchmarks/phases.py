@@ -19,6 +19,7 @@ calls it and slows Python code down several times; these numbers do not.
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import os
 import resource
@@ -85,11 +86,13 @@ def main(argv: list[str] | None = None) -> int:
         parents = ws.roots[0].iterchildren(*_engine._LIST_TAGS)
         # Older engines (--engine) take the parents only and always copy the output.
         newer = len(inspect.signature(find_items).parameters) == 2
-        items = timed("find items", lambda: find_items(ws, parents) if newer else find_items(parents))
+        items = timed("find items", find_items, *((ws, parents) if newer else (parents,)))
         resolver = ReferenceResolver(ws)
         timed(f"references and expressions ({len(items)} items)", resolver.run, items)
         timed("required check", check_required, ws, resolver)
-        root = timed("build output tree", lambda: build_output(ws, consume=True) if newer else build_output(ws))
+        # (The working trees go to the output: nothing reads them after this.)
+        build = functools.partial(build_output, ws, consume=True) if newer else functools.partial(build_output, ws)
+        root = timed("build output tree", build)
         data = timed("serialize", to_bytes, root)
         before = usage()
         del root, resolver, ws, doc, items

@@ -17,7 +17,8 @@ Every failure raises :class:`cdl.CdlError` (see :mod:`cdl.errors`).
 
 from ._engine import Document, Resolution, load
 from ._laziness import Pending, Round
-from ._model import CDL_NS, Limits
+from ._limits import Limits
+from ._model import CDL_NS
 from .errors import CdlError, CdlErrorGroup
 
 __all__ = [

@@ -17,27 +17,27 @@ from typing import Any
 
 from lxml import etree
 
+from ._files import write_atomically
 from ._imports import LoadOptions, Resolver, load_set
 from ._inherit import resolve_prototypes
 from ._laziness import Pending, Round, apply_round, check_required, pending_report
+from ._limits import Budget, Limits
 from ._model import (
     T_CONFIGURATION,
     T_SYSTEM,
     T_TYPES,
     XSD_NS,
-    Budget,
     Context,
-    Limits,
-    Prefixes,
     Problems,
     SourceDoc,
     Tables,
     Workspace,
 )
 from ._names import Registry, build_registry
+from ._naming import Prefixes
 from ._references import ReferenceResolver, find_items
 from ._serialize import Data, build_output, to_bytes, to_data
-from .errors import CdlError, CdlErrorGroup, DeployValueError, LoadError
+from .errors import CdlError, CdlErrorGroup, DeployValueError
 
 RoundLike = Round | Mapping[str, Any]
 
@@ -155,7 +155,7 @@ class Resolution:
 
         def origin(el: etree._Element) -> tuple[str | None, int | None]:
             where = ctx.where(el)
-            return where["url"], where["line"]  # type: ignore[return-value]
+            return where.url, where.line
 
         root = build_output(ws, keep_origins=True)
         errors, warnings = check_types(root, self.document.schemas, origin, ctx.prefixes.path_of)
@@ -164,10 +164,8 @@ class Resolution:
     @property
     def pending(self) -> list[Pending]:
         """What is still unresolved, waiting for deploy-time values, in document order."""
-        if self._pending is None:
-            ws = self._working()
-            assert self._resolver is not None
-            self._pending = pending_report(ws, self._resolver, self._items)
+        self._report_pending()
+        assert self._pending is not None
         return list(self._pending)
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> Resolution:
@@ -197,12 +195,32 @@ class Resolution:
         out = self._outputs.get(system_only)
         if out is None:
             ws = self._working()
-            self.pending  # noqa: B018 -- the report reads the working trees: make it first
+            self._report_pending()
             with _cyclic_gc_paused():
                 out = self._outputs[system_only] = build_output(ws, system_only, consume=True)
-            # The items now live in the output; nothing may touch them again.
-            self._ws, self._resolver, self._items = None, None, []
+            self._give_up_working_trees()
         return out
+
+    def _report_pending(self) -> None:
+        """Make the pending report now, while the working trees are whole.
+
+        It reads the resolver's states and the items' places, which the
+        output takes apart; made first, ``pending`` never has to resolve
+        again after an output.
+        """
+        if self._pending is None:
+            ws = self._working()  # resolved again if an output took the trees
+            assert self._resolver is not None  # _working sets it with the trees
+            self._pending = pending_report(ws, self._resolver, self._items)
+
+    def _give_up_working_trees(self) -> None:
+        """Forget the working trees once an output has taken them apart.
+
+        The items now live in the output tree (with the engine's attributes
+        removed): nothing may read or resolve them again. ``_working`` makes
+        new ones by resolving again from the unchanged Document and rounds.
+        """
+        self._ws, self._resolver, self._items = None, None, []
 
     def _working(self) -> Workspace:
         """The resolved working trees, resolved again if an output took them."""
@@ -279,33 +297,3 @@ def load(
     registry = build_registry(docs, Prefixes([d.declared for d in docs], docs[0].nsmap.get(None)), problems)
     problems.raise_if_any()
     return Document(docs, tables, registry, options)
-
-
-def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it into place.
-
-    Raises LoadError (IO_ERROR) when the file cannot be written; the target is
-    then untouched.
-    """
-    target = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(target))
-    try:
-        import tempfile  # here: it imports shutil, random, bz2 and lzma (3 ms at start-up)
-
-        fd, tmp = tempfile.mkstemp(prefix=".cdl-", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise LoadError(f"cannot write {target}: {exc.strerror or exc}", code="IO_ERROR", url=target) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(exc, OSError):
-            raise LoadError(f"cannot write {target}: {exc.strerror or exc}", code="IO_ERROR", url=target) from None
-        raise

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -26,7 +25,7 @@ from .errors import ExpressionError
 if TYPE_CHECKING:
     # elementpath is imported where an expression is parsed: it takes about
     # 40 ms to import, and most documents hold no expression.
-    from elementpath.tdop import Token
+    from elementpath import XPathToken
 
 Value = str | float | bool
 
@@ -49,7 +48,7 @@ def compile_expression(
     url: str | None,
     line: int | None,
     namespaces: Mapping[str | None, str] | None = None,
-) -> Token:
+) -> XPathToken:
     """Parse ``text`` and check it may be evaluated without a context node.
 
     ``namespaces`` are those in scope where the expression is written, so a
@@ -109,7 +108,7 @@ def compile_expression(
     return token
 
 
-def _parse(text: str, namespaces: dict[str, str]) -> Token:
+def _parse(text: str, namespaces: dict[str, str]) -> XPathToken:
     """Parse only. XPath1Parser.parse also evaluates constant parts with
     elementpath's own (XPath 2 flavoured) rules, which can reject valid XPath
     1.0 such as ``'a' < 'b'``; the base parser of elementpath.tdop does not."""
@@ -122,7 +121,7 @@ def _parse(text: str, namespaces: dict[str, str]) -> Token:
     return Parser.parse(parser, text)
 
 
-def evaluate(text: str, token: Token, values: Mapping[str, str]) -> str:
+def evaluate(text: str, token: XPathToken, values: Mapping[str, str]) -> str:
     """Evaluate a compiled expression with string-valued variables, as XPath 1.0 string().
 
     Iterative (post-order over the token tree), so nesting never exhausts the
@@ -130,18 +129,18 @@ def evaluate(text: str, token: Token, values: Mapping[str, str]) -> str:
     where.
     """
     results: list[Value] = []
-    stack: list[tuple[Token, bool]] = [(token, False)]
+    stack: list[tuple[XPathToken, bool]] = [(token, False)]
     while stack:
         tok, ready = stack.pop()
         symbol = tok.symbol
         if symbol == "(string)":
-            results.append(tok.value)
+            results.append(str(tok.value))  # the literal's text
         elif symbol in ("(integer)", "(decimal)"):
             # XPath 1.0 numbers are doubles; through str, a literal too large
             # for a double becomes Infinity instead of raising.
             results.append(float(str(tok.value)))
         elif symbol == "$":
-            results.append(values[tok[0].value])
+            results.append(values[str(tok[0].value)])  # the variable's name
         elif not ready:
             stack.append((tok, True))
             stack.extend((child, False) for child in reversed(list(tok)))
@@ -187,22 +186,6 @@ def to_boolean(value: Value) -> bool:
     return len(value) > 0
 
 
-def format_value(value: object) -> str:
-    """Format a Python value as XPath 1.0 string() would (numbers as doubles)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)) or _is_decimal(value):
-        return format_number(float(value))  # type: ignore[arg-type]
-    return str(value)
-
-
-def _is_decimal(value: object) -> bool:
-    # decimal is imported only where a number is formatted (below): a value
-    # cannot be a Decimal unless the module is loaded.
-    decimal = sys.modules.get("decimal")
-    return decimal is not None and isinstance(value, decimal.Decimal)
-
-
 def format_number(x: float) -> str:
     """XPath 1.0 number to string: no exponent, no trailing '.0', 'NaN', 'Infinity'."""
     if math.isnan(x):
@@ -215,7 +198,7 @@ def format_number(x: float) -> str:
         return str(int(x))
     # repr gives the shortest digits that identify the double; write them
     # without an exponent as XPath 1.0 requires.
-    from decimal import Decimal
+    from decimal import Decimal  # here: few expressions format a fraction
 
     text = format(Decimal(repr(x)), "f")
     if "." in text:
@@ -345,7 +328,7 @@ _BINARY: dict[str, Callable[[Value, Value], Value]] = {
 }
 
 
-def _apply(tok: Token, args: list[Value]) -> Value:
+def _apply(tok: XPathToken, args: list[Value]) -> Value:
     symbol = tok.symbol
     if tok.label == "function":
         return _FUNCTIONS[symbol](*args)
@@ -356,7 +339,7 @@ def _apply(tok: Token, args: list[Value]) -> Value:
     return _BINARY[symbol](args[0], args[1])
 
 
-def _describe(tok: Token) -> str:
+def _describe(tok: XPathToken) -> str:
     if tok.symbol == "(name)":
         return f"name test {tok.value!r}"
     return repr(tok.symbol)

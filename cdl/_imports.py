@@ -21,8 +21,9 @@ from pathlib import Path
 
 from lxml import etree
 
+from ._limits import Limits
 from ._load import load_document
-from ._model import T_IMPORT, T_SYSTEM, Limits, SourceDoc, Tables
+from ._model import T_IMPORT, T_SYSTEM, SourceDoc, Tables
 from .errors import CdlError, ImportRefusedError, LimitError, LoadError
 
 #: A resolver receives an absolute URL and returns the document's bytes.
@@ -116,7 +117,7 @@ def load_set(source: str | os.PathLike[str] | bytes, options: LoadOptions, name:
 
 
 def _import_elements(doc: SourceDoc) -> list[etree._Element]:
-    return [el for el in doc.root.iterchildren(T_IMPORT)]
+    return list(doc.root.iterchildren(T_IMPORT))
 
 
 def _locate_main(text: str, options: LoadOptions) -> _Location:
@@ -262,11 +263,11 @@ def _read(loc: _Location, options: LoadOptions, where: tuple[SourceDoc, etree._E
             return data
         import urllib.request  # only here: importing it costs about 18 ms (http.client, email)
 
-        with urllib.request.urlopen(loc.key, timeout=options.timeout) as response:  # noqa: S310 - scheme checked
-            data = response.read(limit + 1)
-            if len(data) > limit:
+        with urllib.request.urlopen(loc.key, timeout=options.timeout) as response:
+            body: bytes = response.read(limit + 1)
+            if len(body) > limit:
                 raise LimitError(f"{loc.display} is over the input size limit of {limit} bytes (max_bytes)", url=url, line=line)
-            return data
+            return body
     except CdlError:
         raise
     except IsADirectoryError:

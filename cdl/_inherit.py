@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from lxml import etree
 
-from ._model import A_LAZY, LIST_PARENTS, P_DOC, P_EXT, P_REF, ListScan, Problems, Workspace, depth_of, has_value
+from ._model import A_LAZY, P_DOC, P_EXT, P_REF, Problems, Workspace, depth_of, has_value, table_index, top_level_of
+from ._scan import ListScan
 from .errors import InheritanceError
 
 _ACTIVE, _DONE = 1, 2
@@ -61,14 +62,14 @@ def resolve_prototypes(ws: Workspace) -> None:
             pushed = False
             while frame.next < len(frame.elements):
                 el = frame.elements[frame.next]
-                name = ctx.tables.names[int(el.get(P_EXT))]  # type: ignore[arg-type]
+                name = ctx.tables.names[table_index(el, P_EXT)]
                 target = ws.lookup(name)
                 if target is None:
                     problems.add(
                         InheritanceError(
                             f"cdl:extends names {name.text!r}, which is no top level list",
                             code="UNKNOWN_PROTOTYPE",
-                            **ctx.where(el),  # type: ignore[arg-type]
+                            at=ctx.where(el),
                         )
                     )
                     del el.attrib[P_EXT]
@@ -89,7 +90,7 @@ def resolve_prototypes(ws: Workspace) -> None:
             # Every prototype this list needs is complete: merge, innermost
             # (and last) first so ancestors see their children resolved.
             for el in reversed(frame.elements):
-                target = ws.lookup(ctx.tables.names[int(el.get(P_EXT))])  # type: ignore[arg-type]
+                target = ws.lookup(ctx.tables.names[table_index(el, P_EXT)])
                 assert target is not None
                 _merge(el, target, ws, shapes)
             state[frame.lst] = _DONE
@@ -110,11 +111,9 @@ def _extending_by_list(ws: Workspace) -> dict[etree._Element, list[etree._Elemen
     bound = ws.size_bound()
     for doc, root in zip(ws.ctx.docs, ws.roots):
         for el in _EXTENDING(doc.list_parents(root), bound):
-            lst = el
-            parent = el.getparent()
-            while parent.tag not in LIST_PARENTS:
-                lst = parent
-                parent = parent.getparent()
+            lst = top_level_of(el)
+            # The scan looks below list parents only, so every element found has its list.
+            assert lst is not None
             found.setdefault(lst, []).append(el)
     return found
 
@@ -127,14 +126,14 @@ def _cycle(ws: Workspace, stack: list[_Frame], target: etree._Element) -> Inheri
     for frame in stack[start:]:
         el = frame.current
         assert el is not None
-        name = ctx.tables.names[int(el.get(P_EXT))]  # type: ignore[arg-type]
+        name = ctx.tables.names[table_index(el, P_EXT)]
         links.append(f"{ctx.prefixes.path_of(el)} ({ctx.at(el)}) extends {name.text}")
     first = stack[start].current
     assert first is not None
     return InheritanceError(
         "prototype references form a cycle: " + "; ".join(links),
         code="EXTENDS_CYCLE",
-        **ctx.where(first),  # type: ignore[arg-type]
+        at=ctx.where(first),
     )
 
 
@@ -184,14 +183,15 @@ def _merge(
     own_value = has_value(n)
     own_ref = n.get(P_REF) is not None
     own_children = list(n)
-    groups: dict[str, list[etree._Element]] = {}
+    # Keyed by tag as lxml returns it (a str for every parsed element).
+    groups: dict[object, list[etree._Element]] = {}
     for child in own_children:
         groups.setdefault(child.tag, []).append(child)
     shape = _shape(proto, shapes)
     proto_children, proto_tags = shape.children, shape.tags
     merged: list[etree._Element] = []
     if not own_ref:  # 7.3.4 case 3: a reference replaces the inherited value
-        placed: set[str] = set()
+        placed: set[object] = set()
         # Charge every copy this merge makes before making any: the budget
         # refuses an oversized document before it is built.
         inherited = [i for i, tag in enumerate(shape.child_tags) if tag not in groups]
@@ -205,7 +205,7 @@ def _merge(
         for e, tag, attributes in zip(proto_children, shape.child_tags, shape.child_attributes):
             group = groups.get(tag)
             if group is None:
-                merged.append(e.__deepcopy__(None))  # marked with its document (_Shape)
+                merged.append(e.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it; marked with its document (_Shape)
             elif tag not in placed:
                 placed.add(tag)
                 if attributes:

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ._model import A_LAZY, CDL_NS, P_REF, T_EXPRESSION, T_SYSTEM, T_VARIABLE, ListScan, Problems, Workspace, has_value
-from ._paths import PrefixError, is_lazy, parse_name_ref, parse_qname
-from ._references import DONE, PENDING, ReferenceResolver, item_kind
+from ._items import has_lazy_variables, is_lazy, item_kind
+from ._model import A_LAZY, CDL_NS, P_REF, T_EXPRESSION, T_SYSTEM, T_VARIABLE, Problems, Workspace, has_value
+from ._paths import PrefixError, parse_name_ref, parse_qname
+from ._references import ReferenceResolver
+from ._scan import ListScan
 from .errors import DeployValueError, LazinessError, RequiredPropertyError
 
 
@@ -65,14 +67,14 @@ def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round) -> None
     # 7.5.1: after a laziness resolution, value reference resolution is applied.
     again = resolver.reopen_pending()
     resolver.run(again + released)
-    still = [el for el in released if resolver.state.get(el) == PENDING]
+    still = [el for el in released if resolver.is_pending(el)]
     if still:
         ctx = ws.ctx
         raise LazinessError(
             "released lazy reference still cannot be resolved: "
             + ", ".join(f"{ctx.prefixes.path_of(el)} waits for {_waits(resolver, el)}" for el in still),
             code="LAZY_UNRESOLVED",
-            **ctx.where(still[0]),  # type: ignore[arg-type]
+            at=ctx.where(still[0]),
         )
 
 
@@ -89,7 +91,7 @@ def _check_value(path: str, value: object, ws: Workspace) -> None:
 
 
 def _waits(resolver: ReferenceResolver, el: etree._Element) -> str:
-    names = [resolver.ctx.prefixes.path_of(w) for w in resolver.waits_on.get(el, [])]
+    names = [resolver.ctx.prefixes.path_of(w) for w in resolver.waits_on(el)]
     return ", ".join(names) or "a lazy value"
 
 
@@ -132,7 +134,7 @@ def _select_in(ws: Workspace, text: str, verb: str) -> list[etree._Element]:
 
 def _pending_expression(el: etree._Element) -> etree._Element | None:
     expr = el.find(T_EXPRESSION)
-    if expr is not None and any(v.get(A_LAZY) == "true" for v in expr.iterchildren(T_VARIABLE)):
+    if expr is not None and has_lazy_variables(expr):
         return expr
     return None
 
@@ -143,10 +145,10 @@ def _supply(ws: Workspace, resolver: ReferenceResolver, el: etree._Element, path
         raise DeployValueError(
             f"set {path!r}: {ws.ctx.prefixes.path_of(el)} is not lazy; only lazy properties and references take deploy-time values",
             code="SET_NOT_LAZY",
-            **ws.ctx.where(el),  # type: ignore[arg-type]
+            at=ws.ctx.where(el),
         )
     if expr is not None:
-        resolver.state[expr] = DONE
+        resolver.settled(expr)
         ws.children.removing(expr)
         el.remove(expr)
     # A lazy reference given a value is replaced by the value (7.5.3: the
@@ -154,7 +156,7 @@ def _supply(ws: Workspace, resolver: ReferenceResolver, el: etree._Element, path
     el.attrib.pop(P_REF, None)
     el.attrib.pop(A_LAZY, None)
     el.text = value
-    resolver.state[el] = DONE
+    resolver.settled(el)
 
 
 def _release(ws: Workspace, el: etree._Element, path: str) -> etree._Element:
@@ -168,7 +170,7 @@ def _release(ws: Workspace, el: etree._Element, path: str) -> etree._Element:
         raise DeployValueError(
             f"release {path!r}: {ws.ctx.prefixes.path_of(el)} cannot be released: {what}",
             code="SET_NOT_LAZY",
-            **ws.ctx.where(el),  # type: ignore[arg-type]
+            at=ws.ctx.where(el),
         )
     del el.attrib[A_LAZY]
     return el
@@ -186,7 +188,7 @@ def check_required(ws: Workspace, resolver: ReferenceResolver) -> None:
         problems.add(
             RequiredPropertyError(
                 'this property is marked cdl:use="required" but has no value',
-                **ws.ctx.where(el),  # type: ignore[arg-type]
+                at=ws.ctx.where(el),
             )
         )
     problems.raise_if_any()
@@ -200,7 +202,7 @@ def pending_report(ws: Workspace, resolver: ReferenceResolver, items: Sequence[e
     targets), so their order is the report's, without walking the tree.
     """
     ctx = ws.ctx
-    pending = [el for el in items if resolver.state.get(el) == PENDING]
+    pending = [el for el in items if resolver.is_pending(el)]
 
     def where(el: etree._Element) -> str:
         holder = el.getparent() if el.tag == T_EXPRESSION else el
@@ -208,14 +210,14 @@ def pending_report(ws: Workspace, resolver: ReferenceResolver, items: Sequence[e
 
     waiting: dict[etree._Element, list[str]] = {}
     for el in pending:
-        for blocker in resolver.waits_on.get(el, []):
+        for blocker in resolver.waits_on(el):
             waiting.setdefault(blocker, []).append(where(el))
     return [
         Pending(
             path=where(el),
-            kind=item_kind(el),
+            kind=item_kind(el).value,
             waiting=tuple(waiting.get(el, [])),
-            waits_on=tuple(where(b) for b in resolver.waits_on.get(el, [])),
+            waits_on=tuple(where(b) for b in resolver.waits_on(el)),
         )
         for el in pending
     ]

@@ -11,15 +11,19 @@ private index attributes, so later phases never see prefixes.
 
 from __future__ import annotations
 
+import enum
 import re
 import xml.parsers.expat as expat
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
+if TYPE_CHECKING:
+    from lxml.etree._docloader import _InputDocument  # stubs only: what a Resolver returns
+
 from . import _expressions
+from ._limits import Limits
 from ._model import (
-    ListScan,
-    elements_bound,
     A_CREF,
     A_EXTENDS,
     A_LAZY,
@@ -42,7 +46,6 @@ from ._model import (
     T_TYPES,
     T_VARIABLE,
     Expression,
-    Limits,
     NameRef,
     Problems,
     Ref,
@@ -52,8 +55,10 @@ from ._model import (
     has_value,
     replace_with_text,
     split_clark,
+    tag_of,
 )
 from ._paths import PathSyntaxError, PrefixError, is_ncname, parse_name_ref, parse_path, parse_qname, relative_ref
+from ._scan import ListScan, elements_bound
 from .errors import (
     CdlError,
     ExpressionError,
@@ -114,7 +119,10 @@ def _declarations(data: bytes, root: etree._Element) -> tuple[bool, dict[str | N
     declared: dict[str | None, str] = dict(root.nsmap)
     if data.count(b"xmlns") <= len(declared):
         return True, declared
-    for _event, (prefix, uri) in etree.iterwalk(root, events=("start-ns",)):
+    for _event, declaration in etree.iterwalk(root, events=("start-ns",)):
+        if declaration is None:  # only end-ns events carry none, and they are not asked for
+            continue
+        prefix, uri = declaration
         if uri in declared.values():
             continue
         key: str | None = prefix or None
@@ -134,11 +142,18 @@ class _NothingExternal(etree.Resolver):
     this resolver makes sure no file is read on a document's behalf.
     """
 
-    def resolve(self, system_url: str, public_id: str, context: object) -> object:
+    def resolve(self, system_url: str | None, public_id: str | None, context: object) -> _InputDocument:
         return self.resolve_string("", context)
 
 
-def hardened_parser(resolver: etree.Resolver | None = None, **options: bool) -> etree.XMLParser:
+def hardened_parser(
+    resolver: etree.Resolver | None = None,
+    *,
+    remove_blank_text: bool = False,
+    remove_comments: bool = False,
+    remove_pis: bool = False,
+    collect_ids: bool = True,
+) -> etree.XMLParser:
     """A parser that never expands entities, reads a DTD or touches the network.
 
     ``resolver``, if given, replaces the default that answers every external
@@ -146,8 +161,9 @@ def hardened_parser(resolver: etree.Resolver | None = None, **options: bool) -> 
     resolvers in a set, so no order among several can be relied on. A new
     parser per call: lxml parsers are not safe to share between threads.
     """
-    parser = etree.XMLParser(
-        resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False, **options
+    parser: etree.XMLParser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False,
+        remove_blank_text=remove_blank_text, remove_comments=remove_comments, remove_pis=remove_pis, collect_ids=collect_ids,
     )
     parser.resolvers.add(resolver if resolver is not None else _NothingExternal())
     return parser
@@ -257,8 +273,10 @@ def _parse_deep(data: bytes, url: str, limits: Limits) -> etree._Element:
                     line=parser.CurrentLineNumber,
                 )
             )
-        el = builder.start(clark(name), {clark(k): v for k, v in attrs.items()}, dict(pending_ns))
-        el.sourceline = parser.CurrentLineNumber
+        # lxml's TreeBuilder.start takes the namespace map and returns the
+        # element; the stubs type it as the 2-argument ParserTarget.start.
+        el: etree._Element = builder.start(clark(name), {clark(k): v for k, v in attrs.items()}, dict(pending_ns))  # type: ignore[call-arg, func-returns-value, assignment]
+        el.sourceline = parser.CurrentLineNumber  # type: ignore[misc]  # writable in lxml; the stubs say read-only
         pending_ns.clear()
 
     def end(name: str) -> None:
@@ -378,34 +396,26 @@ def _check_structure(root: etree._Element, url: str, index: int, problems: Probl
 
 def _check_lists(parent: etree._Element, url: str, index: int, problems: Problems) -> None:
     if parent.text and parent.text.strip():
-        problems.add(LoadError(f"text is not allowed inside cdl:{split_clark(parent.tag)[1]}", url=url, line=parent.sourceline))
+        problems.add(LoadError(f"text is not allowed inside cdl:{split_clark(tag_of(parent))[1]}", url=url, line=parent.sourceline))
     for position, el in enumerate(list(parent)):
         if el.tail and el.tail.strip():
-            problems.add(LoadError(f"text is not allowed inside cdl:{split_clark(parent.tag)[1]}", url=url, line=el.sourceline))
+            problems.add(LoadError(f"text is not allowed inside cdl:{split_clark(tag_of(parent))[1]}", url=url, line=el.sourceline))
         if el.tag == T_DOCUMENTATION:
             if position != 0:
                 problems.add(
-                    LoadError(_DOCUMENTATION_FIRST.format("cdl:" + split_clark(parent.tag)[1]), url=url, line=el.sourceline)
+                    LoadError(_DOCUMENTATION_FIRST.format("cdl:" + split_clark(tag_of(parent))[1]), url=url, line=el.sourceline)
                 )
             parent.remove(el)
-        elif split_clark(el.tag)[0] == CDL_NS:
+        elif split_clark(tag_of(el))[0] == CDL_NS:
             problems.add(
                 LoadError(
-                    f"cdl:{split_clark(el.tag)[1]} cannot be a top level property list",
+                    f"cdl:{split_clark(tag_of(el))[1]} cannot be a top level property list",
                     url=url,
                     line=el.sourceline,
                 )
             )
         else:
             el.set(P_DOC, str(index))
-
-
-def list_name(el: etree._Element, target_ns: str) -> str:
-    """The QName (Clark) of a top level list: unqualified lists take the targetNamespace."""
-    tag: str = el.tag
-    if not tag.startswith("{") and target_ns:
-        return f"{{{target_ns}}}{tag}"
-    return tag
 
 
 # -- annotations ----------------------------------------------------------------
@@ -423,11 +433,12 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
             if el.tag == T_EXPRESSION:
                 _load_expression(el, doc, tables, limits, cache)
             elif el.tag == T_VARIABLE:
-                if el.getparent() is None or el.getparent().tag != T_EXPRESSION:
+                holder = el.getparent()
+                if holder is None or holder.tag != T_EXPRESSION:
                     raise ExpressionError("cdl:variable must be a child of cdl:expression", url=doc.url, line=el.sourceline)
-            elif split_clark(el.tag)[0] == CDL_NS:
+            elif split_clark(tag_of(el))[0] == CDL_NS:
                 raise LoadError(
-                    f"cdl:{split_clark(el.tag)[1]} is not allowed inside a property list "
+                    f"cdl:{split_clark(tag_of(el))[1]} is not allowed inside a property list "
                     "(only cdl:expression and cdl:documentation are)",
                     url=doc.url,
                     line=el.sourceline,
@@ -444,9 +455,18 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
 #: (CDL attributes among them: libxml2 tests "any attribute" much faster than
 #: "an attribute in this namespace", and other attributes are rare).
 _ANNOTATED = ListScan("[@* or namespace-uri()=$ns]")
-#: Cached for attributes that loading leaves as they are (a sentinel: no
-#: tuple of attributes is this object).
-_UNCHANGED = object()
+#: An element's attributes, as ``tuple(el.attrib.items())``.
+_Attributes = tuple[tuple[str, str], ...]
+
+
+class _Unchanged(enum.Enum):
+    """Cached for attributes that loading leaves as they are (a sentinel: no
+    tuple of attributes is this value)."""
+
+    UNCHANGED = 0
+
+
+_UNCHANGED = _Unchanged.UNCHANGED
 
 
 def _path_hint(el: etree._Element) -> str:
@@ -455,29 +475,39 @@ def _path_hint(el: etree._Element) -> str:
     cur: etree._Element | None = el
     # Up to (not including) the cdl:configuration or cdl:system under the root;
     # a misplaced element of that name deeper down is part of the path.
-    while cur is not None and cur.getparent() is not None and cur.getparent().tag != T_CDL:
-        uri, local = split_clark(cur.tag)
+    while cur is not None:
+        parent = cur.getparent()
+        if parent is None or parent.tag == T_CDL:
+            break
+        uri, local = split_clark(tag_of(cur))
         prefix = next((p for p, u in (cur.nsmap or {}).items() if u == uri and p), None) if uri else None
         names.append(f"{prefix}:{local}" if prefix else local)
-        cur = cur.getparent()
+        cur = parent
     return "/" + "/".join(reversed(names))
 
 
 class _LoadCache:
     """What one loading pass remembers; dropped once the document is loaded."""
 
-    __slots__ = ("attributes", "depths", "parsed", "seen")
+    __slots__ = ("attributes", "by_depth", "depths", "names", "paths", "refs", "seen")
 
     def __init__(self) -> None:
         #: Steps from an element to its top level list.
         self.depths: dict[etree._Element, int] = {}
-        #: Parsed attribute values by their text; only used with uniform
-        #: namespaces, where the same text always means the same thing.
-        self.parsed: dict[object, object] = {}
+        # Parsed attribute values by their text; only used with uniform
+        # namespaces, where the same text always means the same thing.
+        #: QNames of cdl:extends and cdl:refroot.
+        self.names: dict[str, NameRef] = {}
+        #: Paths of cdl:ref: (absolute, steps).
+        self.paths: dict[str, tuple[bool, tuple[str, ...]]] = {}
+        #: References by (path, refroot, depth of the property).
+        self.refs: dict[tuple[str, str | None, int], Ref] = {}
         #: Attributes as written -> (working attributes, whether the content
         #: needs checking, whether the result depends on the depth); with
-        #: uniform namespaces only.
-        self.attributes: dict[object, tuple[object, bool, bool]] = {}
+        #: uniform namespaces only. Working attributes are None when they
+        #: depend on the depth: they are then in ``by_depth``.
+        self.attributes: dict[_Attributes, tuple[_Attributes | _Unchanged | None, bool, bool]] = {}
+        self.by_depth: dict[tuple[_Attributes, int], _Attributes] = {}
         #: Hashes of the attribute sets met once: a set is remembered only
         #: when it comes again, since many never do (a peer's own refroot).
         self.seen: set[int] = set()
@@ -520,7 +550,7 @@ def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: 
         if after is _UNCHANGED:
             return
         if by_depth:
-            after = cache.attributes.get((before, _depth(el, cache.depths)))  # type: ignore[assignment]
+            after = cache.by_depth.get((before, _depth(el, cache.depths)))
         # A reference (or a lazy property) found holding a value takes the
         # full path, which reports it.
         if after is not None and not (content_check and (len(el) or (el.text and el.text.strip()))):
@@ -537,15 +567,16 @@ def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: 
     ref = written.get(A_CREF)
     by_depth = ref is not None and A_REFROOT not in written and ref.strip().startswith("/")
     content_check = ref is not None or attrib.get(A_LAZY) == "true"
+    kept: _Attributes | _Unchanged | None
     if by_depth:
-        kept: object = None
+        kept = None
     elif after == before and not content_check:
         kept = _UNCHANGED  # nothing to rewrite and nothing to check again
     else:
         kept = after
     cache.attributes[before] = (kept, content_check, by_depth)
     if by_depth:
-        cache.attributes[(before, _depth(el, cache.depths))] = after
+        cache.by_depth[(before, _depth(el, cache.depths))] = after
 
 
 def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache) -> None:
@@ -557,14 +588,14 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
     nsmap = doc.nsmap if doc.uniform_namespaces else el.nsmap
     extends = attrib.get(A_EXTENDS)
     if extends is not None:
-        name = cache.parsed.get(extends) if doc.uniform_namespaces else None
+        name = cache.names.get(extends) if doc.uniform_namespaces else None
         if name is None:
             try:
                 name = parse_name_ref(extends, nsmap, doc.target_ns)
             except PrefixError as exc:
                 raise NameResolutionError(f"cdl:extends: {exc}", code="BAD_QNAME", url=doc.url, line=el.sourceline) from None
             if doc.uniform_namespaces:
-                cache.parsed[extends] = name
+                cache.names[extends] = name
         del attrib[A_EXTENDS]
         el.set(P_EXT, tables.add_name(name))
     ref_text = attrib.get(A_CREF)
@@ -640,10 +671,10 @@ def _parse_ref(
     if doc.uniform_namespaces:
         # Same text, same depth, same namespaces: same reference.
         key = (text, refroot_text, depth)
-        cached = cache.parsed.get(key)
+        cached = cache.refs.get(key)
         if cached is None:
-            cached = cache.parsed[key] = _parse_ref_text(text, refroot_text, doc.nsmap, depth, doc, written_on, cache.parsed)
-        return cached  # type: ignore[return-value]
+            cached = cache.refs[key] = _parse_ref_text(text, refroot_text, doc.nsmap, depth, doc, written_on, cache)
+        return cached
     return _parse_ref_text(text, refroot_text, written_on.nsmap, depth, doc, written_on, None)
 
 
@@ -654,28 +685,28 @@ def _parse_ref_text(
     depth: int,
     doc: SourceDoc,
     written_on: etree._Element,
-    parsed: dict[object, object] | None,
+    parsed: _LoadCache | None,
 ) -> Ref:
     """Parse a reference's texts. ``parsed`` (with uniform namespaces, where
     the same text always means the same) remembers the refroot names and
     paths: a document repeats the same path under many refroots."""
     refroot: NameRef | None = None
     if refroot_text is not None:
-        refroot = parsed.get(("refroot", refroot_text)) if parsed is not None else None  # type: ignore[assignment]
+        refroot = parsed.names.get(refroot_text) if parsed is not None else None
         if refroot is None:
             try:
                 refroot = parse_name_ref(refroot_text, nsmap, doc.target_ns)
             except PrefixError as exc:
                 raise NameResolutionError(f"refroot: {exc}", code="BAD_QNAME", url=doc.url, line=written_on.sourceline) from None
             if parsed is not None:
-                parsed[("refroot", refroot_text)] = refroot
+                parsed.names[refroot_text] = refroot
     try:
-        path = parsed.get(("path", text)) if parsed is not None else None
+        path = parsed.paths.get(text) if parsed is not None else None
         if path is None:
             path = parse_path(text, nsmap)
             if parsed is not None:
-                parsed[("path", text)] = path
-        absolute, steps = path  # type: ignore[misc]
+                parsed.paths[text] = path
+        absolute, steps = path
     except PathSyntaxError as exc:
         raise ReferenceResolutionError(
             f"path {text!r} is not valid (7.3.1: Path ::= ('/')? Step ('/' Step)*, Step ::= '.' | '..' | QName): {exc}",
@@ -751,4 +782,4 @@ def _load_expression(
     # pending expression.
 
 
-__all__ = ["load_document", "list_name"]
+__all__ = ["load_document"]

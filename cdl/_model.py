@@ -10,21 +10,27 @@ reference resolution need; the serializer strips them.
 Names are kept resolved, in Clark notation (``{uri}local``, or ``local`` for no
 namespace), the form lxml uses for tags, so a resolved name can be compared
 with a tag directly.
+
+Beside the model: what is still unresolved (``_items``), limits and the
+budget of copies (``_limits``), C-level scans of whole lists (``_scan``), and
+how names and paths are written for people (``_naming``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from lxml import etree
 
 from ._children import ChildIndex
-from .errors import CdlError, CdlErrorGroup, LimitError
+from .errors import CdlError, CdlErrorGroup
 
 if TYPE_CHECKING:
-    from elementpath.tdop import Token
+    from elementpath import XPathToken
+
+    from ._limits import Budget, Limits
+    from ._naming import Prefixes
 
 CDL_NS = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
 XSD_NS = "http://www.w3.org/2001/XMLSchema"
@@ -64,9 +70,6 @@ P_REF = engine("ref")  # the cdl:ref/cdl:refroot pair, as one atomic value
 P_EXT = engine("ext")  # the prototype name of cdl:extends
 P_EXPR = engine("expr")  # on cdl:expression: its parsed expression
 P_DOC = engine("doc")  # which document the element (and its subtree) came from
-
-#: Paths in messages longer than this many steps are shortened in the middle.
-_PATH_SHOWN = 16
 
 #: A path step that climbs to the parent; every other step is a Clark name.
 UP = ".."
@@ -120,7 +123,7 @@ class Expression:
     """A parsed cdl:expression: the XPath token tree and its variables."""
 
     text: str
-    token: Token
+    token: XPathToken
     variables: tuple[Variable, ...]
 
 
@@ -158,23 +161,6 @@ class Tables:
         return str(len(self.exprs) - 1)
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Bounds that keep hostile input from exhausting the machine.
-
-    Every limit produces a LIMIT_EXCEEDED error that names it.
-    """
-
-    max_bytes: int = 64 * 1024 * 1024
-    max_depth: int = 10_000
-    max_elements: int = 2_000_000
-    max_imports: int = 1_000
-    max_expression_length: int = 10_000
-    max_errors: int = 50
-    #: Characters of values that inheritance and references may copy.
-    max_text: int = 128 * 1024 * 1024
-
-
 @dataclass
 class SourceDoc:
     """One loaded CDL document (never modified after loading)."""
@@ -194,12 +180,39 @@ class SourceDoc:
     declared: dict[str | None, str] = field(default_factory=dict)
     #: True when all namespace declarations are on the root element.
     uniform_namespaces: bool = False
-    #: At least as many as the document's elements (see ListScan).
+    #: At least as many as the document's elements (see _scan.ListScan).
     element_bound: int = 0
 
     def list_parents(self, root: etree._Element | None = None) -> list[etree._Element]:
         """The cdl:configuration and cdl:system elements of this document or a copy of it."""
         return [c for c in (self.root if root is None else root) if c.tag in LIST_PARENTS]
+
+
+def table_index(el: etree._Element, attribute: str) -> int:
+    """The index into :class:`Tables` that the private ``attribute`` of ``el`` holds.
+
+    Asked only of elements that carry it (found by a scan for it, or known to
+    be a cdl:expression, which the loader marks); a missing one is a
+    programming error.
+    """
+    value = el.get(attribute)
+    if value is None:
+        raise KeyError(f"{attribute} is missing on {el.tag!r}")
+    return int(value)
+
+
+def tag_of(el: etree._Element) -> str:
+    """The Clark name of an element of the engine's trees.
+
+    lxml returns a parsed element's tag as a str (its stubs also allow the
+    bytes or QName a program may assign; the engine never assigns one), and
+    the loader removes comments and processing instructions, whose tag is no
+    name. Anything else is a programming error.
+    """
+    tag = el.tag
+    if not isinstance(tag, str):
+        raise TypeError(f"{el!r} has no name: only parsed elements belong in the engine's trees")
+    return tag
 
 
 def has_value(el: etree._Element) -> bool:
@@ -250,83 +263,6 @@ def doc_index_of(el: etree._Element) -> int | None:
     return None
 
 
-class Prefixes:
-    """Chooses one prefix per namespace URI, for output and for messages.
-
-    The main document's own prefixes come first, then those of the other
-    documents, so paths in messages and output read as the user wrote them.
-    A default namespace gets a prefix too (output never relies on a default
-    namespace, see the serializer), preferring one the documents declare.
-    """
-
-    def __init__(self, nsmaps: list[dict[str | None, str]], main_default: str | None = None) -> None:
-        #: Names in the main document's default namespace are written
-        #: unprefixed in messages, as the user writes them in --set paths.
-        self.main_default = main_default or None
-        self.by_uri: dict[str, str] = {}
-        taken: set[str] = set()
-        pending_defaults: list[str] = []
-        for nsmap in nsmaps:
-            for prefix, uri in nsmap.items():
-                if prefix is None:
-                    pending_defaults.append(uri)
-                elif "#" in prefix:  # a URI whose prefix another declaration took
-                    pending_defaults.append(uri)
-                elif uri not in self.by_uri and prefix not in taken and uri:
-                    self.by_uri[uri] = prefix
-                    taken.add(prefix)
-        self._taken = taken
-        for uri in pending_defaults:
-            self.prefix(uri)
-
-    def prefix(self, uri: str) -> str:
-        """The prefix for ``uri``, inventing ``nsN`` when no document offers one."""
-        found = self.by_uri.get(uri)
-        if found is None:
-            if uri == CDL_NS and "cdl" not in self._taken:
-                found = "cdl"
-            elif uri == XSD_NS and "xsd" not in self._taken:
-                found = "xsd"
-            else:
-                n = 1
-                while f"ns{n}" in self._taken:
-                    n += 1
-                found = f"ns{n}"
-            self.by_uri[uri] = found
-            self._taken.add(found)
-        return found
-
-    def qname(self, clark: str) -> str:
-        uri, local = split_clark(clark)
-        return f"{self.prefix(uri)}:{local}" if uri and uri != self.main_default else local
-
-    def path_of(self, el: etree._Element) -> str:
-        """``/List/child/grandchild`` for an element of a list (its own name for a list)."""
-        names: list[str] = []
-        cur: etree._Element | None = el
-        while cur is not None and cur.tag not in LIST_PARENTS and cur.tag != T_CDL:
-            names.append(self.qname(cur.tag) if isinstance(cur.tag, str) else "?")
-            cur = cur.getparent()
-        names.reverse()
-        if len(names) > _PATH_SHOWN:
-            # A path thousands of steps deep helps nobody: keep both ends.
-            half = _PATH_SHOWN // 2
-            names = [*names[:half], f"...({len(names) - 2 * half} more)...", *names[-half:]]
-        return "/" + "/".join(names)
-
-    def steps_text(self, ref: Ref) -> str:
-        """A reference path written back with these prefixes (relative form)."""
-        return relative_text([s if s == UP else self.qname(s) for s in ref.steps])
-
-
-def relative_text(steps: list[str]) -> str:
-    """Written steps as the relative path of 7.3.1: '.' + path unless it climbs."""
-    if not steps:
-        return "."
-    text = "/".join(steps)
-    return text if steps[0] == UP else "./" + text
-
-
 class Problems:
     """Collects independent errors so one run can report all of them."""
 
@@ -346,6 +282,15 @@ class Problems:
             raise CdlErrorGroup(self.items)
 
 
+class Location(NamedTuple):
+    """Where an element is, for an error: ``CdlError(..., at=location)``."""
+
+    url: str | None
+    line: int | None
+    #: The property path (``/List/child``), None outside top level lists.
+    path: str | None
+
+
 @dataclass
 class Context:
     """What every phase of one run may consult: documents, tables, naming."""
@@ -355,72 +300,17 @@ class Context:
     prefixes: Prefixes
     limits: Limits
 
-    def where(self, el: etree._Element) -> dict[str, object]:
-        """Keyword arguments locating ``el`` for a CdlError: url, line and path."""
+    def where(self, el: etree._Element) -> Location:
+        """Where ``el`` is: its document, line and property path."""
         idx = doc_index_of(el)
         url = self.docs[idx].url if idx is not None and idx < len(self.docs) else None
         in_list = top_level_of(el) is not None
-        return {"url": url, "line": el.sourceline or None, "path": self.prefixes.path_of(el) if in_list else None}
+        return Location(url, el.sourceline or None, self.prefixes.path_of(el) if in_list else None)
 
     def at(self, el: etree._Element) -> str:
         """``file:line`` of ``el``, for messages that list several places."""
-        w = self.where(el)
-        return f"{w['url']}:{w['line']}" if w["line"] else str(w["url"])
-
-
-class Budget:
-    """What inheritance and references may produce: elements, text, depth.
-
-    A list holding two children that extend a list holding two children that
-    extend ... doubles per level; one value referenced a thousand times copies
-    its text a thousand times. Each copy is charged before it is made, so such
-    documents stop early with LIMIT_EXCEEDED naming the limit.
-    """
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self.elements = 0
-        self.text = 0
-
-    def check(self, elements: int, text: int, ctx: Context, el: etree._Element) -> None:
-        """Refuse now if a copy of this size would exceed a limit (charges nothing)."""
-        if self.elements + elements > self.limits.max_elements:
-            raise LimitError(
-                f"resolution would produce more than {self.limits.max_elements} elements (max_elements); "
-                "inheritance or references multiply this document's size",
-                **ctx.where(el),  # type: ignore[arg-type]
-            )
-        if self.text + text > self.limits.max_text:
-            raise LimitError(
-                f"resolution would copy more than {self.limits.max_text} characters of values (max_text); "
-                "references or inheritance multiply this document's text",
-                **ctx.where(el),  # type: ignore[arg-type]
-            )
-
-    def charge(self, elements: int, text: int, ctx: Context, el: etree._Element) -> None:
-        """Count a copy about to be made."""
-        total_elements, total_text = self.elements + elements, self.text + text
-        limits = self.limits
-        if total_elements > limits.max_elements or total_text > limits.max_text:
-            self.check(elements, text, ctx, el)  # raises, saying which limit
-        self.elements, self.text = total_elements, total_text
-
-    def check_depth(self, landing: int, source: etree._Element, bound: int, ctx: Context, where: etree._Element) -> None:
-        """Refuse a copy of ``source``'s subtree that would nest deeper than max_depth.
-
-        ``landing`` is the depth the copy of ``source`` itself will have; an
-        element r levels below it lands at ``landing + r``. ``bound`` (the
-        copy's element count, at least its height) skips the test when it
-        cannot matter, so ordinary documents never pay for it.
-        """
-        limit = self.limits.max_depth
-        if landing + bound <= limit:
-            return
-        if landing > limit or _has_level(source, limit - landing + 1):
-            raise LimitError(
-                f"resolution would nest elements deeper than the depth limit of {limit} (max_depth)",
-                **ctx.where(where),  # type: ignore[arg-type]
-            )
+        where = self.where(el)
+        return f"{where.url}:{where.line}" if where.line else str(where.url)
 
 
 def depth_of(el: etree._Element) -> int:
@@ -431,76 +321,6 @@ def depth_of(el: etree._Element) -> int:
         depth += 1
         cur = cur.getparent()
     return depth
-
-
-_CHAINS: dict[int, etree.XPath] = {}
-_CHAIN_MAX = 2000  # libxml2 evaluates location steps recursively: keep chains short
-_DEEPER = etree.XPath("boolean(descendant::*[count(ancestor::*) >= $n])")
-
-
-def _has_level(el: etree._Element, levels: int) -> bool:
-    """Whether ``el`` has a descendant ``levels`` levels below it (C-level,
-    breadth-first over the subtree)."""
-    if levels <= 0:
-        return True
-    if levels > _CHAIN_MAX:
-        if not _has_level(el, _CHAIN_MAX):
-            return False
-        # Genuinely deep: count ancestors instead (slower, and rare).
-        return bool(_DEEPER(el, n=float(depth_of(el) - 1 + levels)))
-    chain = _CHAINS.get(levels)
-    if chain is None:
-        if len(_CHAINS) > 64:
-            _CHAINS.clear()
-        chain = _CHAINS[levels] = etree.XPath("boolean(" + "/".join(["*"] * levels) + ")")
-    return bool(chain(el))
-
-
-#: libxml2 caps an XPath node-set at ten million nodes, intermediate sets
-#: included; below this many elements a whole part may be scanned at once.
-_WHOLE_SCAN_LIMIT = 9_500_000
-
-
-class ListScan:
-    """One XPath predicate asked of every element of some top level lists.
-
-    The lists of a cdl:configuration or cdl:system are scanned in one C-level
-    evaluation when ``bound`` (an upper bound on the elements below) shows the
-    node-set cannot reach libxml2's cap, else one list at a time: each call
-    costs microseconds before it looks at a node, so thousands of small lists
-    cost more per list than their elements do.
-    """
-
-    def __init__(self, predicate: str, namespaces: dict[str, str] | None = None) -> None:
-        self.per_part = etree.XPath("descendant::*" + predicate, namespaces=namespaces)
-        self.per_list = etree.XPath("descendant-or-self::*" + predicate, namespaces=namespaces)
-
-    def __call__(self, parents: Iterable[etree._Element], bound: int, **variables: object) -> list[etree._Element]:
-        """Matches below each of ``parents`` (list parents), in document order."""
-        found: list[etree._Element] = []
-        for parent in parents:
-            if bound < _WHOLE_SCAN_LIMIT:
-                found.extend(self.per_part(parent, **variables))
-            else:
-                for lst in parent:
-                    found.extend(self.per_list(lst, **variables))
-        return found
-
-
-def elements_bound(data: bytes) -> int:
-    """At least as many as the elements of the XML document ``data``.
-
-    Every start tag has a '<' followed by neither '/', '!' nor '?', and each
-    of those three pairs has one '<': so the difference of the counts bounds
-    the elements (text and attribute values hold no raw '<'; any in comments
-    or CDATA only raise the bound). Entities that could expand are refused at
-    load. In an encoding where '<' is not the byte 0x3C (EBCDIC), four bytes
-    per element (``<a/>``) bound it instead.
-    """
-    head = data.lstrip()[:1]
-    if head != b"<" and not data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00")):
-        return len(data) // 4
-    return data.count(b"<") - data.count(b"</") - data.count(b"<!") - data.count(b"<?")
 
 
 @dataclass

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._load import list_name
-from ._model import NameRef, Prefixes, Problems, SourceDoc
+from ._model import Problems, SourceDoc
+from ._naming import Prefixes, list_name
 from .errors import NameResolutionError
 
 
@@ -29,14 +29,6 @@ class Registry:
 
     def __init__(self, slots: dict[str, Slot]) -> None:
         self.slots = slots
-
-    def lookup(self, name: NameRef) -> tuple[str, Slot] | None:
-        """The first candidate of ``name`` that is defined, with its place."""
-        for candidate in name.candidates:
-            slot = self.slots.get(candidate)
-            if slot is not None:
-                return candidate, slot
-        return None
 
 
 def build_registry(docs: list[SourceDoc], prefixes: Prefixes, problems: Problems) -> Registry:

@@ -9,12 +9,12 @@ parsed path from a context node.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from lxml import etree
 
 from ._children import WIDE, ChildIndex
-from ._model import ENGINE_NS, LIST_PARENTS, P_REF, UP, A_LAZY, NameRef, Ref, has_value
+from ._items import is_unresolved
+from ._model import ENGINE_NS, LIST_PARENTS, UP, NameRef, Ref
 
 _NCNAME = r"[^\W\d][\w.\-\u00B7\u0300-\u036F\u203F\u2040]*"
 _NCNAME_RE = re.compile(_NCNAME + r"\Z")
@@ -119,19 +119,6 @@ def relative_ref(text: str, refroot: NameRef | None, absolute: bool, steps: tupl
     return Ref(text.strip(), refroot, steps)
 
 
-def is_lazy(el: etree._Element) -> bool:
-    return el.get(A_LAZY) == "true"
-
-
-def is_unresolved(el: etree._Element) -> bool:
-    """Whether the children of ``el`` are not known yet.
-
-    True for an unresolved reference (its value comes from its target) and for
-    a lazy property still waiting for its value.
-    """
-    return el.get(P_REF) is not None or (el.get(A_LAZY) == "true" and not has_value(el))
-
-
 class Walk:
     """The outcome of following a path.
 
@@ -179,8 +166,7 @@ def walk(start: etree._Element, steps: tuple[str, ...], children: ChildIndex | N
                 return Walk(problem="above", step=i)
             node = parent
             continue
-        # is_unresolved, inlined: this runs for every step of every path.
-        if node.get(P_REF) is not None or (node.get(A_LAZY) == "true" and not has_value(node)):
+        if is_unresolved(node):  # its children are not known yet
             return Walk(blockers=(node,))
         # ChildIndex.named, inlined: this runs for every step of every path.
         table = wide.get(node)

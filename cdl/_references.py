@@ -22,23 +22,22 @@ proportional to the output.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from lxml import etree
 
 from . import _expressions
+from ._items import NAMESPACES, UNRESOLVED_TEST, has_lazy_variables, is_unresolved
 from ._model import (
-    ListScan,
     A_LAZY,
-    Context,
-    CDL_NS,
-    ENGINE_NS,
     P_DOC,
     P_EXPR,
     P_REF,
     T_EXPRESSION,
     T_VARIABLE,
+    Context,
     Problems,
     Ref,
     Workspace,
@@ -46,24 +45,28 @@ from ._model import (
     doc_index_of,
     has_value,
     replace_with_text,
+    table_index,
 )
-from ._paths import is_lazy, walk
+from ._paths import walk
+from ._scan import ListScan
 from .errors import CdlError, ExpressionError, LazinessError, ReferenceResolutionError
 
-_NS = {"e": ENGINE_NS, "cdl": CDL_NS}
-# One location step, never a union: libxml2 sorts a union's result into
-# document order, which on trees that inheritance has rearranged costs
-# seconds for large documents.
-_ITEM_TEST = "[@e:ref or self::cdl:expression or (@cdl:lazy='true' and not(self::cdl:variable))]"
-_ITEMS = etree.XPath("descendant-or-self::*" + _ITEM_TEST, namespaces=_NS)
+_ITEMS = etree.XPath("descendant-or-self::*" + UNRESOLVED_TEST, namespaces=NAMESPACES)
 _COUNT_BELOW = etree.XPath("count(descendant::*)")
 _TEXT = etree.XPath("string-length(string())")
 
-# Item states. Absent from the state map: not visited yet.
-ACTIVE = "active"  # on the stack
-DONE = "done"
-PENDING = "pending"
-FAILED = "failed"
+class State(enum.Enum):
+    """Where an item is. Absent from the resolver's states: not visited yet."""
+
+    ACTIVE = "active"  # on the stack
+    DONE = "done"
+    PENDING = "pending"  # waits for a deploy-time value, or for an item that does
+    FAILED = "failed"
+
+
+# Bound once: reading a member from its enum class costs 0.2 us (Python
+# 3.11), and states are read and written several times per item.
+_ACTIVE, _DONE, _PENDING, _FAILED = State.ACTIVE, State.DONE, State.PENDING, State.FAILED
 
 
 def _size(node: etree._Element) -> tuple[int, int]:
@@ -80,30 +83,17 @@ def _items_in(nodes: Sequence[etree._Element]) -> list[etree._Element]:
     for node in nodes:
         if len(node):
             found.extend(_ITEMS(node))
-        elif node.get(P_REF) is not None or node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+        elif is_unresolved(node):
             found.append(node)
     return found
 
 
-_ALL_ITEMS = ListScan(_ITEM_TEST, _NS)
+_ALL_ITEMS = ListScan(UNRESOLVED_TEST, NAMESPACES)
 
 
 def find_items(ws: Workspace, parents: Iterable[etree._Element]) -> list[etree._Element]:
     """Every item under the given list parents, in document order."""
     return _ALL_ITEMS(parents, ws.size_bound())
-
-
-def item_kind(el: etree._Element) -> str:
-    """'reference', 'expression' or 'lazy-property'; lazy references say so."""
-    if el.get(P_REF) is not None:
-        return "lazy-reference" if is_lazy(el) else "reference"
-    if el.tag == T_EXPRESSION:
-        return "lazy-expression" if _lazy_variables(el) else "expression"
-    return "lazy-property"
-
-
-def _lazy_variables(expr_el: etree._Element) -> bool:
-    return any(var.get(A_LAZY) == "true" for var in expr_el.iterchildren(T_VARIABLE))
 
 
 @dataclass
@@ -127,9 +117,9 @@ class ReferenceResolver:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.ctx = ws.ctx
-        self.state: dict[etree._Element, str] = {}
+        self._state: dict[etree._Element, State] = {}
         #: For a pending item, the pending items it waits for directly.
-        self.waits_on: dict[etree._Element, list[etree._Element]] = {}
+        self._waits_on: dict[etree._Element, list[etree._Element]] = {}
         #: Targets with children whose subtree holds no unresolved item:
         #: (elements, characters) below them. Leaves are checked each time instead.
         self.clean: dict[etree._Element, tuple[int, int]] = {}
@@ -147,50 +137,65 @@ class ReferenceResolver:
     def run(self, items: Iterable[etree._Element]) -> None:
         """Resolve ``items`` and everything they depend on; raise collected errors."""
         for item in items:
-            if item not in self.state:
+            if item not in self._state:
                 self._resolve_from(item)
         self.problems.raise_if_any()
 
+    # -- what the laziness phase may ask and change ---------------------------
+
+    def is_pending(self, item: etree._Element) -> bool:
+        """Whether ``item`` waits for a deploy-time value, itself or through another."""
+        return self._state.get(item) is _PENDING
+
+    def waits_on(self, item: etree._Element) -> list[etree._Element]:
+        """The pending items a pending ``item`` waits for directly."""
+        return list(self._waits_on.get(item, ()))
+
+    def settled(self, item: etree._Element) -> None:
+        """``item`` was given its value from outside (a deploy-time value): done."""
+        self._state[item] = _DONE
+        self._waits_on.pop(item, None)
+
     def reopen_pending(self) -> list[etree._Element]:
         """Forget pending states (after deploy-time values), returning those items."""
-        reopened = [el for el, s in self.state.items() if s == PENDING]
+        reopened = [el for el, s in self._state.items() if s is _PENDING]
         for el in reopened:
-            del self.state[el]
-        self.waits_on.clear()
+            del self._state[el]
+        self._waits_on.clear()
         return reopened
 
     def _resolve_from(self, start: etree._Element) -> None:
-        self.state[start] = ACTIVE
+        self._state[start] = _ACTIVE
         # Most items resolve at the first attempt; only a blocked one needs
         # the stack of frames.
         try:
-            self.state[start] = self._attempt(start)
+            self._state[start] = self._attempt(start)
             return
         except _Blocked as blocked:
             stack = [_Frame(start, blocked.blockers)]
         except CdlError as error:
             self.problems.add(error)
-            self.state[start] = FAILED
+            self._state[start] = _FAILED
             return
         while stack:
             frame = stack[-1]
             pushed = False
             while frame.blockers:
                 blocker = frame.blockers.pop(0)
-                status = self.state.get(blocker)
-                if status == DONE:
+                status = self._state.get(blocker)
+                if status is _DONE:
                     continue
-                if status == PENDING:
+                if status is _PENDING:
                     frame.pending.append(blocker)
                     continue
-                if status == FAILED:
+                if status is _FAILED:
                     frame.failed = True
                     continue
-                if status == ACTIVE:
+                if status is _ACTIVE:
                     self._cycle(stack, blocker)
                     frame.failed = True
                     continue
-                self.state[blocker] = ACTIVE
+                self._state[blocker] = _ACTIVE
                 stack.append(_Frame(blocker))
                 pushed = True
                 break
@@ -198,12 +203,12 @@ class ReferenceResolver:
                 continue
             item = frame.item
             if frame.failed:
-                self.state[item] = FAILED
+                self._state[item] = _FAILED
                 stack.pop()
                 continue
             if frame.pending:
-                self.state[item] = PENDING
-                self.waits_on[item] = frame.pending
+                self._state[item] = _PENDING
+                self._waits_on[item] = frame.pending
                 stack.pop()
                 continue
             try:
@@ -213,10 +218,10 @@ class ReferenceResolver:
                 continue
             except CdlError as error:
                 self.problems.add(error)
-                self.state[item] = FAILED
+                self._state[item] = _FAILED
                 stack.pop()
                 continue
-            self.state[item] = outcome
+            self._state[item] = outcome
             stack.pop()
 
     def _cycle(self, stack: list[_Frame], blocker: etree._Element) -> None:
@@ -224,36 +229,36 @@ class ReferenceResolver:
         start = next(i for i, f in enumerate(stack) if f.item is blocker)
         members = [f.item for f in stack[start:]]
         for member in members:
-            self.state[member] = FAILED
+            self._state[member] = _FAILED
         described = ", ".join(f"{ctx.prefixes.path_of(m)} ({ctx.at(m)})" for m in members)
         self.problems.add(
             ReferenceResolutionError(
                 f"references depend on each other in a cycle: {described}",
                 code="REF_CYCLE",
-                **ctx.where(members[0]),  # type: ignore[arg-type]
+                at=ctx.where(members[0]),
             )
         )
 
     # -- one attempt ---------------------------------------------------------------
 
-    def _attempt(self, item: etree._Element) -> str:
+    def _attempt(self, item: etree._Element) -> State:
         """Resolve ``item`` now, or raise _Blocked / CdlError. Returns the new state."""
         index = item.get(P_REF)
         if index is not None:
             if item.get(A_LAZY) == "true":
-                return PENDING  # a lazy reference waits for its release (7.5.3)
+                return _PENDING  # a lazy reference waits for its release (7.5.3)
             return self._reference(item, index)
         if item.tag == T_EXPRESSION:
-            if _lazy_variables(item):
-                return PENDING
+            if has_lazy_variables(item):
+                return _PENDING
             return self._expression(item)
         if has_value(item):
             raise LazinessError(
                 "cdl:lazy marks a property whose value is given at deployment; this one has a value and no reference",
                 code="LAZY_WITH_VALUE",
-                **self.ctx.where(item),  # type: ignore[arg-type]
+                at=self.ctx.where(item),
             )
-        return PENDING  # a lazy property waits for its value (7.5.2)
+        return _PENDING  # a lazy property waits for its value (7.5.2)
 
     def _targets(
         self, ref: Ref, holder: etree._Element, written: etree._Element, what: str
@@ -271,10 +276,14 @@ class ReferenceResolver:
                 raise ReferenceResolutionError(
                     f"{what} names refroot {ref.refroot.text!r}, which is no top level list",
                     code="UNKNOWN_REFROOT",
-                    **ctx.where(written),  # type: ignore[arg-type]
+                    at=ctx.where(written),
                 )
         else:
-            start = holder.getparent()  # a property always has its list above it
+            start = holder.getparent()
+            if start is None:
+                # A property always has its list above it, and the loader
+                # refuses a reference on a list without refroot: never here.
+                raise ReferenceResolutionError(f"{what} {ref.text!r} has no context node", code="REF_CONTEXT", at=ctx.where(written))
         result = walk(start, ref.steps, self.ws.children)
         if result.blockers:
             raise _Blocked(result.blockers)
@@ -284,27 +293,26 @@ class ReferenceResolver:
                 raise ReferenceResolutionError(
                     f"{what} {ref.text!r} (read as {shown!r}) climbs above its top level list",
                     code="REF_ABOVE_TOP",
-                    **ctx.where(written),  # type: ignore[arg-type]
+                    at=ctx.where(written),
                 )
             raise ReferenceResolutionError(
                 f"{what} {ref.text!r} (read as {shown!r}) selects nothing"
                 + (f": no {ctx.prefixes.qname(ref.steps[result.step])} at step {result.step + 1}" if result.step >= 0 else ""),
                 code="REF_NOT_FOUND",
-                **ctx.where(written),  # type: ignore[arg-type]
+                at=ctx.where(written),
             )
         nodes = result.nodes
         budget = self.ws.budget
         if len(nodes) == 1 and not len(nodes[0]):
             # The common case, one leaf: its size is its text, and it blocks
-            # only if it is an item itself (_items_in's test for a leaf, inlined).
-            # Checking that costs no more than remembering it would (and
-            # millions of leaves would fill memory).
+            # only if it is an item itself. Checking that costs no more than
+            # remembering it would (and millions of leaves would fill memory).
             leaf = nodes[0]
             value = leaf.text
             elements, text = 0, len(value) if value else 0
             if budget.text + text > budget.limits.max_text:
                 budget.check(elements, text, ctx, written)  # raises
-            if leaf.get(P_REF) is not None or leaf.get(A_LAZY) == "true" or leaf.tag == T_EXPRESSION:
+            if is_unresolved(leaf):
                 raise _Blocked((leaf,))
         else:
             elements, text = self._measure(nodes, ctx, written)
@@ -345,7 +353,7 @@ class ReferenceResolver:
             budget.check(elements, text, ctx, written)
         return elements, text
 
-    def _reference(self, el: etree._Element, index: str) -> str:
+    def _reference(self, el: etree._Element, index: str) -> State:
         """7.3.2: replace ``el`` (whose reference is ``index``) by one copy per
         target, holding the target's value."""
         ref = self.refs[int(index)]
@@ -364,10 +372,10 @@ class ReferenceResolver:
             del attrib[A_LAZY]
         if len(targets) == 1 and not elements:
             el.text = targets[0].text  # the common case: one leaf value
-            return DONE
+            return _DONE
         shells = [el]
         for _ in targets[1:]:
-            shells.append(el.__deepcopy__(None))  # same name, attributes and origin as el
+            shells.append(el.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it; same name, attributes and origin as el
         anchor = el
         for shell in shells[1:]:
             anchor.addnext(shell)
@@ -388,13 +396,13 @@ class ReferenceResolver:
                             if child.get(P_DOC) is None:
                                 child.set(P_DOC, str(origin))
                 for child in target:
-                    shell.append(child.__deepcopy__(None))
-        return DONE
+                    shell.append(child.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
+        return _DONE
 
-    def _expression(self, el: etree._Element) -> str:
+    def _expression(self, el: etree._Element) -> State:
         """7.3.6.1: bind each variable to its target's string value, evaluate, replace."""
         ctx = self.ctx
-        expr = ctx.tables.exprs[int(el.get(P_EXPR))]  # type: ignore[arg-type]
+        expr = ctx.tables.exprs[table_index(el, P_EXPR)]
         holder = el.getparent()
         assert holder is not None
         values: dict[str, str] = {}
@@ -410,7 +418,7 @@ class ReferenceResolver:
                 raise ExpressionError(
                     f"variable ${var.name} path {var.ref.text!r} selects {len(nodes)} properties; it must select one",
                     code="VARIABLE_MULTIPLE",
-                    **ctx.where(var_el),  # type: ignore[arg-type]
+                    at=ctx.where(var_el),
                 )
             node = nodes[0]
             # A leaf's string value is its text: no iterator needed.
@@ -420,10 +428,9 @@ class ReferenceResolver:
         try:
             result = _expressions.evaluate(expr.text, expr.token, values)
         except ExpressionError as exc:
-            where = ctx.where(el)  # located only on failure: it walks the tree
-            exc.url, exc.line, exc.path = where["url"], where["line"], where["path"]  # type: ignore[assignment]
+            exc.url, exc.line, exc.path = ctx.where(el)  # located only on failure: it walks the tree
             raise
         self.ws.children.removing(el)
         replace_with_text(el, result)
-        return DONE
+        return _DONE
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Union
+from typing import TypeAlias
 
 from lxml import etree
 
 from ._model import (
-    ListScan,
     A_CREF,
     A_LAZY,
     A_REFROOT,
@@ -39,11 +38,13 @@ from ._model import (
     UP,
     Ref,
     Workspace,
-    relative_text,
     split_clark,
+    tag_of,
 )
+from ._naming import relative_text
+from ._scan import ListScan
 
-Data = Union[str, None, dict[str, "Data"], list["Data"]]
+Data: TypeAlias = str | None | dict[str, "Data"] | list["Data"]
 
 _NS = {"e": ENGINE_NS, "cdl": CDL_NS}
 #: Elements with any attribute: once the document marks are gone, these are
@@ -94,7 +95,7 @@ def build_output(
     # document's default namespace cannot be kept), then rewrite the values
     # in one pass. One C-level scan finds every element the output changes.
     refs: list[tuple[etree._Element, str, Ref]] = []
-    typed: list[etree._Element] = []
+    typed: list[tuple[etree._Element, str]] = []  # with the type as written
     content = [part for part in body if part.tag != T_TYPES]  # schemas are copied as written
     for part in content:
         etree.strip_attributes(part, P_EXT, *(() if keep_origins else (P_DOC,)))
@@ -110,8 +111,9 @@ def build_output(
                 refs.append((var_el, "ref", var.ref))
         if attrib.get(A_LAZY) == "false":
             del attrib[A_LAZY]
-        if A_TYPE in attrib:
-            typed.append(el)
+        written_type = attrib.get(A_TYPE)
+        if written_type is not None:
+            typed.append((el, written_type))
     for part in content:
         etree.strip_attributes(part, P_REF, P_EXPR)
     # Asked of one top level list at a time: libxml2 caps an XPath node-set
@@ -119,7 +121,7 @@ def build_output(
     lists = [lst for part in content for lst in part]
     default = main.nsmap.get(None) or None
     if default and (
-        any(not el.get(A_TYPE).startswith("{") for el in typed)  # type: ignore[union-attr]
+        any(not written_type.startswith("{") for _, written_type in typed)
         or any(_UNQUALIFIED(part) for part in lists)
         or any(_unqualified_value(ref, ws) for _, _, ref in refs)
     ):
@@ -135,8 +137,8 @@ def build_output(
             text = written[clark] = names.qname(clark)
         return text
 
-    for el in typed:
-        el.set(A_TYPE, qname(el.get(A_TYPE)))  # type: ignore[arg-type]
+    for el, written_type in typed:
+        el.set(A_TYPE, qname(written_type))
     for el, attr, ref in refs:
         if attr == A_CREF:
             _write_ref(el, ref, A_CREF, A_REFROOT, ws, qname)
@@ -220,7 +222,7 @@ def to_data(root: etree._Element) -> dict[str, Data]:
 
 
 def _qname_of(el: etree._Element) -> str:
-    uri, local = split_clark(el.tag)
+    uri, local = split_clark(tag_of(el))
     if not uri:
         return local
     prefix = el.prefix
@@ -246,36 +248,14 @@ def _list_data(el: etree._Element) -> Data:
             item = results.pop(child)
             if key in value:
                 existing = value[key]
-                if isinstance(existing, list) and getattr(existing, "_repeated", False):
+                # An element's value is text, None or a dict, never a list: a
+                # list is the one made here for a repeated name.
+                if isinstance(existing, list):
                     existing.append(item)
                 else:
-                    value[key] = _Repeated([existing, item])
+                    value[key] = [existing, item]
             else:
                 value[key] = item
         results[node] = value
-    return _plain(results[el])
+    return results[el]
 
-
-class _Repeated(list):  # type: ignore[type-arg]
-    """Marks a list made for a repeated name, so a value that is itself a list is not confused with it."""
-
-    _repeated = True
-
-
-def _plain(value: Data) -> Data:
-    # Drop the marker class so callers get ordinary lists (iteratively).
-    if not isinstance(value, dict):
-        return value
-    stack: list[dict[str, Data]] = [value]
-    while stack:
-        d = stack.pop()
-        for k, v in d.items():
-            if isinstance(v, _Repeated):
-                v = d[k] = list(v)
-            if isinstance(v, dict):
-                stack.append(v)
-            elif isinstance(v, list):
-                for i, x in enumerate(v):
-                    if isinstance(x, dict):
-                        stack.append(x)
-    return value

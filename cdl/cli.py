@@ -11,22 +11,26 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import click
 
 from . import Limits, load
-from ._engine import write_atomically
+from ._files import write_atomically
 from .errors import CdlError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _reports_errors(func: F) -> F:
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _reports_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Render CdlError as the one-line format and exit 1; never a traceback."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except CdlError as error:
@@ -44,7 +48,7 @@ def _reports_errors(func: F) -> F:
             click.echo(f"cdl: internal error, please report it: {type(exc).__name__}: {exc}", err=True)
             sys.exit(1)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def _parse_set(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
@@ -170,6 +174,7 @@ def validate(files: tuple[str, ...]) -> None:
 @click.option("--processor", metavar='"COMMAND {input}"', help="Check another CDL processor instead of this engine.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per case for --processor.")
+@_reports_errors
 def conformance(suite_dir: str | None, processor: str | None, junit: str | None, timeout: float) -> None:
     """Run the conformance suite (default: ./conformance) and report per section."""
     from .conformance import run_suite

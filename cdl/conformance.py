@@ -23,7 +23,6 @@ import re
 import shlex
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from typing import Any, Literal
 
 from lxml import etree
 
+from ._files import write_atomically
 from .errors import CODES, CdlError
 
 __all__ = [
@@ -40,7 +40,7 @@ __all__ = [
     "Case",
     "CaseResult",
     "Difference",
-    "Round",
+    "CaseRound",
     "compare",
     "load_suite",
     "run_case",
@@ -65,8 +65,10 @@ _Name = tuple[str, str]
 
 
 @dataclass(frozen=True)
-class Round:
-    """One deploy-time round: values to set, then lazy references to release."""
+class CaseRound:
+    """One deploy-time round of a case as ``case.json`` writes it: values to
+    set, then lazy references to release (``as_dict`` gives what
+    ``Document.resolve(rounds=...)`` takes; ``cdl.Round`` is the engine's own)."""
 
     set: tuple[tuple[str, str], ...] = ()
     release: tuple[str, ...] = ()
@@ -93,7 +95,7 @@ class Case:
     main: str = "main.cdl"
     expect: str | None = None
     error: str | None = None
-    rounds: tuple[Round, ...] = ()
+    rounds: tuple[CaseRound, ...] = ()
     system_only: bool = False
     annotations: bool = True
     statements: tuple[str, ...] = ()
@@ -238,7 +240,7 @@ def _strings(value: object, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _rounds(value: object) -> tuple[Round, ...]:
+def _rounds(value: object) -> tuple[CaseRound, ...]:
     if not isinstance(value, list):
         raise _Malformed("'rounds' must be a list")
     rounds = []
@@ -249,7 +251,7 @@ def _rounds(value: object) -> tuple[Round, ...]:
         values = item.get("set", {})
         if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
             raise _Malformed(f"{where}: 'set' must map LIST/path to a string value")
-        rounds.append(Round(tuple(values.items()), _strings(item.get("release", []), f"{where}: 'release'")))
+        rounds.append(CaseRound(tuple(values.items()), _strings(item.get("release", []), f"{where}: 'release'")))
     return tuple(rounds)
 
 
@@ -493,7 +495,8 @@ def _child_path(path: str, parent: etree._Element, child: etree._Element, label:
 
 
 def _name(el: etree._Element) -> _Name:
-    return _name_of(el.tag)
+    tag = el.tag  # elements only: callers skip comments and processing instructions
+    return _name_of(tag) if isinstance(tag, str) else ("", "")
 
 
 def _name_of(clark: str) -> _Name:
@@ -557,6 +560,7 @@ def run_case(case: Case, processor: str | None = None, *, timeout: float = DEFAU
     if processor is not None:
         _check_template(processor)
     start = time.perf_counter()
+    outcome: Outcome
     if case.problem is not None:
         outcome, message = "failed", case.problem
     elif processor is None:
@@ -587,7 +591,7 @@ def _run_library(case: Case) -> tuple[Outcome, str]:
         if exc.code != case.error:
             return "failed", f"expected error {case.error}, got {exc.code}: {exc.render()}"
         return "passed", ""
-    except Exception as exc:  # noqa: BLE001 - any crash is this case's failure, not the suite's
+    except Exception as exc:
         return "failed", f"crashed with {type(exc).__name__}: {exc}"
     if case.error is not None:
         return "failed", f"expected error {case.error}, but resolution succeeded"
@@ -758,7 +762,9 @@ def _xml_text(text: str) -> str:
 
 
 def _write_junit(path: Path, by_group: Mapping[str, Sequence[CaseResult]], seconds: float) -> None:
-    """Write the JUnit report atomically, so a reader never sees half of one."""
+    """Write the JUnit report atomically, so a reader never sees half of one.
+
+    Raises LoadError (IO_ERROR) when it cannot be written."""
     all_results = [r for rs in by_group.values() for r in rs]
     total = _counts(all_results)
     suites = etree.Element(
@@ -780,12 +786,4 @@ def _write_junit(path: Path, by_group: Mapping[str, Sequence[CaseResult]], secon
                 etree.SubElement(case, "failure", message=message.splitlines()[0] if message else "").text = message
             elif r.outcome == "skipped":
                 etree.SubElement(case, "skipped", message=message)
-    data = etree.tostring(suites, xml_declaration=True, encoding="UTF-8", pretty_print=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
+    write_atomically(path, etree.tostring(suites, xml_declaration=True, encoding="UTF-8", pretty_print=True))

@@ -91,6 +91,9 @@ class CdlError(Exception):
         url: the document concerned (a path or URL), or None.
         line: the line in that document, or None.
         path: the property path (``/List/child``), or None.
+
+    ``at``, a (url, line, path) triple, gives the location in one argument;
+    ``url``, ``line`` and ``path`` given as well take precedence.
     """
 
     default_code = "STRUCTURE"
@@ -103,6 +106,7 @@ class CdlError(Exception):
         url: str | None = None,
         line: int | None = None,
         path: str | None = None,
+        at: tuple[str | None, int | None, str | None] | None = None,
     ) -> None:
         self.code = code or self.default_code
         if self.code not in CODES:  # a programming error, not a user one
@@ -111,7 +115,17 @@ class CdlError(Exception):
         self.url = url
         self.line = line
         self.path = path
+        if at is not None:
+            self.locate(at)
         super().__init__(message)
+
+    def locate(self, at: tuple[str | None, int | None, str | None]) -> None:
+        """Take the place ``at``, a (url, line, path) triple, where this error
+        does not say otherwise."""
+        url, line, path = at
+        self.url = self.url if self.url is not None else url
+        self.line = self.line if self.line is not None else line
+        self.path = self.path if self.path is not None else path
 
     def __str__(self) -> str:
         # Rendered when asked: a phase may add the location after creation.

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
@@ -29,28 +30,22 @@ from ._load import hardened_parser
 from ._model import A_CREF, A_LAZY, A_TYPE, CDL_NS, T_CDL, T_DOCUMENTATION, T_EXPRESSION, T_TYPES, XSD_NS
 from .errors import LoadError, ValidationError
 
+if TYPE_CHECKING:
+    from lxml.etree._docloader import _InputDocument  # stubs only: what a Resolver returns
+
 __all__ = ["validate_documents", "check_types"]
 
-_CDL_NS = CDL_NS
-_XSD_NS = XSD_NS
+#: The element form <cdl:ref> (Appendix A) has the same name as the attribute.
+_CDL_REF_ELEMENT = A_CREF
 
-_CDL_ROOT = T_CDL
-_CDL_TYPE = A_TYPE
-_CDL_REF = A_CREF
-_CDL_LAZY = A_LAZY
-_CDL_TYPES = T_TYPES
-_CDL_DOCUMENTATION = T_DOCUMENTATION
-_CDL_EXPRESSION = T_EXPRESSION
-_CDL_REF_ELEMENT = A_CREF  # the element form <cdl:ref> has the same name as the attribute
-
-_XS_SCHEMA = f"{{{_XSD_NS}}}schema"
-_XS_ELEMENT = f"{{{_XSD_NS}}}element"
-_XS_IMPORT = f"{{{_XSD_NS}}}import"
-_XS_INCLUDE = f"{{{_XSD_NS}}}include"
-_XS_REDEFINE = f"{{{_XSD_NS}}}redefine"
-_XS_SIMPLE_TYPE = f"{{{_XSD_NS}}}simpleType"
-_XS_COMPLEX_TYPE = f"{{{_XSD_NS}}}complexType"
-_XS_RESTRICTION = f"{{{_XSD_NS}}}restriction"
+_XS_SCHEMA = f"{{{XSD_NS}}}schema"
+_XS_ELEMENT = f"{{{XSD_NS}}}element"
+_XS_IMPORT = f"{{{XSD_NS}}}import"
+_XS_INCLUDE = f"{{{XSD_NS}}}include"
+_XS_REDEFINE = f"{{{XSD_NS}}}redefine"
+_XS_SIMPLE_TYPE = f"{{{XSD_NS}}}simpleType"
+_XS_COMPLEX_TYPE = f"{{{XSD_NS}}}complexType"
+_XS_RESTRICTION = f"{{{XSD_NS}}}restriction"
 
 #: Scheme of the in-memory documents that user schemas are served under while
 #: compiling; nothing else is ever loaded (no files, no network).
@@ -58,12 +53,6 @@ _MEMORY_SCHEME = "cdl-mem:"
 
 _NCNAME = r"[^\W\d][\w.\-]*"
 _QNAME_RE = re.compile(rf"(?:({_NCNAME}):)?({_NCNAME})")
-
-# ---------------------------------------------------------------------------
-# Parsing
-
-
-
 
 # ---------------------------------------------------------------------------
 # The CDL schema
@@ -112,7 +101,7 @@ def _readable(message: str, prefixes: dict[str, str]) -> str:
 def _prefixes_of(tree: etree._ElementTree) -> dict[str, str]:
     """URI -> prefix, from the root's declarations, ``cdl`` always meaning CDL."""
     prefixes = {uri: prefix for prefix, uri in tree.getroot().nsmap.items() if prefix}
-    prefixes[_CDL_NS] = "cdl"
+    prefixes[CDL_NS] = "cdl"
     return prefixes
 
 
@@ -158,12 +147,12 @@ def validate_documents(paths_or_urls: Sequence[str]) -> list[ValidationError | L
             )
             continue
         root = tree.getroot()
-        if root.tag != _CDL_ROOT:
+        if root.tag != T_CDL:
             # libxml2 would only say "no matching global declaration"; say what is expected.
             problems.append(
                 ValidationError(
                     f"the root element is {root.tag!s}; a CDL document's root is cdl:cdl "
-                    f"in the namespace {_CDL_NS}",
+                    f"in the namespace {CDL_NS}",
                     code="SCHEMA_INVALID",
                     url=source,
                     line=root.sourceline,
@@ -350,7 +339,7 @@ def _builtin_checker(local: str) -> _TypeLookup:
     elif local in ("anyType", "anySimpleType"):
         result = _TypeChecker(None, local)
     else:
-        wrapper = etree.Element(_XS_SCHEMA, nsmap={"xs": _XSD_NS})
+        wrapper = etree.Element(_XS_SCHEMA, nsmap={"xs": XSD_NS})
         etree.SubElement(wrapper, _XS_ELEMENT, name="v", type=f"xs:{_BUILTIN_STAND_INS.get(local, local)}")
         try:
             result = _TypeChecker(etree.XMLSchema(wrapper), local)
@@ -368,14 +357,14 @@ class _MemoryResolver(etree.Resolver):
     let libxml2 fall back to reading files or the network.
     """
 
-    _EMPTY = f'<xs:schema xmlns:xs="{_XSD_NS}"/>'
+    _EMPTY = f'<xs:schema xmlns:xs="{XSD_NS}"/>'
 
     def __init__(self, documents: dict[str, bytes]) -> None:
         super().__init__()
         self._documents = documents
 
-    def resolve(self, system_url: str, public_id: str, context: object) -> object:
-        data = self._documents.get(system_url)
+    def resolve(self, system_url: str | None, public_id: str | None, context: object) -> _InputDocument:
+        data = self._documents.get(system_url) if system_url is not None else None
         if data is None:
             return self.resolve_string(self._EMPTY, context, base_url=system_url)
         return self.resolve_string(data, context, base_url=system_url)
@@ -439,7 +428,7 @@ class _TypeLibrary:
                 continue
             # Several schemas for one namespace: a hub that includes them all.
             hub_url = f"{_MEMORY_SCHEME}/namespace/{len(self._namespace_urls)}.xsd"
-            hub = etree.Element(_XS_SCHEMA, nsmap={"xs": _XSD_NS})
+            hub = etree.Element(_XS_SCHEMA, nsmap={"xs": XSD_NS})
             if namespace is not None:
                 hub.set("targetNamespace", namespace)
             for url in urls:
@@ -464,7 +453,7 @@ class _TypeLibrary:
     def lookup(self, key: _TypeKey) -> _TypeLookup:
         """The validator of the type named ``key``, or why there is none."""
         namespace, local = key
-        if namespace == _XSD_NS:
+        if namespace == XSD_NS:
             return _builtin_checker(local)
         cached = self._cache.get(key)
         if cached is None:
@@ -481,7 +470,7 @@ class _TypeLibrary:
             return _Unchecked(f"no cdl:types schema has {where}")
         if definition.tag == _XS_COMPLEX_TYPE:
             return _Unchecked("it is a complex type; only simple types are checked")
-        wrapper = etree.Element(_XS_SCHEMA, nsmap={"xs": _XSD_NS} | ({"t": namespace} if namespace else {}))
+        wrapper = etree.Element(_XS_SCHEMA, nsmap={"xs": XSD_NS} | ({"t": namespace} if namespace else {}))
         if namespace is None:
             etree.SubElement(wrapper, _XS_INCLUDE, schemaLocation=self._namespace_urls[None])
             etree.SubElement(wrapper, _XS_ELEMENT, name="v", type=local)
@@ -509,10 +498,10 @@ class _TypeLibrary:
                 return None
             restriction = definition.find(_XS_RESTRICTION)
             base = restriction.get("base") if restriction is not None else None
-            next_key = _resolve_qname(base, restriction) if base else None
+            next_key = _resolve_qname(base, restriction) if base and restriction is not None else None
             if next_key is None:
                 return None
-            if next_key[0] == _XSD_NS:
+            if next_key[0] == XSD_NS:
                 return next_key[1]
             key = next_key
         return None
@@ -525,11 +514,11 @@ class _TypeLibrary:
 def _typed_properties(root: etree._Element) -> Iterator[etree._Element]:
     """Elements carrying cdl:type, in document order, outside cdl:types,
     cdl:documentation and cdl:expression (which hold no properties)."""
-    skipped = (_CDL_TYPES, _CDL_DOCUMENTATION, _CDL_EXPRESSION)
+    skipped = (T_TYPES, T_DOCUMENTATION, T_EXPRESSION)
     stack = [root]
     while stack:
         element = stack.pop()
-        if element.get(_CDL_TYPE) is not None:
+        if element.get(A_TYPE) is not None:
             yield element
         stack.extend(
             child for child in reversed(element) if isinstance(child.tag, str) and child.tag not in skipped
@@ -580,16 +569,16 @@ def check_types(
     errors: list[ValidationError] = []
     warnings: list[str] = []
     for element in _typed_properties(root):
-        if element.get(_CDL_REF) is not None or _is_true(element.get(_CDL_LAZY)):
+        if element.get(A_CREF) is not None or _is_true(element.get(A_LAZY)):
             continue
-        written = element.get(_CDL_TYPE, "").strip()
+        written = element.get(A_TYPE, "").strip()
         value_parts = [element.text or ""]
         has_content = False
         unresolved = False
         for child in element:
-            if child.tag in (_CDL_EXPRESSION, _CDL_REF_ELEMENT):
+            if child.tag in (T_EXPRESSION, _CDL_REF_ELEMENT):
                 unresolved = True
-            elif isinstance(child.tag, str) and child.tag != _CDL_DOCUMENTATION:
+            elif isinstance(child.tag, str) and child.tag != T_DOCUMENTATION:
                 has_content = True
             value_parts.append(child.tail or "")  # comments, PIs and documentation are not part of the value
         value = "".join(value_parts)
@@ -632,7 +621,7 @@ def check_types(
         if not details and found.builtin_base is not None:
             rule = _builtin_rule(found.builtin_base, value)
             if rule is not None:
-                details = [rule if key[0] == _XSD_NS else f"derived from xsd:{found.builtin_base}: {rule}"]
+                details = [rule if key[0] == XSD_NS else f"derived from xsd:{found.builtin_base}: {rule}"]
         message = f"value {_shown(value)} is not a valid {written}"
         if details:
             message += f" ({'; '.join(details)})"

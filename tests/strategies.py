@@ -26,7 +26,7 @@ import json
 import xml.parsers.expat as expat
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "conformance" / "cases"
 SAMPLES = ROOT / "samples"
 CDL_NS = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
-C = "{%s}" % CDL_NS
+C = f"{{{CDL_NS}}}"
 
 # ---------------------------------------------------------------------------
 # The corpus
@@ -53,7 +53,7 @@ class Seed:
     rounds: tuple[dict[str, Any], ...] = ()
 
 
-@lru_cache(maxsize=None)
+@cache
 def corpus() -> tuple[Seed, ...]:
     seeds: list[Seed] = []
     for case_json in sorted(CASES.glob("**/case.json")):

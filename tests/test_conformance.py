@@ -18,7 +18,7 @@ import pytest
 from lxml import etree
 
 import cdl
-from cdl.conformance import Case, Round, load_suite, run_case, run_suite
+from cdl.conformance import Case, CaseRound, load_suite, run_case, run_suite
 from cdl.errors import CdlError
 
 HERE = Path(__file__).resolve().parent
@@ -68,7 +68,7 @@ def test_load_suite_reads_every_field() -> None:
     assert case.directory == SUITE / "lazy" / "rounds"
     assert case.main_path == case.directory / "main.cdl"
     assert (case.expect, case.error, case.problem) == ("expected.cdl", None, None)
-    assert case.rounds == (Round((("server1/port", "8080"),), ()),)
+    assert case.rounds == (CaseRound((("server1/port", "8080"),), ()),)
     assert case.rounds[0].as_dict() == {"set": {"server1/port": "8080"}, "release": []}
     assert fixture_case("prototypes/pass-prefixes").annotations is False
     assert fixture_case("appendix/system-only").system_only is True
@@ -356,7 +356,7 @@ def test_deploy_arguments_expand_one_round() -> None:
     from cdl.conformance import deploy_arguments
 
     case = next(c for c in load_suite(SUITE) if c.name == "lazy/rounds")
-    one = replace(case, rounds=(Round((("S/p", "a b"), ("S/q", "x'y")), ("S/r",)),))
+    one = replace(case, rounds=(CaseRound((("S/p", "a b"), ("S/q", "x'y")), ("S/r",)),))
     assert deploy_arguments(one) == "--set 'S/p=a b' --set 'S/q=x'\"'\"'y' --release S/r"
     assert deploy_arguments(replace(case, rounds=())) == ""
     assert deploy_arguments(replace(case, rounds=one.rounds * 2)) is None

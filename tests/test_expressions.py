@@ -4,13 +4,11 @@ XPath 1.0 string() does."""
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import pytest
 
 import cdl
 from cdl import CdlError
-from cdl._expressions import format_number, format_value
+from cdl._expressions import format_number
 from conftest import CDL_DECL, config, list_xml, lists_xml, load_text, resolve_text, system
 
 # ---------------------------------------------------------------------------
@@ -49,25 +47,6 @@ def test_format_number(value: float, text: str) -> None:
     assert format_number(float(value)) == text
 
 
-@pytest.mark.parametrize(
-    ("value", "text"),
-    [
-        (True, "true"),
-        (False, "false"),
-        ("text", "text"),
-        ("", ""),
-        (8081, "8081"),
-        (Decimal("1.50"), "1.5"),
-        (Decimal("-0"), "0"),
-        (Decimal("100"), "100"),
-        (float("nan"), "NaN"),
-        (float("-inf"), "-Infinity"),
-    ],
-)
-def test_format_value(value: object, text: str) -> None:
-    assert format_value(value) == text
-
-
 # ---------------------------------------------------------------------------
 # Evaluation through the engine
 
@@ -78,7 +57,7 @@ def evaluate(expr: str, variables: str = "", extra: str = "") -> str:
         "<S><x>8080</x><h>www.example.org</h><e/><m><a>1</a><b>2</b></m><sp> 80 </sp>"
         f'{extra}<v><cdl:expression value-of="{expr}">{variables}</cdl:expression></v></S>'
     )
-    (s,) = [el for el in resolve_text(xml).tree()[0]]
+    (s,) = list(resolve_text(xml).tree()[0])
     v = s.find("v")
     assert v is not None and len(v) == 0
     return v.text or ""

@@ -362,10 +362,10 @@ def test_walk_stops_at_unresolved_elements_on_the_way() -> None:
     L = tree("<L><p id='r1'/><p id='v'><x>1</x></p><p id='lz'/><p id='lzv'><x>2</x></p></L>")
     L[0].set(P_REF, "0")  # an unresolved reference
     L[2].set(A_LAZY, "true")  # a lazy property without a value
-    L[3].set(A_LAZY, "true")  # lazy but already valued: not a blocker
+    L[3].set(A_LAZY, "true")  # lazy but valued: LAZY_WITH_VALUE, still unresolved
     result = walk(L, ("p", "x"))
     assert result.nodes == () and result.problem is None
-    assert texts(result.blockers) == ["r1", "lz"]
+    assert texts(result.blockers) == ["r1", "lz", "lzv"]
     # The path that ends on them is not blocked: a target is checked by the caller.
     assert texts(walk(L, ("p",)).nodes) == ["r1", "v", "lz", "lzv"]
 

@@ -44,7 +44,6 @@ from hypothesis import HealthCheck, example, given, settings
 
 import cdl
 from cdl.errors import CODES
-
 from strategies import CLI_GUARD, Mutant, digest, mutants, parses_as_xml
 
 HERE = Path(__file__).resolve().parent

@@ -1,0 +1,89 @@
+"""The shared data model and the modules beside it: typed locations for
+errors, and one home for limits, list scans and naming."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import cdl
+from cdl import _limits, _model, _naming, _scan
+from cdl._model import Location
+from cdl.errors import LimitError, ReferenceResolutionError
+from conftest import system
+
+PACKAGE = Path(cdl.__file__).resolve().parent
+
+
+def _workspace(xml: str) -> _model.Workspace:
+    return cdl.load(xml.encode(), name="m.cdl")._workspace()
+
+
+def test_where_is_a_typed_location() -> None:
+    ws = _workspace(system("<S>\n<a>\n<b/></a></S>"))
+    b = ws.lists["S"][0][0]
+    where = ws.ctx.where(b)
+    assert isinstance(where, Location)
+    assert where == Location("m.cdl", 3, "/S/a/b")
+    assert (where.url, where.line, where.path) == ("m.cdl", 3, "/S/a/b")
+    assert ws.ctx.at(b) == "m.cdl:3"
+    # Outside the lists there is no property path.
+    assert ws.ctx.where(ws.roots[0]).path is None
+
+
+def test_errors_take_a_location() -> None:
+    error = ReferenceResolutionError("no", at=Location("f.cdl", 7, "/L/p"))
+    assert (error.url, error.line, error.path) == ("f.cdl", 7, "/L/p")
+    assert error.render() == "f.cdl:7: [REF_NOT_FOUND] no (at /L/p)"
+    # What is given by name wins over the location.
+    error = LimitError("big", at=Location("f.cdl", 7, None), line=9, path="/L")
+    assert (error.url, error.line, error.path) == ("f.cdl", 9, "/L")
+    error.locate(Location("g.cdl", 1, "/M"))
+    assert (error.url, error.line, error.path) == ("f.cdl", 9, "/L")
+
+
+def test_errors_raised_in_phases_carry_their_location() -> None:
+    with pytest.raises(cdl.CdlError) as info:
+        cdl.load(system("<S>\n<a cdl:ref='nothing'/></S>").encode(), name="m.cdl").resolve()
+    assert (info.value.code, info.value.url, info.value.line, info.value.path) == ("REF_NOT_FOUND", "m.cdl", 2, "/S/a")
+
+
+def test_limits_scans_and_naming_live_in_their_own_modules() -> None:
+    assert cdl.Limits is _limits.Limits
+    moved = {
+        "Limits": _limits,
+        "Budget": _limits,
+        "ListScan": _scan,
+        "has_level": _scan,
+        "elements_bound": _scan,
+        "Prefixes": _naming,
+        "relative_text": _naming,
+        "list_name": _naming,
+    }
+    for name, module in moved.items():
+        assert hasattr(module, name), name
+        assert name not in vars(_model), f"{name} is still defined in _model"
+
+
+def test_no_location_is_spread_as_untyped_keywords() -> None:
+    # Locations are passed whole (at=...), so no call needs a type: ignore.
+    spread = re.compile(r"\*\*[\w.]*where\(")
+    for path in PACKAGE.glob("*.py"):
+        assert not spread.search(path.read_text()), path.name
+
+
+def test_tags_and_table_indexes_are_read_with_their_assumptions_checked() -> None:
+    from lxml import etree
+
+    from cdl._model import P_EXT, table_index, tag_of
+
+    el = etree.fromstring("<a><!--c--><b/></a>")
+    assert tag_of(el[1]) == "b"
+    with pytest.raises(TypeError):
+        tag_of(el[0])  # a comment has no name; the loader removes them
+    el[1].set(P_EXT, "3")
+    assert table_index(el[1], P_EXT) == 3
+    with pytest.raises(KeyError):
+        table_index(el, P_EXT)
