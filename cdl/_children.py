@@ -67,7 +67,11 @@ class ChildIndex:
         return table
 
     def inserted_after(self, anchor: etree._Element, added: Sequence[etree._Element]) -> None:
-        """``added`` (named as ``anchor``) were just placed right after ``anchor``."""
+        """``added`` (named as ``anchor``) were just placed right after ``anchor``.
+
+        Finding ``anchor`` among its same-named siblings costs their number
+        (a C-level identity scan), which a step naming them selects whole.
+        """
         parent = anchor.getparent()
         table = self.wide.get(parent) if parent is not None else None
         if table is not None:
