@@ -12,7 +12,7 @@ import re
 
 from lxml import etree
 
-from ._children import WIDE, ChildIndex
+from ._children import ChildIndex
 from ._items import is_unresolved
 from ._model import ENGINE_NS, LIST_PARENTS, UP, NameRef, Ref
 
@@ -157,7 +157,7 @@ def walk(start: etree._Element, steps: tuple[str, ...], children: ChildIndex | N
     """
     if children is None:
         children = ChildIndex()
-    wide = children.wide
+    named = children.named
     node = start
     for i, step in enumerate(steps):
         if step == UP:
@@ -168,14 +168,7 @@ def walk(start: etree._Element, steps: tuple[str, ...], children: ChildIndex | N
             continue
         if is_unresolved(node):  # its children are not known yet
             return Walk(blockers=(node,))
-        # ChildIndex.named, inlined: this runs for every step of every path.
-        table = wide.get(node)
-        if table is not None:
-            found = table.get(step, ())
-        elif len(node) > WIDE:
-            found = children.build(node).get(step, ())
-        else:
-            found = list(node.iterchildren(step))
+        found = named(node, step)
         if len(found) != 1:
             if not found:
                 return Walk(problem="empty", step=i)
