@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from lxml import etree
 
+from ._children import ChildIndex
 from .errors import CdlError, CdlErrorGroup
 
 if TYPE_CHECKING:
@@ -334,6 +335,8 @@ class Workspace:
     #: Provenance recorder (``cdl._explain``), or None: plain resolution
     #: records nothing and pays one None check per event.
     recorder: Recorder | None = None
+    #: Children by name of wide elements, for path steps (cdl/_children.py).
+    children: ChildIndex = field(default_factory=ChildIndex)
 
     def size_bound(self) -> int:
         """An upper bound on the elements of the working trees now: what was

@@ -292,7 +292,7 @@ class ReferenceResolver:
                 # A property always has its list above it, and the loader
                 # refuses a reference on a list without refroot: never here.
                 raise ReferenceResolutionError(f"{what} {ref.text!r} has no context node", code="REF_CONTEXT", at=ctx.where(written))
-        result = walk(start, ref.steps)
+        result = walk(start, ref.steps, self.ws.children)
         if result.blockers:
             raise _Blocked(result.blockers)
         if result.problem is not None:
@@ -391,6 +391,8 @@ class ReferenceResolver:
         for shell in shells[1:]:
             anchor.addnext(shell)
             anchor = shell
+        if len(shells) > 1:
+            self.ws.children.inserted_after(el, shells[1:])
         for shell, target in zip(shells, targets):
             if rec is not None:  # provenance hook
                 rec.referenced(shell, target, ref)
@@ -448,6 +450,7 @@ class ReferenceResolver:
         rec = self.ws.recorder
         if rec is not None:  # provenance hook
             rec.computed(holder, el, {var.name: node for var, node in zip(expr.variables, chosen)})
+        self.ws.children.removing(el)
         replace_with_text(el, result)
         return _DONE
 
@@ -489,7 +492,7 @@ def waits_if_attempted(ws: Workspace, item: etree._Element) -> list[etree._Eleme
             if parent is None:
                 continue
             start = parent
-        result = walk(start, ref.steps)
+        result = walk(start, ref.steps, ws.children)
         if result.blockers:
             found.extend(result.blockers)
         elif result.nodes:
