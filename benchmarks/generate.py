@@ -34,7 +34,13 @@ Shapes (the fan count is N // 2: 10,000 at N = 20,000):
 - ``fanin``: as base, and N // 2 components also reference one shared list
   (``Catalog/entries``, 25 elements) with ``cdl:refroot``;
 - ``fanout``: as base, but N // 2 components extend one template
-  (``t:FrontendV0``).
+  (``t:FrontendV0``);
+- ``wide``: as base, but the N components are the children of one list
+  (``Cluster``) instead of N top level lists, so they refer to each other by
+  name through that list (``../../svc000123/listen/host``) rather than with
+  ``cdl:refroot``: the peer (distance 7i+3), the next component (distance 1)
+  and the supervised worker; references written in the system are relative
+  (an absolute path would start at ``Cluster``).
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from collections.abc import Iterator
 
 CDL_NS = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
 TEMPLATES_NS = "urn:cdl-bench:templates"
-SHAPES = ("base", "fanin", "fanout")
+SHAPES = ("base", "fanin", "fanout", "wide")
 
 # family -> (kinds, what the family template adds)
 _FAMILIES: dict[str, tuple[tuple[str, ...], str]] = {
@@ -232,6 +238,9 @@ def system_chunks(n: int, shape: str = "base") -> Iterator[str]:
             "      </entries>\n    </Catalog>\n"
         )
     yield "  </cdl:configuration>\n\n  <cdl:system>\n"
+    wide = shape == "wide"
+    if wide:
+        yield "    <Cluster>\n"
 
     buf: list[str] = []
     for i in range(n):
@@ -240,6 +249,7 @@ def system_chunks(n: int, shape: str = "base") -> Iterator[str]:
         family = _family_of(kind)
         peer = _name((i * 7 + 3) % n)
         p = [f'    <{name} cdl:extends="t:{kind}">\n      <name>{name}</name>\n']
+        own_host = 'cdl:ref="../name"' if wide else 'cdl:ref="/name"'
         if i % 4 == 0:
             p.append(f"      <version>2.{i % 10}.{i % 3}</version>\n")
         if i % 5 == 0:
@@ -248,26 +258,41 @@ def system_chunks(n: int, shape: str = "base") -> Iterator[str]:
             # Override of a nested list, itself extending a template.
             p.append(
                 '      <listen cdl:extends="t:Endpoint">\n'
-                '        <host cdl:ref="/name"/>\n'
+                f"        <host {own_host}/>\n"
                 f"        <port>{8000 + i % 1000}</port>\n"
                 "      </listen>\n"
             )
+        if wide:
+            # Siblings in one list, found by name: "../.." climbs from the
+            # property's parent to the component, then to Cluster.
+            peer_host = f'cdl:ref="../../{peer}/listen/host"'
+            peer_port = f'cdl:ref="../../{peer}/listen/port"'
+            env_peer = 'cdl:ref="../../peer/host"'
+        else:
+            peer_host = f'cdl:refroot="{peer}" cdl:ref="/listen/host"'
+            peer_port = f'cdl:refroot="{peer}" cdl:ref="/listen/port"'
+            env_peer = 'cdl:ref="/peer/host"'
         p.append(
             f"      <labels><label>team-{i % 17}</label><label>zone-{i % 3}</label></labels>\n"
             "      <peer>\n"
-            f'        <host cdl:refroot="{peer}" cdl:ref="/listen/host"/>\n'
-            f'        <port cdl:refroot="{peer}" cdl:ref="/listen/port"/>\n'
+            f"        <host {peer_host}/>\n"
+            f"        <port {peer_port}/>\n"
             "      </peer>\n"
             "      <env>\n"
             '        <var><key>REGION</key><value cdl:refroot="Settings" cdl:ref="/region"/></var>\n'
-            '        <var><key>PEER</key><value cdl:ref="/peer/host"/></var>\n'
+            f"        <var><key>PEER</key><value {env_peer}/></var>\n"
             '        <var><key>PEER_PORT</key><value cdl:ref="../../peer/port"/></var>\n'
             "      </env>\n"
             '      <timeouts cdl:refroot="Settings" cdl:ref="/timeouts"/>\n'
         )
+        if wide:
+            p.append(f'      <next cdl:ref="../{_name((i + 1) % n)}/name"/>\n')
         if i % 20 == 7 and workers:
             watched = _name(workers[(i // 20) % len(workers)])
-            p.append(f'      <supervisorPid cdl:refroot="{watched}" cdl:ref="/pid"/>\n')
+            if wide:
+                p.append(f'      <supervisorPid cdl:ref="../{watched}/pid"/>\n')
+            else:
+                p.append(f'      <supervisorPid cdl:refroot="{watched}" cdl:ref="/pid"/>\n')
         if i % 50 == 11:
             p.append('      <deployedAt cdl:refroot="Settings" cdl:ref="/clock" cdl:lazy="true"/>\n')
         if shape == "fanin" and i % 2 == 0 and i < 2 * fan:
@@ -279,6 +304,8 @@ def system_chunks(n: int, shape: str = "base") -> Iterator[str]:
             buf.clear()
     if buf:
         yield "".join(buf)
+    if wide:
+        yield "    </Cluster>\n"
     yield "  </cdl:system>\n</cdl:cdl>\n"
 
 

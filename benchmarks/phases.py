@@ -1,6 +1,6 @@
 """Time each phase of one resolution, without a profiler's overhead.
 
-    python benchmarks/phases.py N [--shape base|fanin|fanout] [--engine DIR] [--with-gc]
+    python benchmarks/phases.py N [--shape base|fanin|fanout|wide] [--engine DIR] [--with-gc]
 
 Generates the system (benchmarks/generate.py) and runs the phases that
 ``cdl.load(system).resolve().to_bytes()`` runs, one at a time, with a clock

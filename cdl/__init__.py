@@ -11,14 +11,18 @@ lazy properties, read what is still pending, and serialize::
         print(item.path, item.kind)
     deployed = result.supply({"WebApplication/t:DB/t:hostname": "db.example.org"})
     print(deployed.to_bytes().decode())
+    for why in deployed.explain("WebApplication/t:Web/t:dbconnection/t:hostname"):
+        print(why.to_data())                   # where the value came from, step by step
 
 Every failure raises :class:`cdl.CdlError` (see :mod:`cdl.errors`).
 """
 
 from ._engine import Document, Resolution, load
+from ._explain import Explanation, Step
 from ._laziness import Pending, Round
 from ._limits import Limits
 from ._model import CDL_NS
+from ._plan import Plan, PlannedComponent
 from .errors import CdlError, CdlErrorGroup
 
 __all__ = [
@@ -26,10 +30,14 @@ __all__ = [
     "CdlError",
     "CdlErrorGroup",
     "Document",
+    "Explanation",
     "Limits",
     "Pending",
+    "Plan",
+    "PlannedComponent",
     "Resolution",
     "Round",
+    "Step",
     "load",
 ]
 

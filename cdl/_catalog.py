@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -185,7 +184,9 @@ def _file_of(entry: Entry) -> Path:
             url=entry.file,
             line=entry.line,
         )
-    return Path(urllib.request.url2pathname(parsed.path)).resolve()
+    from ._imports import url2pathname  # here: the import phase imports this module
+
+    return Path(url2pathname(parsed.path)).resolve()
 
 
 def _invalid(message: str, file: str, line: int | None) -> LoadError:

@@ -17,6 +17,8 @@ from typing import Any
 
 from lxml import etree
 
+from ._explain import Explanation, Recorder, explain, path_namespaces, prune
+from ._explain import select as select_paths
 from ._files import write_atomically
 from ._imports import LoadOptions, Resolver, load_set
 from ._inherit import resolve_prototypes
@@ -28,6 +30,7 @@ from ._model import (
     T_TYPES,
     XSD_NS,
     Context,
+    NameRef,
     Problems,
     SourceDoc,
     Tables,
@@ -35,7 +38,8 @@ from ._model import (
 )
 from ._names import Registry, build_registry
 from ._naming import Prefixes
-from ._references import ReferenceResolver, find_items
+from ._plan import Plan, build_plan
+from ._references import ReferenceResolver, find_items, items_in
 from ._serialize import Data, build_output, to_bytes, to_data
 from .errors import CdlError, CdlErrorGroup, DeployValueError
 
@@ -128,20 +132,13 @@ class Resolution:
         #: As ``file:line: message``: references templates leave unresolved
         #: (7.6), then (with validate) types that could not be checked.
         self.warnings: list[str] = []
-        with _cyclic_gc_paused():
-            ws = document._workspace()
-            resolve_prototypes(ws)
-            resolver = ReferenceResolver(ws)
-            self._items = find_items(ws, ws.roots[0].iterchildren(*_LIST_TAGS))
-            resolver.run(self._items)
-            for step in rounds:
-                apply_round(ws, resolver, step)
-            check_required(ws, resolver)
+        ws, resolver, self._items = _resolved(document, self.rounds)
         self.warnings = list(resolver.warnings)
         self._ws: Workspace | None = ws
         self._resolver: ReferenceResolver | None = resolver
         #: The pending report: everything, and what the system's deployment waits for.
         self._pending: tuple[list[Pending], list[Pending]] | None = None
+        self._plan: Plan | None = None
         #: Output trees built by taking the working trees apart (by system_only).
         self._outputs: dict[bool, etree._Element] = {}
         if validate:
@@ -188,21 +185,83 @@ class Resolution:
         assert self._pending is not None
         return list(self._pending[1])
 
+    def plan(self) -> Plan:
+        """The deployment plan of the system: its components in waves (see :class:`cdl.Plan`).
+
+        Computed once per Resolution from what is still pending, so values
+        already supplied create no dependency. Raises :class:`cdl.CdlError`
+        (``PLAN_CYCLE``, ``PLAN_ANCESTOR_WAIT``) when no order exists.
+        """
+        if self._plan is None:
+            ws = self._working()
+            assert self._resolver is not None
+            with _cyclic_gc_paused():
+                self._plan = build_plan(ws, self._resolver)
+        return self._plan
+
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> Resolution:
         """A new Resolution with one more round of deploy-time values (this one is unchanged)."""
         return Resolution(self.document, [*self.rounds, Round(dict(values or {}), tuple(release))], self.validate)
 
-    def tree(self, system_only: bool = False) -> etree._Element:
-        """The resolved ``cdl:cdl`` document as a new lxml tree."""
-        return copy.deepcopy(self._output(system_only))
+    def tree(self, system_only: bool = False, select: Sequence[str] = ()) -> etree._Element:
+        """The resolved ``cdl:cdl`` document as a new lxml tree.
 
-    def to_bytes(self, system_only: bool = False, pretty: bool = True) -> bytes:
-        """The resolved document as UTF-8 XML."""
-        return to_bytes(self._output(system_only), pretty)
+        ``select`` (paths as for :meth:`explain`) keeps only the properties
+        they select, with the elements above them.
+        """
+        return copy.deepcopy(self._selected(system_only, select))
 
-    def to_data(self, system_only: bool = False) -> dict[str, Data]:
-        """The resolved lists as plain Python data (dicts, lists, strings, None)."""
-        return to_data(self._output(system_only))
+    def to_bytes(self, system_only: bool = False, pretty: bool = True, select: Sequence[str] = ()) -> bytes:
+        """The resolved document as UTF-8 XML (``select``: as for :meth:`tree`)."""
+        return to_bytes(self._selected(system_only, select), pretty)
+
+    def to_data(self, system_only: bool = False, select: Sequence[str] = ()) -> dict[str, Data]:
+        """The resolved lists as plain Python data (dicts, lists, strings, None;
+        ``select``: as for :meth:`tree`)."""
+        return to_data(self._selected(system_only, select))
+
+    # -- provenance and selection (issue 15) ------------------------------------------
+
+    def explain(self, path: str) -> list[Explanation]:
+        """Why each property ``path`` selects is what it is: one :class:`cdl.Explanation` each.
+
+        ``path`` is written as ``pending`` writes paths (``LIST/child``, the
+        main document's prefixes, a leading ``/`` optional) and may select
+        several properties. The same document and rounds are resolved again
+        with provenance recorded, so this costs about one and a half resolutions. Raises
+        :class:`cdl.CdlError` (``SELECT_NOT_FOUND`` with the nearest paths when
+        the path selects nothing).
+        """
+        recorder = Recorder()
+        ws, resolver, _ = _resolved(self.document, self.rounds, recorder)
+        return explain(
+            ws,
+            recorder,
+            path,
+            lambda nodes: resolver.run(items_in(nodes)),
+            resolver.is_pending,
+            resolver.waits_on,
+        )
+
+    def _selected(self, system_only: bool, select: Sequence[str]) -> etree._Element:
+        """The output tree, cut down to what ``select``'s paths select when there are some."""
+        out = self._output(system_only)
+        if not select:
+            return out
+        main = self.document._docs[0]
+        names = Prefixes(self.document._prefixes_seed, main.nsmap.get(None))
+        lists = [el for part in out if part.tag in _LIST_TAGS for el in part]
+        by_tag = {el.tag: el for el in lists}
+
+        def lookup(name: NameRef) -> etree._Element | None:
+            return next((by_tag[c] for c in name.candidates if c in by_tag), None)
+
+        list_names = [names.path_of(el).lstrip("/") for el in lists]
+        namespaces = path_namespaces(main.nsmap, names.by_uri)
+        chosen = [
+            el for text in select for el in select_paths(text, lookup, list_names, namespaces, main.target_ns, names.path_of, main.url)
+        ]
+        return prune(out, chosen)
 
     def _output(self, system_only: bool) -> etree._Element:
         """The output tree, built once and never handed out (callers copy it).
@@ -259,6 +318,27 @@ class Resolution:
 
 
 _LIST_TAGS = (T_CONFIGURATION, T_SYSTEM)
+
+
+def _resolved(
+    document: Document, rounds: Sequence[Round], recorder: Recorder | None = None
+) -> tuple[Workspace, ReferenceResolver, list[etree._Element]]:
+    """Run the resolution phases on fresh copies of ``document``: the resolved
+    workspace, its resolver and the main document's items. With a
+    ``recorder``, the phases record provenance (``Resolution.explain``)."""
+    with _cyclic_gc_paused():
+        ws = document._workspace()
+        ws.recorder = recorder
+        resolve_prototypes(ws)
+        resolver = ReferenceResolver(ws)
+        items = find_items(ws, ws.roots[0].iterchildren(*_LIST_TAGS))
+        resolver.run(items)
+        for number, step in enumerate(rounds, 1):
+            if recorder is not None:
+                recorder.round = number
+            apply_round(ws, resolver, step)
+        check_required(ws, resolver)
+    return ws, resolver, items
 
 
 @contextmanager

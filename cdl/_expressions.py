@@ -18,13 +18,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
-from decimal import Decimal
-
-import elementpath
-from elementpath import XPath1Parser, XPathToken
-from elementpath.tdop import Parser
+from typing import TYPE_CHECKING
 
 from .errors import ExpressionError
+
+if TYPE_CHECKING:
+    # elementpath is imported where an expression is parsed: it takes about
+    # 40 ms to import, and most documents hold no expression.
+    from elementpath import XPathToken
 
 Value = str | float | bool
 
@@ -53,6 +54,8 @@ def compile_expression(
     ``namespaces`` are those in scope where the expression is written, so a
     prefixed name test is recognised as the location path it is.
     """
+    import elementpath
+
     try:
         token = _parse(text, {p: u for p, u in (namespaces or {}).items() if p})
     except elementpath.ElementPathError as exc:
@@ -109,6 +112,9 @@ def _parse(text: str, namespaces: dict[str, str]) -> XPathToken:
     """Parse only. XPath1Parser.parse also evaluates constant parts with
     elementpath's own (XPath 2 flavoured) rules, which can reject valid XPath
     1.0 such as ``'a' < 'b'``; the base parser of elementpath.tdop does not."""
+    from elementpath import XPath1Parser
+    from elementpath.tdop import Parser
+
     parser = XPath1Parser(namespaces=namespaces)
     if parser.tokenizer is None:
         parser.tokenizer = parser.create_tokenizer(parser.symbol_table)
@@ -192,6 +198,8 @@ def format_number(x: float) -> str:
         return str(int(x))
     # repr gives the shortest digits that identify the double; write them
     # without an exponent as XPath 1.0 requires.
+    from decimal import Decimal  # here: few expressions format a fraction
+
     text = format(Decimal(repr(x)), "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")

@@ -8,7 +8,6 @@ the harness can use it without importing the engine.
 from __future__ import annotations
 
 import os
-import tempfile
 
 from .errors import LoadError
 
@@ -22,6 +21,8 @@ def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
     target = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(target))
     try:
+        import tempfile  # here: it imports shutil, random, bz2 and lzma (3 ms at start-up)
+
         fd, tmp = tempfile.mkstemp(prefix=".cdl-", suffix=".tmp", dir=directory)
     except OSError as exc:
         raise LoadError(f"cannot write {target}: {exc.strerror or exc}", code="IO_ERROR", url=target) from None

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import posixpath
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,11 +137,22 @@ def _locate_main(text: str, options: LoadOptions, catalogs: Catalogs) -> _Locati
                 return _file_location(str(path), path)
             text, parsed = mapped.target, urllib.parse.urlsplit(mapped.target)
         if parsed.scheme == "file":
-            path = Path(urllib.request.url2pathname(parsed.path))
+            path = Path(url2pathname(parsed.path))
             return _file_location(text, path)
         _check_scheme(text, parsed.scheme, options, None)
         return _Location(text, text, text)
     return _file_location(text, Path(text))
+
+
+def url2pathname(path: str) -> str:
+    """``urllib.request.url2pathname``, which is exactly this, without importing
+    urllib.request for every file (about 18 ms: it pulls in http.client and
+    email); only remote documents need that module."""
+    if os.name == "nt":
+        from nturl2path import url2pathname
+
+        return url2pathname(path)
+    return urllib.parse.unquote(path)
 
 
 def _file_location(display: str, path: Path) -> _Location:
@@ -174,7 +184,7 @@ def _locate_import(
             f"import {location!r} names a file on another host ({parsed.netloc})", url=doc.url, line=imp.sourceline
         )
     try:
-        path = Path(urllib.request.url2pathname(parsed.path))
+        path = Path(url2pathname(parsed.path))
         real = path.resolve()  # symlinks resolved before the confinement check
     except (ValueError, OSError) as exc:  # a NUL byte, a loop of symlinks ...
         raise ImportRefusedError(f"import {location!r} is not a usable file name: {exc}", url=doc.url, line=imp.sourceline) from None
@@ -200,7 +210,7 @@ def _mapped_file(location: str, mapped: Mapped, where: tuple[SourceDoc, etree._E
     parsed = urllib.parse.urlsplit(mapped.target)
     if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
         return None
-    path = Path(urllib.request.url2pathname(parsed.path))
+    path = Path(url2pathname(parsed.path))
     if not path.is_file():
         url = where[0].url if where else location
         line = where[1].sourceline if where else None
@@ -291,6 +301,8 @@ def _read(loc: _Location, options: LoadOptions, where: tuple[SourceDoc, etree._E
                     line=line,
                 )
             return data
+        import urllib.request  # only here: importing it costs about 18 ms (http.client, email)
+
         with urllib.request.urlopen(loc.key, timeout=options.timeout) as response:
             body: bytes = response.read(limit + 1)
             if len(body) > limit:

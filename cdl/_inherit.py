@@ -14,14 +14,15 @@ from __future__ import annotations
 from lxml import etree
 
 from ._lines import located, located_at
-from ._model import A_EXTENDS, A_LAZY, P_DOC, P_EXT, P_REF, Problems, Workspace, depth_of, has_value, table_index, top_level_of
+from ._model import A_EXTENDS, A_LAZY, P_DOC, P_EXT, P_PROV, P_REF, Problems, Workspace, depth_of, has_value, table_index, top_level_of
 from ._scan import ListScan
 from .errors import InheritanceError
 
 _ACTIVE, _DONE = 1, 2
 # Attributes never inherited: the document mark says where an element was
-# written, and cdl:extends is resolved, never copied (NOTES.md).
-_NOT_INHERITED = frozenset((P_DOC, P_EXT))
+# written, and cdl:extends is resolved, never copied (NOTES.md); a
+# provenance mark (explain) belongs to the element that carries it.
+_NOT_INHERITED = frozenset((P_DOC, P_EXT, P_PROV))
 # Attributes that say how a value is given (7.3.4 and NOTES.md): a property
 # with its own value or its own reference does not take the prototype's.
 _VALUE_GIVING = frozenset((P_REF, A_LAZY))
@@ -191,6 +192,11 @@ def _merge(
     shape = _shape(proto, shapes)
     proto_children, proto_tags = shape.children, shape.tags
     merged: list[etree._Element] = []
+    rec = ws.recorder  # provenance (explain): None in plain resolution
+    same_named: dict[object, list[etree._Element]] = {}
+    if rec is not None:  # provenance hook: the prototype's children by name, once per merge
+        for child in proto_children:
+            same_named.setdefault(child.tag, []).append(child)
     if not own_ref:  # 7.3.4 case 3: a reference replaces the inherited value
         placed: set[object] = set()
         # Charge every copy this merge makes before making any: the budget
@@ -207,8 +213,13 @@ def _merge(
             group = groups.get(tag)
             if group is None:
                 merged.append(e.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it; marked with its document (_Shape)
+                if rec is not None:  # provenance hook
+                    rec.inherited(merged[-1], e, n)
             elif tag not in placed:
                 placed.add(tag)
+                if rec is not None:  # provenance hook
+                    for own in group:
+                        rec.overrides(own, same_named[tag])
                 if attributes:
                     for own in group:
                         _inherit_attributes(attributes, own)
@@ -226,6 +237,8 @@ def _merge(
     if shape.attributes:
         _inherit_attributes(shape.attributes, n, own_value=own_value, own_ref=own_ref)
     del n.attrib[P_EXT]
+    if rec is not None:  # provenance hook
+        rec.extends(n, proto)
 
 
 def _inherit_attributes(

@@ -126,7 +126,7 @@ def _select_in(ws: Workspace, text: str, verb: str) -> list[etree._Element]:
                 f"{verb} {text!r}: {ws.ctx.prefixes.path_of(blocked[0])} is still an unresolved reference",
                 code="SET_NOT_FOUND",
             )
-        current = [child for el in current for child in el.iterchildren(step)]
+        current = [child for el in current for child in ws.children.named(el, step)]
         if not current:
             raise DeployValueError(f"{verb} {text!r}: no {parts[i + 1]} at step {i + 2}", code="SET_NOT_FOUND")
     return current
@@ -149,6 +149,7 @@ def _supply(ws: Workspace, resolver: ReferenceResolver, el: etree._Element, path
         )
     if expr is not None:
         resolver.settled(expr)
+        ws.children.removing(expr)
         el.remove(expr)
     # A lazy reference given a value is replaced by the value (7.5.3: the
     # deployment service knows it); a lazy property receives it (7.5.2.1).
@@ -156,6 +157,8 @@ def _supply(ws: Workspace, resolver: ReferenceResolver, el: etree._Element, path
     el.attrib.pop(A_LAZY, None)
     el.text = value
     resolver.settled(el)
+    if ws.recorder is not None:  # provenance hook
+        ws.recorder.supplied(el, path)
 
 
 def _release(ws: Workspace, el: etree._Element, path: str) -> etree._Element:

@@ -16,7 +16,6 @@ element's line.
 from __future__ import annotations
 
 import re
-from xml.sax.saxutils import unescape
 
 from lxml import etree
 
@@ -26,7 +25,16 @@ _START_TAG = re.compile(
     rb"<([^\s/>!?][^\s/>]*)((?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)\s*/?>"
 )
 _ATTRIBUTE = re.compile(rb"([^\s=]+)\s*=\s*(\"[^\"]*\"|'[^']*')")
-_ENTITIES = {"&quot;": '"', "&apos;": "'"}
+#: The predefined entities (a catalog or DTD cannot add any: they are refused).
+_ENTITIES = (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&apos;", "'"), ("&amp;", "&"))
+
+
+def _unescape(text: str) -> str:
+    """An attribute value as parsed, for the predefined entities (xml.sax.saxutils
+    would import urllib.request at start-up)."""
+    for entity, char in _ENTITIES:
+        text = text.replace(entity, char)
+    return text
 
 
 def attribute_line(data: bytes, el: etree._Element, attribute: str, value: str | None = None) -> int | None:
@@ -101,7 +109,7 @@ def _find_attribute(tag: re.Match[bytes], el: etree._Element, attribute: str, va
         if name != local or (el.nsmap.get(prefix) if colon else "") != uri:
             continue
         if value is not None:
-            written = unescape(match.group(2)[1:-1].decode("utf-8", "replace"), _ENTITIES)
+            written = _unescape(match.group(2)[1:-1].decode("utf-8", "replace"))
             if written.strip() != value.strip():
                 continue
         return match.start(1)

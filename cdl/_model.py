@@ -19,10 +19,11 @@ how names and paths are written for people (``_naming``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from lxml import etree
 
+from ._children import ChildIndex
 from .errors import CdlError, CdlErrorGroup
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ P_REF = engine("ref")  # the cdl:ref/cdl:refroot pair, as one atomic value
 P_EXT = engine("ext")  # the prototype name of cdl:extends
 P_EXPR = engine("expr")  # on cdl:expression: its parsed expression
 P_DOC = engine("doc")  # which document the element (and its subtree) came from
+P_PROV = engine("prov")  # explain only: index of the element's latest provenance event (_explain)
 
 #: A path step that climbs to the parent; every other step is a Clark name.
 UP = ".."
@@ -333,6 +335,11 @@ class Workspace:
     roots: list[etree._Element]
     lists: dict[str, etree._Element]
     budget: Budget
+    #: Provenance recorder (``cdl._explain``), or None: plain resolution
+    #: records nothing and pays one None check per event.
+    recorder: Recorder | None = None
+    #: Children by name of wide elements, for path steps (cdl/_children.py).
+    children: ChildIndex = field(default_factory=ChildIndex)
 
     def size_bound(self) -> int:
         """An upper bound on the elements of the working trees now: what was
@@ -345,3 +352,34 @@ class Workspace:
             if found is not None:
                 return found
         return None
+
+
+# -- provenance hooks (issue 15; implemented by cdl._explain.Recorder) ------------
+
+
+class Recorder(Protocol):
+    """What the phases tell a provenance recorder, at the few places where a
+    value is copied, replaced, computed or supplied. Only ``Resolution.explain``
+    sets one (``Workspace.recorder``); see cdl/_explain.py."""
+
+    def inherited(self, copy: etree._Element, source: etree._Element, extending: etree._Element) -> None:
+        """``copy`` (a subtree) was copied from prototype child ``source`` into ``extending`` (7.2.2.1)."""
+
+    def overrides(self, own: etree._Element, replaced: list[etree._Element]) -> None:
+        """``own`` replaced the prototype's same-named ``replaced`` (7.2.2.1)."""
+
+    def extends(self, extending: etree._Element, proto: etree._Element) -> None:
+        """``extending``'s cdl:extends of ``proto`` was resolved."""
+
+    def referenced(self, shell: etree._Element, target: etree._Element, ref: Ref) -> None:
+        """``shell`` took its value from ``target`` by reference ``ref`` (7.3.2); called
+        before ``target``'s children are copied into it."""
+
+    def copied(self, copy: etree._Element, source: etree._Element, shell: etree._Element) -> None:
+        """``copy`` (a subtree) is a copy of ``source``, a child of the target of ``shell``'s reference."""
+
+    def computed(self, holder: etree._Element, expression: etree._Element, variables: dict[str, etree._Element]) -> None:
+        """``holder``'s value was computed by ``expression`` (7.3.6), before it is replaced."""
+
+    def supplied(self, el: etree._Element, path: str) -> None:
+        """``el`` received a deploy-time value named by ``path`` (7.5)."""

@@ -12,6 +12,7 @@ import re
 
 from lxml import etree
 
+from ._children import ChildIndex
 from ._items import is_unresolved
 from ._model import ENGINE_NS, LIST_PARENTS, UP, NameRef, Ref
 
@@ -144,14 +145,19 @@ class Walk:
         self.step = step
 
 
-def walk(start: etree._Element, steps: tuple[str, ...]) -> Walk:
+def walk(start: etree._Element, steps: tuple[str, ...], children: ChildIndex | None = None) -> Walk:
     """Follow ``steps`` from ``start`` (iteratively; paths never recurse).
 
     Every node of a step's set has the same depth, so parents taken in order
     and children concatenated in order keep document order. This runs once
     per reference: while the set holds one node, the common case, it is kept
-    as that node, without building sets.
+    as that node, without building sets. A step into a wide element reads
+    ``children`` (the workspace's; a fresh one when not given) instead of
+    scanning its siblings.
     """
+    if children is None:
+        children = ChildIndex()
+    named = children.named
     node = start
     for i, step in enumerate(steps):
         if step == UP:
@@ -162,16 +168,16 @@ def walk(start: etree._Element, steps: tuple[str, ...]) -> Walk:
             continue
         if is_unresolved(node):  # its children are not known yet
             return Walk(blockers=(node,))
-        found = list(node.iterchildren(step))
+        found = named(node, step)
         if len(found) != 1:
             if not found:
                 return Walk(problem="empty", step=i)
-            return _walk_set(found, steps, i + 1)
+            return _walk_set(list(found), steps, i + 1, children)
         node = found[0]
     return Walk(nodes=(node,))
 
 
-def _walk_set(current: list[etree._Element], steps: tuple[str, ...], first: int) -> Walk:
+def _walk_set(current: list[etree._Element], steps: tuple[str, ...], first: int, children: ChildIndex) -> Walk:
     """Follow ``steps[first:]`` from a set of nodes, all of the same depth."""
     for i in range(first, len(steps)):
         step = steps[i]
@@ -190,7 +196,7 @@ def _walk_set(current: list[etree._Element], steps: tuple[str, ...], first: int)
         blockers = [node for node in current if is_unresolved(node)]
         if blockers:
             return Walk(blockers=tuple(blockers))
-        current = [child for node in current for child in node.iterchildren(step)]
+        current = [child for node in current for child in children.named(node, step)]
         if not current:
             return Walk(problem="empty", step=i)
     return Walk(nodes=tuple(current))

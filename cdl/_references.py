@@ -115,6 +115,10 @@ def _items_in(nodes: Sequence[etree._Element]) -> list[etree._Element]:
     return found
 
 
+#: The items in and below some elements (``Resolution.explain`` resolves what
+#: a path selects in a prototype the main document never needed).
+items_in = _items_in
+
 _ALL_ITEMS = ListScan(UNRESOLVED_TEST, NAMESPACES)
 
 
@@ -194,6 +198,10 @@ class ReferenceResolver:
     def waits_on(self, item: etree._Element) -> list[etree._Element]:
         """The pending items a pending ``item`` waits for directly."""
         return list(self._waits_on.get(item, ()))
+
+    def pending_items(self) -> list[etree._Element]:
+        """Every pending item, in no particular order (for the deployment plan)."""
+        return [el for el, s in self._state.items() if s is _PENDING]
 
     def settled(self, item: etree._Element) -> None:
         """``item`` was given its value from outside (a deploy-time value): done."""
@@ -377,7 +385,7 @@ class ReferenceResolver:
                 # A property always has its list above it, and the loader
                 # refuses a reference on a list without refroot: never here.
                 raise ReferenceResolutionError(f"{what} {ref.text!r} has no context node", code="REF_CONTEXT", at=ctx.where(written))
-        result = walk(start, ref.steps)
+        result = walk(start, ref.steps, self.ws.children)
         if result.blockers:
             raise _Blocked(result.blockers)
         if result.problem is not None:
@@ -500,7 +508,10 @@ class ReferenceResolver:
         del attrib[P_REF]
         if A_LAZY in attrib:
             del attrib[A_LAZY]
+        rec = self.ws.recorder  # provenance (explain): None in plain resolution
         if len(targets) == 1 and not elements:
+            if rec is not None:  # provenance hook
+                rec.referenced(el, targets[0], ref)
             el.text = targets[0].text  # the common case: one leaf value
             return _DONE
         shells = [el]
@@ -510,7 +521,11 @@ class ReferenceResolver:
         for shell in shells[1:]:
             anchor.addnext(shell)
             anchor = shell
+        if len(shells) > 1:
+            self.ws.children.inserted_after(el, shells[1:])
         for shell, target in zip(shells, targets):
+            if rec is not None:  # provenance hook
+                rec.referenced(shell, target, ref)
             shell.text = target.text
             if len(target):
                 if target not in self.marked:
@@ -525,6 +540,8 @@ class ReferenceResolver:
                                 child.set(P_DOC, str(origin))
                 for child in target:
                     shell.append(child.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
+                    if rec is not None:  # provenance hook
+                        rec.copied(shell[-1], child, shell)
         return _DONE
 
     def _expression(self, el: etree._Element) -> State:
@@ -534,6 +551,7 @@ class ReferenceResolver:
         holder = el.getparent()
         assert holder is not None
         values: dict[str, str] = {}
+        chosen: list[etree._Element] = []  # each variable's node, for provenance
         blockers: list[etree._Element] = []
         variables = list(el.iterchildren(T_VARIABLE))
         for var, var_el in zip(expr.variables, variables):
@@ -549,6 +567,7 @@ class ReferenceResolver:
                     at=ctx.where(var_el),
                 )
             node = nodes[0]
+            chosen.append(node)
             # A leaf's string value is its text: no iterator needed.
             values[var.name] = "".join(node.itertext()) if len(node) else (node.text or "")
         if blockers:
@@ -558,6 +577,54 @@ class ReferenceResolver:
         except ExpressionError as exc:
             exc.url, exc.line, exc.path = ctx.where(el)  # located only on failure: it walks the tree
             raise
+        rec = self.ws.recorder
+        if rec is not None:  # provenance hook
+            rec.computed(holder, el, {var.name: node for var, node in zip(expr.variables, chosen)})
+        self.ws.children.removing(el)
         replace_with_text(el, result)
         return _DONE
 
+
+
+# -- for the deployment plan (cdl/_plan.py) ---------------------------------------
+
+
+def waits_if_attempted(ws: Workspace, item: etree._Element) -> list[etree._Element]:
+    """What a reference or expression would wait for if it were attempted now.
+
+    The resolver never follows the path of a lazy reference (or of a lazy
+    expression's variables) before its release (7.5.3), so what it would wait
+    for is not among the resolver's results. This follows each path as an
+    attempt does (from the refroot list, else from the holder's parent) with
+    the same tests (:func:`walk`'s blockers, then :func:`_items_in` over what
+    it selects), and changes nothing: no copy, no budget, no state. A path
+    that selects nothing gives nothing: that is an error only when the
+    reference is released. A lazy property gives nothing (it waits for a value).
+    """
+    ctx = ws.ctx
+    index = item.get(P_REF)
+    if index is not None:
+        paths = [(ctx.tables.refs[int(index)], item)]
+    elif item.tag == T_EXPRESSION:
+        holder = item.getparent()
+        assert holder is not None
+        paths = [(var.ref, holder) for var in ctx.tables.exprs[int(item.get(P_EXPR))].variables]  # type: ignore[arg-type]
+    else:
+        return []
+    found: list[etree._Element] = []
+    for ref, holder in paths:
+        if ref.refroot is not None:
+            start = ws.lookup(ref.refroot)
+            if start is None:
+                continue
+        else:
+            parent = holder.getparent()
+            if parent is None:
+                continue
+            start = parent
+        result = walk(start, ref.steps, ws.children)
+        if result.blockers:
+            found.extend(result.blockers)
+        elif result.nodes:
+            found.extend(_items_in(result.nodes))
+    return found

@@ -8,6 +8,7 @@ or to ``-o`` unless resolution succeeded.
 from __future__ import annotations
 
 import functools
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -111,6 +112,11 @@ def main() -> None:
 )
 @click.option("--release", multiple=True, metavar="LIST/PATH", help="Release a lazy reference so it resolves (repeatable).")
 @click.option("--validate", is_flag=True, help="Validate against the CDL schema first, and check typed values.")
+@click.option(
+    "--format", "output_format", type=click.Choice(["xml", "json"]), default="xml", show_default=True,
+    help="XML, or JSON (Resolution.to_data()).",
+)
+@click.option("--select", "select", multiple=True, metavar="LIST/PATH", help="Print only the properties this path selects (repeatable).")
 @_load_options
 @_reports_errors
 def resolve(
@@ -120,6 +126,8 @@ def resolve(
     values: dict[str, str],
     release: tuple[str, ...],
     validate: bool,
+    output_format: str,
+    select: tuple[str, ...],
     allow_remote: bool,
     import_paths: tuple[str, ...],
     catalogs: tuple[str, ...],
@@ -132,7 +140,10 @@ def resolve(
     result = document.resolve(values, release=release, validate=validate)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
-    data = result.to_bytes(system_only)
+    if output_format == "json":
+        data = (json.dumps(result.to_data(system_only, select=select), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    else:
+        data = result.to_bytes(system_only, select=select)
     if output:
         if document.reads(output):
             raise click.BadParameter(f"{output} is one of the input documents; input files are never overwritten", param_hint="-o")
@@ -174,6 +185,66 @@ def pending(
 
 
 @main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--set", "values", multiple=True, callback=_parse_set, metavar="LIST/PATH=VALUE", help="As for resolve.")
+@click.option("--release", multiple=True, metavar="LIST/PATH", help="As for resolve.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "dot", "mermaid"]),
+    default="text",
+    show_default=True,
+    help="An indented tree, the JSON of README.md, Graphviz DOT, or a Mermaid flowchart.",
+)
+@_load_options
+@_reports_errors
+def plan(
+    file: str,
+    values: dict[str, str],
+    release: tuple[str, ...],
+    fmt: str,
+    allow_remote: bool,
+    import_paths: tuple[str, ...],
+    **limits: Any,
+) -> None:
+    """Print the order in which FILE's components can be deployed, in waves."""
+    document = load(file, allow_remote=allow_remote, import_paths=import_paths, limits=_limits(limits))
+    result = document.resolve(values, release=release).plan()
+    rendered = {"text": result.to_text, "json": result.to_json, "dot": result.to_dot, "mermaid": result.to_mermaid}[fmt]()
+    click.echo(rendered, nl=False)
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("path", metavar="PATH")
+@click.option("--set", "values", multiple=True, callback=_parse_set, metavar="LIST/PATH=VALUE", help="As for resolve.")
+@click.option("--release", multiple=True, metavar="LIST/PATH", help="As for resolve.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_load_options
+@_reports_errors
+def explain(
+    file: str,
+    path: str,
+    values: dict[str, str],
+    release: tuple[str, ...],
+    output_format: str,
+    allow_remote: bool,
+    import_paths: tuple[str, ...],
+    **limits: Any,
+) -> None:
+    """Say why each property PATH selects (LIST/child/...) has its value: where it
+    was written, inherited, overridden, referenced, computed or supplied."""
+    from ._explain import to_text
+
+    document = load(file, allow_remote=allow_remote, import_paths=import_paths, limits=_limits(limits))
+    explanations = document.resolve(values, release=release).explain(path)
+    if output_format == "json":
+        click.echo(json.dumps([e.to_data() for e in explanations], indent=2, ensure_ascii=False))
+    else:
+        click.echo(to_text(explanations), nl=False)
+
+
+@main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @_reports_errors
 def validate(files: tuple[str, ...]) -> None:
@@ -187,8 +258,15 @@ def validate(files: tuple[str, ...]) -> None:
 @click.option("--processor", metavar='"COMMAND {input}"', help="Check another CDL processor instead of this engine.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per case for --processor.")
+@click.option(
+    "--plan-processor",
+    metavar='"COMMAND {input}"',
+    help="With --processor: the command printing a plan as JSON, for cases that expect one.",
+)
 @_reports_errors
-def conformance(suite_dir: str | None, processor: str | None, junit: str | None, timeout: float) -> None:
+def conformance(
+    suite_dir: str | None, processor: str | None, junit: str | None, timeout: float, plan_processor: str | None
+) -> None:
     """Run the conformance suite (default: ./conformance) and report per section."""
     from .conformance import run_suite
 
@@ -197,7 +275,11 @@ def conformance(suite_dir: str | None, processor: str | None, junit: str | None,
         raise click.BadParameter(f"{directory} is not a directory", param_hint="SUITE_DIR")
     if processor is not None and "{input}" not in processor:
         raise click.BadParameter("the command must contain {input}", param_hint="--processor")
-    sys.exit(run_suite(directory, processor=processor, junit=junit, echo=click.echo, timeout=timeout))
+    if plan_processor is not None and ("{input}" not in plan_processor or processor is None):
+        raise click.BadParameter("give it with --processor, and with {input} in the command", param_hint="--plan-processor")
+    sys.exit(
+        run_suite(directory, processor=processor, junit=junit, echo=click.echo, timeout=timeout, plan_processor=plan_processor)
+    )
 
 
 def _validate_or_exit(files: list[str]) -> None:

@@ -98,6 +98,8 @@ class Case:
     main: str = "main.cdl"
     expect: str | None = None
     error: str | None = None
+    #: File holding the expected deployment plan (``cdl plan --format json``).
+    plan: str | None = None
     rounds: tuple[CaseRound, ...] = ()
     system_only: bool = False
     annotations: bool = True
@@ -108,6 +110,12 @@ class Case:
     def main_path(self) -> Path:
         """The document to resolve."""
         return self.directory / self.main
+
+    @property
+    def plans(self) -> bool:
+        """Whether the case needs the deployment plan: it expects one, or a
+        PLAN_* error, which only computing the plan can raise."""
+        return self.plan is not None or (self.error is not None and self.error.startswith("PLAN_"))
 
     @property
     def group(self) -> str:
@@ -129,7 +137,7 @@ class CaseResult:
 _SECTION_RE = re.compile(r"(?:[0-9]+|[A-Z])(?:\.[0-9]+)*\Z")
 
 _CASE_KEYS = {
-    "section", "description", "main", "expect", "error", "rounds",
+    "section", "description", "main", "expect", "error", "plan", "rounds",
     "system_only", "annotations", "statements",
 }
 
@@ -208,11 +216,13 @@ def _case_from_json(name: str, directory: Path, data: object) -> Case:
     main = data.get("main", "main.cdl")
     if not isinstance(main, str) or not main:
         raise _Malformed("'main' must be a file name")
-    expect, error = data.get("expect"), data.get("error")
-    if (expect is None) == (error is None):
-        raise _Malformed("exactly one of 'expect' and 'error' must be given")
+    expect, error, plan = data.get("expect"), data.get("error"), data.get("plan")
+    if (expect is None and plan is None) == (error is None):
+        raise _Malformed("exactly one of 'expect' and 'error' must be given ('plan' may come with 'expect', or instead of it)")
     if expect is not None and (not isinstance(expect, str) or not expect):
         raise _Malformed("'expect' must be a file name")
+    if plan is not None and (not isinstance(plan, str) or not plan):
+        raise _Malformed("'plan' must be a file name")
     if error is not None and error not in CODES:
         raise _Malformed(f"'error' must be an error code of cdl.errors.CODES, not {error!r}")
     return Case(
@@ -223,6 +233,7 @@ def _case_from_json(name: str, directory: Path, data: object) -> Case:
         main=main,
         expect=expect,
         error=error,
+        plan=plan,
         rounds=_rounds(data.get("rounds", [])),
         system_only=_flag(data, "system_only", False),
         annotations=_flag(data, "annotations", True),
@@ -593,7 +604,13 @@ def _parse_xml(data: bytes, url: str) -> etree._Element:
         raise ValueError(exc.render()) from None
 
 
-def run_case(case: Case, processor: str | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> CaseResult:
+def run_case(
+    case: Case,
+    processor: str | None = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    plan_processor: str | None = None,
+) -> CaseResult:
     """Run one case and judge it; never raises because of what the processor does.
 
     Without ``processor`` the case runs through this engine's library API
@@ -607,11 +624,18 @@ def run_case(case: Case, processor: str | None = None, *, timeout: float = DEFAU
     rounds the command cannot take are skipped. For an error case only a
     non-zero exit status is checked, since error codes are this engine's own.
 
+    A case with a ``plan`` (or a PLAN_* error) also needs the deployment
+    plan: through the library, ``resolution.plan().to_data()``; with an
+    external processor, ``plan_processor``, a command template like
+    ``processor`` that prints the plan as JSON (``cdl plan {input} {args}
+    --format json``). Without ``plan_processor`` those checks are skipped.
+
     Raises:
-        ValueError: ``processor`` has no ``{input}`` placeholder.
+        ValueError: ``processor`` or ``plan_processor`` has no ``{input}`` placeholder.
     """
-    if processor is not None:
-        _check_template(processor)
+    for template in (processor, plan_processor):
+        if template is not None:
+            _check_template(template)
     start = time.perf_counter()
     outcome: Outcome
     if case.problem is not None:
@@ -619,7 +643,7 @@ def run_case(case: Case, processor: str | None = None, *, timeout: float = DEFAU
     elif processor is None:
         outcome, message = _run_library(case)
     else:
-        outcome, message = _run_external(case, processor, timeout)
+        outcome, message = _run_external_with_plan(case, processor, plan_processor, timeout)
     return CaseResult(case, outcome, message, time.perf_counter() - start)
 
 
@@ -634,7 +658,11 @@ def _run_library(case: Case) -> tuple[Outcome, str]:
 
         document = cdl.load(str(case.main_path))
         resolution = document.resolve(rounds=[r.as_dict() for r in case.rounds])
-        output = etree.tostring(resolution.tree(system_only=case.system_only))
+        # The plan first: the output takes the working trees apart.
+        planned = json.loads(resolution.plan().to_json()) if case.plans else None
+        output = None
+        if case.expect is not None or case.error is not None:
+            output = etree.tostring(resolution.tree(system_only=case.system_only))
     except CdlError as exc:
         if case.error is None:
             return "failed", f"unexpected error: {exc.render()}"
@@ -645,13 +673,73 @@ def _run_library(case: Case) -> tuple[Outcome, str]:
         return "failed", f"crashed with {type(exc).__name__}: {exc}"
     if case.error is not None:
         return "failed", f"expected error {case.error}, but resolution succeeded"
+    actual = None
+    if output is not None:
+        try:
+            # Judge the serialized output, as a user receives it: it must
+            # round-trip (NOTES.md, Output), which an in-memory tree need not.
+            actual = _parse_xml(output, "<output>")
+        except ValueError as exc:
+            return "failed", f"the resolved output is not XML: {exc}"
+    return _judge_all(case, actual, planned)
+
+
+def _judge_all(case: Case, actual: etree._Element | None, planned: object) -> tuple[Outcome, str]:
+    """Judge the resolved output (if the case expects one), then the plan (if it expects one)."""
+    if case.expect is not None:
+        assert actual is not None
+        outcome, message = _judge_output(case, actual)
+        if outcome != "passed":
+            return outcome, message
+    if case.plan is not None:
+        return _judge_plan(case, planned)
+    return "passed", ""
+
+
+def _judge_plan(case: Case, planned: object) -> tuple[Outcome, str]:
+    """Compare a plan (parsed JSON) with the case's expected plan, exactly:
+    waves and lists are ordered (document order, README.md)."""
+    assert case.plan is not None
     try:
-        # Judge the serialized output, as a user receives it: it must
-        # round-trip (NOTES.md, Output), which an in-memory tree need not.
-        actual = _parse_xml(output, "<output>")
+        expected = json.loads((case.directory / case.plan).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return "failed", f"bad expected plan {case.plan}: {exc}"
+    if planned == expected:
+        return "passed", ""
+    return "failed", f"the plan differs from {case.plan}: expected {_short(expected)}, found {_short(planned)}"
+
+
+def _short(data: object, width: int = 300) -> str:
+    text = json.dumps(data, separators=(",", ":"))
+    return text if len(text) <= width else text[:width] + "..."
+
+
+def _run_external_with_plan(
+    case: Case, processor: str, plan_processor: str | None, timeout: float
+) -> tuple[Outcome, str]:
+    """An external run: the resolved output through ``processor``, the plan
+    through ``plan_processor`` (skipped without one)."""
+    plan_error = case.plans and case.error is not None
+    if case.expect is not None or (case.error is not None and not plan_error):
+        outcome, message = _run_external(case, processor, timeout)
+        if outcome != "passed" or not case.plans:
+            return outcome, message
+    if plan_processor is None:
+        if case.expect is not None:
+            return "passed", ""  # the plan part needs a plan processor
+        return "skipped", "a plan case needs a plan processor (--plan-processor)"
+    args = deploy_arguments(case) if "{args}" in plan_processor else ("" if not case.rounds else None)
+    if args is None:
+        return "skipped", "deploy-time rounds the plan processor cannot take"
+    ran = _run_template(case, plan_processor, args, timeout, "plan processor", case.error if plan_error else None)
+    if isinstance(ran, tuple):
+        return ran
+    stdout = ran
+    try:
+        planned = json.loads(stdout)
     except ValueError as exc:
-        return "failed", f"the resolved output is not XML: {exc}"
-    return _judge_output(case, actual)
+        return "failed", f"plan processor output is not JSON: {exc}"
+    return _judge_plan(case, planned)
 
 
 # What a POSIX shell exits with when the command is not executable / not found.
@@ -670,29 +758,41 @@ def deploy_arguments(case: Case) -> str | None:
     return " ".join(parts)
 
 
+def _run_template(
+    case: Case, template: str, args: str, timeout: float, who: str, error: str | None
+) -> bytes | tuple[Outcome, str]:
+    """Run a command template on ``case``: its stdout when it succeeded and
+    output is to be judged, else the verdict (an expected ``error`` passes on a
+    non-zero status)."""
+    # str.replace, not str.format: commands often hold braces of their own.
+    command = template.replace("{input}", shlex.quote(str(case.main_path.resolve()))).replace("{args}", args)
+    try:
+        status, stdout, stderr = _run_command(command, case.directory.resolve(), timeout)
+    except subprocess.TimeoutExpired:
+        return "failed", f"{who} timed out after {timeout:g} s"
+    except OSError as exc:
+        return "failed", f"{who} could not be run: {exc}"
+    if status in _SHELL_CANNOT_RUN:
+        # Checked first: otherwise a mistyped command would pass every error case.
+        return "failed", f"{who} could not be run (shell status {status}){_tail(stderr)}"
+    if error is not None:
+        if status == 0:
+            return "failed", f"expected an error ({error}), but the {who} exited with status 0"
+        return "passed", ""
+    if status != 0:
+        return "failed", f"{who} exited with status {status}{_tail(stderr)}"
+    return stdout
+
+
 def _run_external(case: Case, processor: str, timeout: float) -> tuple[Outcome, str]:
     args = deploy_arguments(case) if "{args}" in processor else ("" if not case.rounds else None)
     if args is None:
         why = "several deploy-time rounds" if "{args}" in processor else "deploy-time rounds, and the command has no {args}"
         return "skipped", f"{why}: cannot be given to an external processor"
-    directory = case.directory.resolve()
-    # str.replace, not str.format: commands often hold braces of their own.
-    command = processor.replace("{input}", shlex.quote(str(case.main_path.resolve()))).replace("{args}", args)
-    try:
-        status, stdout, stderr = _run_command(command, directory, timeout)
-    except subprocess.TimeoutExpired:
-        return "failed", f"processor timed out after {timeout:g} s"
-    except OSError as exc:
-        return "failed", f"processor could not be run: {exc}"
-    if status in _SHELL_CANNOT_RUN:
-        # Checked first: otherwise a mistyped command would pass every error case.
-        return "failed", f"processor could not be run (shell status {status}){_tail(stderr)}"
-    if case.error is not None:
-        if status == 0:
-            return "failed", f"expected an error ({case.error}), but the processor exited with status 0"
-        return "passed", ""
-    if status != 0:
-        return "failed", f"processor exited with status {status}{_tail(stderr)}"
+    ran = _run_template(case, processor, args, timeout, "processor", case.error)
+    if isinstance(ran, tuple):
+        return ran
+    stdout = ran
     try:
         actual = _parse_xml(stdout, "<processor output>")
     except ValueError as exc:
@@ -754,6 +854,7 @@ def run_suite(
     echo: Callable[[str], object] = print,
     *,
     timeout: float = DEFAULT_TIMEOUT,
+    plan_processor: str | None = None,
 ) -> int:
     """Run every case under ``suite_dir`` and report; return 1 if any failed, else 0.
 
@@ -761,17 +862,18 @@ def run_suite(
     two levels), then each failure with its case directory and the reason,
     then ``N passed, M failed`` (with ``, K skipped`` when some were).
     ``junit`` names a JUnit XML report to write, one testsuite per section.
-    ``processor`` and ``timeout`` are as for :func:`run_case`.
+    ``processor``, ``plan_processor`` and ``timeout`` are as for :func:`run_case`.
 
     Raises:
         NotADirectoryError: ``suite_dir`` is not a directory.
         ValueError: ``processor`` has no ``{input}`` placeholder.
     """
-    if processor is not None:
-        _check_template(processor)  # before any case runs, not once per case
+    for template in (processor, plan_processor):
+        if template is not None:
+            _check_template(template)  # before any case runs, not once per case
     start = time.perf_counter()
     cases = load_suite(suite_dir)
-    results = [run_case(case, processor, timeout=timeout) for case in cases]
+    results = [run_case(case, processor, timeout=timeout, plan_processor=plan_processor) for case in cases]
     elapsed = time.perf_counter() - start
 
     if not cases:

@@ -30,6 +30,8 @@ __all__ = [
     "DeployValueError",
     "LimitError",
     "ValidationError",
+    "PlanError",
+    "SelectionError",
     "CODES",
 ]
 
@@ -76,10 +78,16 @@ CODES: dict[str, str] = {
     "SET_NOT_FOUND": "a deploy-time value names no property",
     "SET_NOT_LAZY": "a deploy-time value names a property that is not lazy",
     "LAZY_UNRESOLVED": "a released lazy reference still cannot be resolved",
+    # deployment plan
+    "PLAN_CYCLE": "sibling components wait for each other's deploy-time values in a cycle, so none can be deployed first",
+    "PLAN_ANCESTOR_WAIT": "a component waits for a deploy-time value of its own ancestor, which is deployed only after it",
     # limits and validation
     "LIMIT_EXCEEDED": "a configured limit was exceeded",
     "SCHEMA_INVALID": "a document does not conform to the CDL schema",
     "TYPE_INVALID": "a property value does not conform to its cdl:type",
+    # selecting resolved properties (explain, resolve --select)
+    "BAD_SELECT": "a path given to explain or --select is not written as LIST/child/...",
+    "SELECT_NOT_FOUND": "a path given to explain or --select selects no property",
 }
 
 
@@ -228,3 +236,13 @@ class ValidationError(CdlError):
     """A document or value does not conform to its schema or type."""
 
     default_code = "TYPE_INVALID"
+
+
+class PlanError(CdlError):
+    """The components cannot be put in a deployment order (a cycle, or a wait for an ancestor)."""
+
+    default_code = "PLAN_CYCLE"
+class SelectionError(CdlError):
+    """A path given to ``explain`` or ``--select`` selects no property."""
+
+    default_code = "SELECT_NOT_FOUND"

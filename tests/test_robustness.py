@@ -140,6 +140,9 @@ def check_library(mutant: Mutant, directory: Path) -> str:
             result.to_bytes(system_only=True)
             result.to_data()
             result.pending  # noqa: B018 - computing it must not fail
+            plan = result.plan()  # the deployment plan and its formats must not fail either
+            assert json.loads(plan.to_json()) == plan.to_data()
+            plan.to_text(), plan.to_dot(), plan.to_mermaid()
         parses_as_xml(output)
         outcome = "ok"
     except cdl.CdlError as error:
