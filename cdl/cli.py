@@ -16,7 +16,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import click
 
-from . import Limits, load
+from . import Limits, Resolution, load
 from ._files import write_atomically
 from .errors import CdlError
 
@@ -86,10 +86,40 @@ def _load_options(func: F) -> F:
     return func
 
 
+def _deploy_options(func: F) -> F:
+    """--set and --release: the deploy-time values every resolving command takes."""
+    func = click.option(
+        "--release", multiple=True, metavar="LIST/PATH", help="Release a lazy reference so it resolves (repeatable)."
+    )(func)
+    return click.option(
+        "--set",
+        "values",
+        multiple=True,
+        callback=_parse_set,
+        metavar="LIST/PATH=VALUE",
+        help="Supply a deploy-time value to a lazy property or lazy reference (repeatable).",
+    )(func)
+
+
 def _limits(kwargs: dict[str, Any]) -> Limits:
     names = ("max_elements", "max_depth", "max_bytes", "max_imports", "max_text")
     fields = {k: v for k in names if (v := kwargs.pop(k, None)) is not None}
     return Limits(**fields)
+
+
+def _resolve(file: str, options: dict[str, Any], values: dict[str, str], release: tuple[str, ...], validate: bool = False) -> Resolution:
+    """Load FILE with the options of ``_load_options`` and resolve it; warnings go to stderr."""
+    document = load(
+        file,
+        allow_remote=options.pop("allow_remote"),
+        import_paths=options.pop("import_paths"),
+        catalogs=options.pop("catalogs"),
+        limits=_limits(options),
+    )
+    result = document.resolve(values, release=release, validate=validate)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return result
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -102,15 +132,7 @@ def main() -> None:
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here (atomically) instead of stdout.")
 @click.option("--system-only", is_flag=True, help="Print only the resolved cdl:system.")
-@click.option(
-    "--set",
-    "values",
-    multiple=True,
-    callback=_parse_set,
-    metavar="LIST/PATH=VALUE",
-    help="Supply a deploy-time value to a lazy property or lazy reference (repeatable).",
-)
-@click.option("--release", multiple=True, metavar="LIST/PATH", help="Release a lazy reference so it resolves (repeatable).")
+@_deploy_options
 @click.option("--validate", is_flag=True, help="Validate against the CDL schema first, and check typed values.")
 @click.option(
     "--format", "output_format", type=click.Choice(["xml", "json"]), default="xml", show_default=True,
@@ -128,24 +150,18 @@ def resolve(
     validate: bool,
     output_format: str,
     select: tuple[str, ...],
-    allow_remote: bool,
-    import_paths: tuple[str, ...],
-    catalogs: tuple[str, ...],
-    **limits: Any,
+    **options: Any,
 ) -> None:
     """Resolve FILE and print the resolved cdl:cdl document."""
     if validate:
         _validate_or_exit([file])
-    document = load(file, allow_remote=allow_remote, import_paths=import_paths, catalogs=catalogs, limits=_limits(limits))
-    result = document.resolve(values, release=release, validate=validate)
-    for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
+    result = _resolve(file, options, values, release, validate)
     if output_format == "json":
         data = (json.dumps(result.to_data(system_only, select=select), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     else:
         data = result.to_bytes(system_only, select=select)
     if output:
-        if document.reads(output):
+        if result.document.reads(output):
             raise click.BadParameter(f"{output} is one of the input documents; input files are never overwritten", param_hint="-o")
         write_atomically(output, data)
     else:
@@ -154,8 +170,7 @@ def resolve(
 
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--set", "values", multiple=True, callback=_parse_set, metavar="LIST/PATH=VALUE", help="As for resolve.")
-@click.option("--release", multiple=True, metavar="LIST/PATH", help="As for resolve.")
+@_deploy_options
 @click.option("--all", "everything", is_flag=True, help="Also list the templates' (cdl:configuration) pending items.")
 @_load_options
 @_reports_errors
@@ -164,19 +179,13 @@ def pending(
     values: dict[str, str],
     release: tuple[str, ...],
     everything: bool,
-    allow_remote: bool,
-    import_paths: tuple[str, ...],
-    catalogs: tuple[str, ...],
-    **limits: Any,
+    **options: Any,
 ) -> None:
     """List what the deployment of FILE's cdl:system waits for (one line each).
 
     Without a cdl:system (a template library), what its templates wait for.
     """
-    document = load(file, allow_remote=allow_remote, import_paths=import_paths, catalogs=catalogs, limits=_limits(limits))
-    result = document.resolve(values, release=release)
-    for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
+    result = _resolve(file, options, values, release)
     for item in result.pending if everything else result.system_pending:
         line = f"{item.path}\t{item.kind}"
         if item.waiting:
@@ -186,8 +195,7 @@ def pending(
 
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--set", "values", multiple=True, callback=_parse_set, metavar="LIST/PATH=VALUE", help="As for resolve.")
-@click.option("--release", multiple=True, metavar="LIST/PATH", help="As for resolve.")
+@_deploy_options
 @click.option(
     "--format",
     "fmt",
@@ -203,13 +211,10 @@ def plan(
     values: dict[str, str],
     release: tuple[str, ...],
     fmt: str,
-    allow_remote: bool,
-    import_paths: tuple[str, ...],
-    **limits: Any,
+    **options: Any,
 ) -> None:
     """Print the order in which FILE's components can be deployed, in waves."""
-    document = load(file, allow_remote=allow_remote, import_paths=import_paths, limits=_limits(limits))
-    result = document.resolve(values, release=release).plan()
+    result = _resolve(file, options, values, release).plan()
     rendered = {"text": result.to_text, "json": result.to_json, "dot": result.to_dot, "mermaid": result.to_mermaid}[fmt]()
     click.echo(rendered, nl=False)
 
@@ -217,8 +222,7 @@ def plan(
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.argument("path", metavar="PATH")
-@click.option("--set", "values", multiple=True, callback=_parse_set, metavar="LIST/PATH=VALUE", help="As for resolve.")
-@click.option("--release", multiple=True, metavar="LIST/PATH", help="As for resolve.")
+@_deploy_options
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_load_options
 @_reports_errors
@@ -228,16 +232,13 @@ def explain(
     values: dict[str, str],
     release: tuple[str, ...],
     output_format: str,
-    allow_remote: bool,
-    import_paths: tuple[str, ...],
-    **limits: Any,
+    **options: Any,
 ) -> None:
     """Say why each property PATH selects (LIST/child/...) has its value: where it
     was written, inherited, overridden, referenced, computed or supplied."""
     from ._explain import to_text
 
-    document = load(file, allow_remote=allow_remote, import_paths=import_paths, limits=_limits(limits))
-    explanations = document.resolve(values, release=release).explain(path)
+    explanations = _resolve(file, options, values, release).explain(path)
     if output_format == "json":
         click.echo(json.dumps([e.to_data() for e in explanations], indent=2, ensure_ascii=False))
     else:

@@ -238,3 +238,15 @@ def test_a_chain_of_next_catalogs_is_bounded(tmp_path: Path) -> None:
     with pytest.raises(CdlError) as info:
         Catalogs((str(tmp_path / "c0.xml"),)).lookup("http://a/x")
     assert info.value.code == "CATALOG_INVALID" and f"more than {MAX_CATALOGS} catalogs" in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("command", "extra"), [("resolve", []), ("pending", []), ("plan", []), ("plan", ["--format", "json"]), ("explain", ["E/msg"])]
+)
+def test_every_command_that_loads_a_document_takes_catalogs(repo: Path, command: str, extra: list[str]) -> None:
+    # Each command shares the load options; one that dropped --catalog would
+    # refuse the http: and classpath: imports.
+    args = [command, str(repo / "app/main.cdl"), *extra, "--catalog", str(repo / "repo/catalog.xml")]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout or command == "pending"
