@@ -63,7 +63,7 @@ from ._model import (
     Workspace,
     doc_index_of,
 )
-from ._paths import PrefixError, parse_name_ref, parse_qname
+from ._paths import PrefixError, parse_user_path
 from .errors import SelectionError
 
 #: Nested explanations (``from`` and ``variables``) go at most this deep, and
@@ -617,13 +617,8 @@ def select(
     :class:`SelectionError` naming the path, with the nearest existing paths
     by name when there are some.
     """
-    parts = text.strip().lstrip("/").split("/")
-    if not parts or any(not p.strip() for p in parts):
-        raise SelectionError(f"{text!r} is no path: write LIST/child/... with one name per step", code="BAD_SELECT", url=url, path=text)
-    namespaces = dict(nsmap)  # parse_qname's type
     try:
-        list_ref = parse_name_ref(parts[0], namespaces, target_ns)
-        steps = [parse_qname(p, namespaces)[0] for p in parts[1:]]
+        list_ref, steps, parts = parse_user_path(text, dict(nsmap), target_ns)
     except PrefixError as exc:
         raise SelectionError(f"{text!r} is no path: {exc}", code="BAD_SELECT", url=url, path=text) from None
     top = lookup(list_ref)
@@ -640,7 +635,7 @@ def select(
             raise SelectionError(
                 f"{text!r} selects nothing: {path_of(waiting[0])} is still pending, so it has no children yet",
                 url=url,
-            path=text,
+                path=text,
             )
         found = [child for el in current for child in el.iterchildren(step)]
         if not found:
@@ -649,7 +644,7 @@ def select(
             raise SelectionError(
                 f"{text!r} selects nothing: {path_of(current[0])} has no {parts[i + 1]}" + near,
                 url=url,
-            path=text,
+                path=text,
             )
         current = found
     return current

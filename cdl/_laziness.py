@@ -14,7 +14,7 @@ from lxml import etree
 
 from ._items import has_lazy_variables, is_lazy, item_kind
 from ._model import A_LAZY, CDL_NS, P_REF, T_EXPRESSION, T_SYSTEM, T_VARIABLE, Problems, Workspace, has_value
-from ._paths import PrefixError, parse_name_ref, parse_qname
+from ._paths import PrefixError, parse_user_path
 from ._references import ReferenceResolver, in_part
 from ._scan import ListScan
 from .errors import DeployValueError, LazinessError, RequiredPropertyError
@@ -107,12 +107,8 @@ def _select(ws: Workspace, text: str, verb: str) -> list[etree._Element]:
 
 def _select_in(ws: Workspace, text: str, verb: str) -> list[etree._Element]:
     main = ws.ctx.docs[0]
-    parts = text.strip().lstrip("/").split("/")
-    if not parts or any(not p.strip() for p in parts):
-        raise DeployValueError(f"{verb} {text!r}: write LIST/child/... with one name per step", code="BAD_SET")
     try:
-        list_ref = parse_name_ref(parts[0], main.nsmap, main.target_ns)
-        steps = [parse_qname(p, main.nsmap)[0] for p in parts[1:]]
+        list_ref, steps, parts = parse_user_path(text, main.nsmap, main.target_ns)
     except PrefixError as exc:
         raise DeployValueError(f"{verb} {text!r}: {exc}", code="BAD_SET") from None
     top = ws.lookup(list_ref)

@@ -74,6 +74,20 @@ def parse_name_ref(text: str, nsmap: dict[str | None, str], target_ns: str) -> N
     return NameRef(local, tuple(candidates))
 
 
+def parse_user_path(text: str, nsmap: dict[str | None, str], target_ns: str) -> tuple[NameRef, tuple[str, ...], list[str]]:
+    """``LIST/child/...`` as users write it (``--set``, ``--release``, ``explain``,
+    ``--select``; a leading '/' is optional): the list's name, the Clark names
+    of the steps below it, and every part as written (for messages).
+
+    Raises PrefixError saying what is wrong; callers give it their own code.
+    """
+    parts = text.strip().lstrip("/").split("/")
+    if not parts or any(not p.strip() for p in parts):
+        raise PrefixError("write LIST/child/... with one name per step")
+    list_ref = parse_name_ref(parts[0], nsmap, target_ns)
+    return list_ref, tuple(parse_qname(p, nsmap)[0] for p in parts[1:]), parts
+
+
 def parse_path(text: str, nsmap: dict[str | None, str]) -> tuple[bool, tuple[str, ...]]:
     """Parse ``Path ::= ('/')? Step ('/' Step)*`` with ``Step ::= '.' | '..' | QName``.
 

@@ -383,3 +383,15 @@ def test_walk_is_iterative_for_long_paths() -> None:
     assert [n.text for n in result.nodes] == ["leaf"]
     back = walk(cur, (UP,) * (depth - 1))
     assert [n.tag for n in back.nodes] == ["n"] and back.nodes[0].getparent() is root
+
+
+def test_user_paths_are_parsed_one_way_for_set_and_explain() -> None:
+    # --set/--release and explain/--select share parse_user_path: the same
+    # text is refused with the same reason by both.
+    from cdl._paths import PrefixError, parse_user_path
+
+    ns = {"t": "urn:t"}
+    assert parse_user_path("/L/t:a/b", ns, "") == (parse_user_path("L", ns, "")[0], ("{urn:t}a", "b"), ["L", "t:a", "b"])
+    for bad in ("L//a", "L/", "L/x:a", ""):
+        with pytest.raises(PrefixError):
+            parse_user_path(bad, ns, "")
