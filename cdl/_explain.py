@@ -51,7 +51,7 @@ from typing import Any
 
 from lxml import etree
 
-from ._items import is_unresolved
+from ._items import holder_of, is_unresolved
 from ._model import (
     LIST_PARENTS,
     P_EXPR,
@@ -474,16 +474,10 @@ def _pending_item(state: _State, el: etree._Element) -> etree._Element | None:
     return None
 
 
-def _holder(item: etree._Element) -> etree._Element:
-    """The property an item is about: a cdl:expression's parent, else the item."""
-    parent = item.getparent() if item.tag == T_EXPRESSION else None
-    return parent if parent is not None else item
-
-
 def _pending_step(state: _State, el: etree._Element, item: etree._Element) -> Step:
     blockers = state.waits_on(item)
     if blockers:
-        waits = tuple(state.path(_holder(b)) for b in blockers)
+        waits = tuple(state.path(holder_of(b)) for b in blockers)
         waiting = "reference" if item.get(P_REF) is not None else "expression"
     elif item.get(P_REF) is not None:
         waits, waiting = (state.path(el),), "release"  # a lazy reference (7.5.3)

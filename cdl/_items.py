@@ -73,6 +73,13 @@ class ItemKind(enum.Enum):
     LAZY_PROPERTY = "lazy-property"
 
 
+def holder_of(item: etree._Element) -> etree._Element:
+    """The property an item is about: a cdl:expression's parent, else the item
+    itself (paths of pending items, plan owners and explanations all name it)."""
+    parent = item.getparent() if item.tag == T_EXPRESSION else None
+    return parent if parent is not None else item
+
+
 def item_kind(el: etree._Element) -> ItemKind:
     """The kind of an element :func:`is_unresolved` holds true for."""
     if el.get(P_REF) is not None:

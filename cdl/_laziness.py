@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ._items import has_lazy_variables, is_lazy, item_kind
+from ._items import has_lazy_variables, holder_of, is_lazy, item_kind
 from ._model import A_LAZY, CDL_NS, P_REF, T_EXPRESSION, T_SYSTEM, T_VARIABLE, Problems, Workspace, has_value
 from ._paths import PrefixError, parse_user_path
 from ._references import ReferenceResolver, in_part
@@ -218,8 +218,7 @@ def pending_report(
         pending = [el for el in pending if el in needed]
 
     def where(el: etree._Element) -> str:
-        holder = el.getparent() if el.tag == T_EXPRESSION else el
-        return ctx.prefixes.path_of(holder if holder is not None else el)
+        return ctx.prefixes.path_of(holder_of(el))
 
     waiting: dict[etree._Element, list[str]] = {}
     for el in pending:

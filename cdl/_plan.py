@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 
 from lxml import etree
 
-from ._items import ItemKind, item_kind
+from ._items import ItemKind, holder_of, item_kind
 from ._model import T_EXPRESSION, T_SYSTEM, Problems, Workspace
 from ._references import ReferenceResolver, waits_if_attempted
 from .errors import PlanError
@@ -583,13 +583,13 @@ class _Planner:
         number = None if owner_el is None else comps.index.get(owner_el)
         if owner_el is None or number is None:
             return (comps.size, el.sourceline or 0)
-        holder = el.getparent() if el.tag == T_EXPRESSION else el
+        holder = holder_of(el)
         if holder is owner_el:
             return (number, -1)  # a top level list that is itself an item
         positions = self._positions.get(owner_el)
         if positions is None:
             positions = self._positions[owner_el] = {child: k for k, child in enumerate(owner_el)}
-        return (number, positions.get(holder, -1))  # type: ignore[arg-type]
+        return (number, positions.get(holder, -1))
 
     def _sorted(self, els: Sequence[etree._Element] | Mapping[etree._Element, None]) -> list[etree._Element]:
         return sorted(els, key=self._sort_key) if len(els) > 1 else list(els)
@@ -597,9 +597,7 @@ class _Planner:
     def _owner_element(self, el: etree._Element, system: etree._Element) -> etree._Element | None:
         """The element an item is a property of: its parent (for an expression,
         its holder's), or the item itself when it is a top level list."""
-        holder = el.getparent() if el.tag == T_EXPRESSION else el
-        if holder is None:
-            return None
+        holder = holder_of(el)
         parent = holder.getparent()
         return holder if parent is system else parent
 
@@ -609,8 +607,7 @@ class _Planner:
         return None if owner is None else comps.index.get(owner)
 
     def _path(self, comps: _Components, el: etree._Element, owner: int | None) -> str:
-        holder = el.getparent() if el.tag == T_EXPRESSION else el
-        assert holder is not None
+        holder = holder_of(el)
         if owner is None:
             return self.ctx.prefixes.path_of(holder)
         if comps.index.get(holder) == owner:  # a top level list that is itself an item
@@ -621,8 +618,7 @@ class _Planner:
         ctx = self.ctx
         parts = []
         for el in chain:
-            holder = el.getparent() if el.tag == T_EXPRESSION else el
-            parts.append(f"{ctx.prefixes.path_of(holder if holder is not None else el)} ({ctx.at(el)})")
+            parts.append(f"{ctx.prefixes.path_of(holder_of(el))} ({ctx.at(el)})")
         return " -> ".join(parts)
 
     # -- the plan ---------------------------------------------------------------

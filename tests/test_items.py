@@ -229,3 +229,17 @@ def test_resolver_states_are_an_enum_changed_through_its_methods() -> None:
     reopened = resolver.reopen_pending()
     assert by_path["/S/lp"] not in reopened and set(reopened) == set(items) - {by_path["/S/lp"]}
     assert [s.value for s in State] == ["active", "done", "pending", "failed", "template"]
+
+
+def test_an_item_is_about_its_holder() -> None:
+    # pending paths, plan owners and explanations all name this property
+    from cdl._items import holder_of
+
+    root = etree.fromstring(
+        f'<L xmlns:cdl="{cdl.CDL_NS}"><p><cdl:expression value-of="1"/></p><q cdl:lazy="true"/></L>'
+    )
+    expression, lazy = root[0][0], root[1]
+    assert holder_of(expression) is root[0]
+    assert holder_of(lazy) is lazy
+    root[0].remove(expression)
+    assert holder_of(expression) is expression  # detached: itself, never None
