@@ -54,9 +54,33 @@ def resolve_prototypes(ws: Workspace) -> None:
     state: dict[etree._Element, int] = {}
     shapes: dict[etree._Element, _Shape] = {}
     extending = _extending_by_list(ws)
+    #: Prototypes by the value of P_EXT (an index into the names table).
+    prototypes: dict[str, etree._Element | None] = {}
     for start in ws.lists.values():
         if state.get(start) == _DONE:
             continue
+        elements = extending.get(start)
+        if elements:
+            # The common case: every prototype named is complete already
+            # (a component extending a template): merge, innermost first.
+            targets: list[etree._Element] = []
+            for el in elements:
+                key = el.get(P_EXT)
+                assert key is not None  # found by a scan for it
+                if key in prototypes:
+                    target = prototypes[key]
+                else:
+                    target = prototypes[key] = ws.lookup(ctx.tables.names[int(key)])
+                if target is None or state.get(target) != _DONE:
+                    break
+                targets.append(target)
+            else:
+                for el, target in zip(reversed(elements), reversed(targets)):
+                    _merge(el, target, ws, shapes)
+                state[start] = _DONE
+                continue
+        # Otherwise prototypes are resolved first, depth first, and unknown
+        # names and cycles are reported.
         state[start] = _ACTIVE
         stack = [_Frame(start, extending.get(start, []))]
         while stack:
@@ -144,7 +168,7 @@ class _Shape:
     lengths, computed once: a resolved prototype never changes, however often
     it is extended."""
 
-    __slots__ = ("children", "child_tags", "tags", "sizes", "texts", "attributes", "child_attributes")
+    __slots__ = ("children", "child_tags", "tags", "sizes", "texts", "attributes", "child_attributes", "plans")
 
     def __init__(self, proto: etree._Element) -> None:
         self.children = list(proto)
@@ -156,6 +180,8 @@ class _Shape:
         #: an element's attributes from lxml builds every name anew.
         self.attributes = _inheritable(proto)
         self.child_attributes = [_inheritable(c) for c in self.children]
+        #: Merge plans by the names of the extending list's children.
+        self.plans: dict[tuple[object, ...], _Plan] = {}
         # Copies must say which document they were written in. Marking the
         # prototype's children once (a list is marked, so this says nothing
         # new about them) lets every copy carry the mark, instead of marking
@@ -178,10 +204,130 @@ def _shape(proto: etree._Element, shapes: dict[etree._Element, _Shape]) -> _Shap
     return shape
 
 
+class _Plan:
+    """How a list whose children have given names merges with one prototype.
+
+    Lists that extend one template mostly override the same names in the same
+    order (a component sets its name, a few settings), so everything that
+    depends only on the names is computed once per (prototype, names): which
+    prototype children are copied and where they land, what the copies
+    charge to the budget, and which own children take attributes.
+    """
+
+    __slots__ = ("copies", "elements", "text", "height", "runs", "inherit", "order")
+
+    def __init__(self, shape: _Shape, tags: tuple[object, ...]) -> None:
+        groups: dict[object, list[int]] = {}
+        for i, tag in enumerate(tags):
+            groups.setdefault(tag, []).append(i)
+        # The merged children (7.2.2.1): each prototype child in its place,
+        # copied unless overridden (all own children of that name replace it,
+        # at the first one's place), then own children the prototype lacks.
+        #: (True, prototype index) for a copy, (False, own index) for an own child.
+        merged: list[tuple[bool, int]] = []
+        placed: set[object] = set()
+        #: Own children that take attributes from the child they override,
+        #: and whether none of those attributes depends on the own child's value.
+        self.inherit: list[tuple[int, tuple[tuple[str, str], ...], bool]] = []
+        for p, (tag, attributes) in enumerate(zip(shape.child_tags, shape.child_attributes)):
+            group = groups.get(tag)
+            if group is None:
+                merged.append((True, p))
+            elif tag not in placed:
+                placed.add(tag)
+                merged.extend((False, i) for i in group)
+                if attributes:
+                    plain = not any(key in _VALUE_GIVING for key, _ in attributes)
+                    self.inherit.extend((i, attributes, plain) for i in group)
+        merged.extend((False, i) for i, tag in enumerate(tags) if tag not in shape.tags)
+        #: Prototype indices copied, in prototype order.
+        self.copies = [p for is_copy, p in merged if is_copy]
+        self.elements = sum(shape.sizes[p] for p in self.copies)
+        self.text = sum(shape.texts[p] for p in self.copies)
+        self.height = max((shape.sizes[p] for p in self.copies), default=0)
+        own_order = [i for is_copy, i in merged if not is_copy]
+        #: When own children keep their order, the copies are inserted among
+        #: them (runs of (final position, prototype indices)); else None and
+        #: ``order`` says how to rebuild the whole list.
+        self.runs: list[tuple[int, list[int]]] | None = None
+        self.order = merged
+        if own_order == sorted(own_order):
+            runs: list[tuple[int, list[int]]] = []
+            for position, (is_copy, p) in enumerate(merged):
+                if not is_copy:
+                    continue
+                if runs and runs[-1][0] + len(runs[-1][1]) == position:
+                    runs[-1][1].append(p)
+                else:
+                    runs.append((position, [p]))
+            self.runs = runs
+
+
 def _merge(
     n: etree._Element, proto: etree._Element, ws: Workspace, shapes: dict[etree._Element, _Shape]
 ) -> None:
-    """Inherit elements then attributes from ``proto`` into ``n`` (7.2.2)."""
+    """Inherit elements then attributes from ``proto`` into ``n`` (7.2.2).
+
+    The common case (no recorder, no reference on ``n``, no copy near the
+    depth limit) follows a :class:`_Plan`: copies are inserted between the
+    own children, which stay where they are; the rest goes to
+    :func:`_merge_general`, which does the same merge element by element.
+    """
+    if ws.recorder is not None or n.get(P_REF) is not None:
+        _merge_general(n, proto, ws, shapes)
+        return
+    shape = _shape(proto, shapes)
+    own_children = list(n)
+    tags = tuple([child.tag for child in own_children])
+    plan = shape.plans.get(tags)
+    if plan is None:
+        plan = shape.plans[tags] = _Plan(shape, tags)
+    copies = plan.copies
+    if copies:
+        # Charged before any copy is made: the budget refuses an oversized
+        # document before it is built.
+        ws.budget.charge(plan.elements, plan.text, ws.ctx, n)
+        if depth_of(n) + 1 + plan.height > ws.ctx.limits.max_depth:
+            # A copy may be too deep: the general merge checks each (the
+            # budget above is not charged twice: it only charges copies it makes).
+            ws.budget.elements -= plan.elements
+            ws.budget.text -= plan.text
+            _merge_general(n, proto, ws, shapes)
+            return
+    own_value = bool(own_children) or bool(n.text and n.text.strip())
+    for i, attributes, plain in plan.inherit:
+        own = own_children[i]
+        attrib = own.attrib
+        if plain and not attrib:
+            # Nothing to keep and nothing that depends on a value: take them all.
+            attrib.update(attributes)
+        else:
+            _inherit_attributes(attributes, own)
+    children = shape.children
+    runs = plan.runs
+    if runs is not None:
+        # Own children stay linked; each run of copies goes in with one call
+        # (copies carry their document mark: _Shape).
+        for position, indices in runs:
+            n[position:position] = [children[p].__deepcopy__(None) for p in indices]  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
+    else:
+        n[:] = [children[i].__deepcopy__(None) if is_copy else own_children[i] for is_copy, i in plan.order]  # type: ignore[attr-defined]
+    if not own_value and proto.text and proto.text.strip():
+        # A list whose prototype's value is text inherits it like any value.
+        n.text = proto.text
+    if n.text is not None and len(n) and not n.text.strip():
+        # Whitespace the list held when it had no children is formatting (see _merge_general).
+        n.text = None
+    if shape.attributes:
+        _inherit_attributes(shape.attributes, n, own_value=own_value, own_ref=False)
+    del n.attrib[P_EXT]
+
+
+def _merge_general(
+    n: etree._Element, proto: etree._Element, ws: Workspace, shapes: dict[etree._Element, _Shape]
+) -> None:
+    """Inherit elements then attributes from ``proto`` into ``n`` (7.2.2): every
+    case, with the provenance hooks (see :func:`_merge` for the common one)."""
     own_value = has_value(n)
     own_ref = n.get(P_REF) is not None
     own_children = list(n)
