@@ -14,7 +14,21 @@ from __future__ import annotations
 from lxml import etree
 
 from ._lines import located, located_at
-from ._model import A_EXTENDS, A_LAZY, P_DOC, P_EXT, P_PROV, P_REF, Problems, Workspace, depth_of, has_value, table_index, top_level_of
+from ._model import (
+    A_EXTENDS,
+    A_LAZY,
+    P_DOC,
+    P_EXT,
+    P_PROV,
+    P_REF,
+    Problems,
+    Workspace,
+    depth_of,
+    has_value,
+    table_index,
+    tag_of,
+    top_level_of,
+)
 from ._scan import ListScan
 from .errors import InheritanceError
 
@@ -44,6 +58,8 @@ class _Frame:
 _NS = {"e": P_EXT[1 : P_EXT.index("}")]}
 _EXTENDING = ListScan("[@e:ext]", _NS)
 _SIZE = etree.XPath("count(descendant-or-self::*)")
+#: Elements beyond which a plan's copies are made one by one (see _Plan.copy).
+_TEMPLATE_MAX = 256
 _TEXT = etree.XPath("string-length(string())")
 
 
@@ -214,7 +230,7 @@ class _Plan:
     charge to the budget, and which own children take attributes.
     """
 
-    __slots__ = ("copies", "elements", "text", "height", "runs", "inherit", "order")
+    __slots__ = ("copies", "elements", "text", "height", "runs", "inherit", "order", "template", "used")
 
     def __init__(self, shape: _Shape, tags: tuple[object, ...]) -> None:
         groups: dict[object, list[int]] = {}
@@ -247,20 +263,43 @@ class _Plan:
         self.height = max((shape.sizes[p] for p in self.copies), default=0)
         own_order = [i for is_copy, i in merged if not is_copy]
         #: When own children keep their order, the copies are inserted among
-        #: them (runs of (final position, prototype indices)); else None and
+        #: them (runs of (final position, number of copies)); else None and
         #: ``order`` says how to rebuild the whole list.
-        self.runs: list[tuple[int, list[int]]] | None = None
+        self.runs: list[tuple[int, int]] | None = None
         self.order = merged
         if own_order == sorted(own_order):
-            runs: list[tuple[int, list[int]]] = []
-            for position, (is_copy, p) in enumerate(merged):
+            runs: list[tuple[int, int]] = []
+            for position, (is_copy, _) in enumerate(merged):
                 if not is_copy:
                     continue
-                if runs and runs[-1][0] + len(runs[-1][1]) == position:
-                    runs[-1][1].append(p)
+                if runs and sum(runs[-1]) == position:
+                    runs[-1] = (runs[-1][0], runs[-1][1] + 1)
                 else:
-                    runs.append((position, [p]))
+                    runs.append((position, 1))
             self.runs = runs
+        #: The copies, in order, as children of one element, once the plan
+        #: is used a second time (see ``copy``).
+        self.template: etree._Element | None = None
+        self.used = False
+
+    def copy(self, children: list[etree._Element]) -> list[etree._Element]:
+        """New copies of the prototype's ``children`` this plan copies, in order.
+
+        lxml makes a document for every copy it makes: a plan used again
+        keeps its copies as the children of one element, and one copy of
+        that element makes them all. A plan used once (a list of its own),
+        or whose copies are large (the document's cost is then small
+        beside them, and a document that multiplies its size must not copy
+        more than the budget charges), copies the children one by one.
+        """
+        template = self.template
+        if template is None:
+            if not self.used or self.elements > _TEMPLATE_MAX:
+                self.used = True
+                return [children[p].__deepcopy__(None) for p in self.copies]  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
+            template = self.template = etree.Element("copies")
+            template.extend(children[p].__deepcopy__(None) for p in self.copies)  # type: ignore[attr-defined]
+        return list(template.__deepcopy__(None))  # type: ignore[attr-defined]
 
 
 def _merge(
@@ -302,16 +341,18 @@ def _merge(
             # Nothing to keep and nothing that depends on a value: take them all.
             attrib.update(attributes)
         else:
-            _inherit_attributes(attributes, own)
-    children = shape.children
+            _inherit_attributes(attributes, own, ws.ctx.tables.item_tags)
+    made = plan.copy(shape.children) if copies else []
     runs = plan.runs
     if runs is not None:
-        # Own children stay linked; each run of copies goes in with one call
-        # (copies carry their document mark: _Shape).
-        for position, indices in runs:
-            n[position:position] = [children[p].__deepcopy__(None) for p in indices]  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
+        # Own children stay linked; each run of copies goes in with one call.
+        start = 0
+        for position, count in runs:
+            n[position:position] = made[start : start + count]
+            start += count
     else:
-        n[:] = [children[i].__deepcopy__(None) if is_copy else own_children[i] for is_copy, i in plan.order]  # type: ignore[attr-defined]
+        made.reverse()
+        n[:] = [made.pop() if is_copy else own_children[i] for is_copy, i in plan.order]
     if not own_value and proto.text and proto.text.strip():
         # A list whose prototype's value is text inherits it like any value.
         n.text = proto.text
@@ -319,7 +360,7 @@ def _merge(
         # Whitespace the list held when it had no children is formatting (see _merge_general).
         n.text = None
     if shape.attributes:
-        _inherit_attributes(shape.attributes, n, own_value=own_value, own_ref=False)
+        _inherit_attributes(shape.attributes, n, ws.ctx.tables.item_tags, own_value=own_value, own_ref=False)
     del n.attrib[P_EXT]
 
 
@@ -368,7 +409,7 @@ def _merge_general(
                         rec.overrides(own, same_named[tag])
                 if attributes:
                     for own in group:
-                        _inherit_attributes(attributes, own)
+                        _inherit_attributes(attributes, own, ws.ctx.tables.item_tags)
                 merged.extend(group)
         if not own_value and proto.text and proto.text.strip():
             # A list whose prototype's value is text inherits it like any value.
@@ -381,7 +422,7 @@ def _merge_general(
         # content, which the pretty printer leaves on one line.
         n.text = None
     if shape.attributes:
-        _inherit_attributes(shape.attributes, n, own_value=own_value, own_ref=own_ref)
+        _inherit_attributes(shape.attributes, n, ws.ctx.tables.item_tags, own_value=own_value, own_ref=own_ref)
     del n.attrib[P_EXT]
     if rec is not None:  # provenance hook
         rec.extends(n, proto)
@@ -390,11 +431,13 @@ def _merge_general(
 def _inherit_attributes(
     attributes: tuple[tuple[str, str], ...],
     dst: etree._Element,
+    item_tags: set[str],
     own_value: bool | None = None,
     own_ref: bool | None = None,
 ) -> None:
     """7.2.2.2 with the special cases of 7.3.4 and NOTES.md for cdl:lazy:
-    ``dst`` takes those of the prototype's ``attributes`` it lacks."""
+    ``dst`` takes those of the prototype's ``attributes`` it lacks (the name
+    of one that becomes an item goes to ``item_tags``)."""
     if own_value is None:
         own_value = has_value(dst)
     if own_ref is None:
@@ -403,6 +446,8 @@ def _inherit_attributes(
     for key, value in attributes:
         if key in attrib:
             continue
-        if key in _VALUE_GIVING and (own_value or own_ref):
-            continue
+        if key in _VALUE_GIVING:
+            if own_value or own_ref:
+                continue
+            item_tags.add(tag_of(dst))  # dst is now a reference or a lazy property
         attrib[key] = value

@@ -561,6 +561,8 @@ def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: 
         if after is not None and not (content_check and (len(el) or (el.text and el.text.strip()))):
             attrib.clear()
             attrib.update(after)
+            if content_check:  # a reference or a lazy property: an item (find_items)
+                tables.item_tags.add(tag_of(el))
             return
     _parse_attributes(el, doc, tables, cache)
     key = hash(before)
@@ -628,9 +630,12 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
         if refroot_text is not None:
             del attrib[A_REFROOT]
         el.set(P_REF, tables.add_ref(ref))
+        tables.item_tags.add(tag_of(el))  # an item (find_items)
     lazy = attrib.get(A_LAZY)
     if lazy is not None:
         el.set(A_LAZY, _boolean(lazy, doc, el))
+        if attrib[A_LAZY] == "true":
+            tables.item_tags.add(tag_of(el))  # an item (find_items)
         if attrib[A_LAZY] == "true" and ref_text is None and has_value(el):
             raise LazinessError(
                 "cdl:lazy marks a property whose value is given at deployment; this one already has a value",

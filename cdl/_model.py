@@ -139,6 +139,13 @@ class Tables:
     refs: list[Ref] = field(default_factory=list)
     names: list[NameRef] = field(default_factory=list)
     exprs: list[Expression] = field(default_factory=list)
+    #: Every name an unresolved item other than a cdl:expression may have in
+    #: a working tree before references are resolved (``find_items``): those
+    #: of written references and lazy properties, in every document (the
+    #: loader adds them), and of elements that inherit a reference or
+    #: cdl:lazy from a prototype (prototypes add them; only ever grows). An
+    #: inherited copy holds items of the names its prototype's items have.
+    item_tags: set[str] = field(default_factory=set)
     # Equal entries share one index: documents repeat the same references.
     _ref_index: dict[Ref, str] = field(default_factory=dict, repr=False)
     _name_index: dict[NameRef, str] = field(default_factory=dict, repr=False)

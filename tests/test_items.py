@@ -116,6 +116,8 @@ def test_both_forms_agree_on_the_working_trees_of_every_trusted_document() -> No
                 _agree(root)
             resolver = ReferenceResolver(ws)
             items = find_items(ws, ws.roots[0])
+            # Found by name (Tables.item_tags), they are what the XPath form finds.
+            assert items == [el for part in ws.roots[0] for el in _MATCHES(part) if el is not part]
             unresolved += len(items)
             resolver.run(items)
         except cdl.CdlError:
@@ -243,3 +245,16 @@ def test_an_item_is_about_its_holder() -> None:
     assert holder_of(lazy) is lazy
     root[0].remove(expression)
     assert holder_of(expression) is expression  # detached: itself, never None
+
+
+def test_items_made_by_inheritance_are_found_whatever_their_name() -> None:
+    """find_items looks for items by name: a list that inherits cdl:lazy from
+    a prototype of another name, and the copies of a lazy property and of an
+    expression, are found as the XPath form finds them."""
+    res = resolve_text(
+        system(
+            '<Q cdl:extends="P"/><R cdl:extends="S"><w/></R>',
+            configuration='<P cdl:lazy="true"/><S><lz cdl:lazy="true"/><e><cdl:expression value-of="1"/></e></S>',
+        )
+    )
+    assert [p.path for p in res.pending] == ["/P", "/S/lz", "/Q", "/R/lz"]
