@@ -258,3 +258,17 @@ def test_items_made_by_inheritance_are_found_whatever_their_name() -> None:
         )
     )
     assert [p.path for p in res.pending] == ["/P", "/S/lz", "/Q", "/R/lz"]
+
+
+def test_items_of_very_many_names_are_found_by_the_scan() -> None:
+    """Beyond _MAX_ITEM_TAGS names, find_items asks the XPath form instead;
+    both ways find the same items in the same order."""
+    from cdl._references import _MAX_ITEM_TAGS
+
+    count = _MAX_ITEM_TAGS + 2
+    props = "".join(f'<p{i} cdl:lazy="true"/>' for i in range(count))
+    ws = cdl.load(system(f"<L><x>1</x>{props}</L>").encode(), name="m.cdl")._workspace()
+    assert len(ws.ctx.tables.item_tags) > _MAX_ITEM_TAGS
+    items = find_items(ws, ws.roots[0])
+    assert [el.tag for el in items] == [f"p{i}" for i in range(count)]
+    assert items == [el for part in ws.roots[0] for el in _MATCHES(part) if el is not part]
