@@ -29,7 +29,7 @@ from ._model import (
     tag_of,
     top_level_of,
 )
-from ._scan import ListScan
+from ._scan import AttributeScan
 from .errors import InheritanceError
 
 _ACTIVE, _DONE = 1, 2
@@ -56,7 +56,7 @@ class _Frame:
 
 
 _NS = {"e": P_EXT[1 : P_EXT.index("}")]}
-_EXTENDING = ListScan("[@e:ext]", _NS)
+_EXTENDING = AttributeScan("e:ext", _NS)
 _SIZE = etree.XPath("count(descendant-or-self::*)")
 #: Elements beyond which a plan's copies are made one by one (see _Plan.copy).
 _TEMPLATE_MAX = 256
