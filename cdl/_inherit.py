@@ -58,9 +58,9 @@ class _Frame:
 _NS = {"e": P_EXT[1 : P_EXT.index("}")]}
 _EXTENDING = AttributeScan("e:ext", _NS)
 _SIZE = etree.XPath("count(descendant-or-self::*)")
+_TEXT = etree.XPath("string-length(string())")
 #: Elements beyond which a plan's copies are made one by one (see _Plan.copy).
 _TEMPLATE_MAX = 256
-_TEXT = etree.XPath("string-length(string())")
 
 
 def resolve_prototypes(ws: Workspace) -> None:

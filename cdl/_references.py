@@ -134,8 +134,9 @@ def find_items(ws: Workspace, parents: Iterable[etree._Element]) -> list[etree._
     An item can only have one of the names ``Tables.item_tags`` holds (or be
     a cdl:expression): lxml's own iteration picks the elements of those
     names in C, making no object for any other, and the one definition
-    (``_items.is_unresolved``) decides for those. A whole-tree XPath asking
-    every element for its attributes costs about four times as much.
+    (``_items.is_unresolved``) decides for those. The XPath scan, which tests
+    the attributes of every element, took three times as long (base 20k:
+    0.51 s against 0.17 s for 817,000 elements, 225,000 of them named so).
     """
     tags = ws.ctx.tables.item_tags
     if len(tags) > _MAX_ITEM_TAGS:
