@@ -11,10 +11,9 @@ private index attributes, so later phases never see prefixes.
 
 from __future__ import annotations
 
-import enum
 import re
 import xml.parsers.expat as expat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from lxml import etree
 
@@ -59,7 +58,7 @@ from ._model import (
     tag_of,
 )
 from ._paths import PathSyntaxError, PrefixError, is_ncname, parse_name_ref, parse_path, parse_qname, relative_ref
-from ._scan import ListScan, elements_bound
+from ._scan import elements_bound
 from .errors import (
     CdlError,
     ExpressionError,
@@ -432,46 +431,82 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
     for parent in parents:
         for el in parent.iter(T_DOCUMENTATION):
             replace_with_text(el)
+    # CDL elements inside lists (expressions, their variables, misplaced
+    # ones) are few: libxml2 finds them by name, and the walk below tests
+    # membership only when there are any.
+    special = {el for parent in parents for el in parent.iter(_ANY_CDL)}
     cache = _LoadCache()
-    for el in _ANNOTATED(parents, doc.element_bound, ns=CDL_NS):
-        try:
-            if el.tag == T_EXPRESSION:
-                _load_expression(el, doc, tables, limits, cache)
-            elif el.tag == T_VARIABLE:
-                holder = el.getparent()
-                if holder is None or holder.tag != T_EXPRESSION:
-                    raise ExpressionError("cdl:variable must be a child of cdl:expression", url=doc.url, line=el.sourceline)
-            elif split_clark(tag_of(el))[0] == CDL_NS:
-                raise LoadError(
-                    f"cdl:{split_clark(tag_of(el))[1]} is not allowed inside a property list "
-                    "(only cdl:expression and cdl:documentation are)",
-                    url=doc.url,
-                    line=el.sourceline,
-                )
-            else:
-                _load_attributes(el, doc, tables, cache)
-        except CdlError as exc:
-            if exc.path is None and el.getparent() is not None:
-                exc.path = _path_hint(el)
-            problems.add(exc)
+    uniform = doc.uniform_namespaces
+    # One walk over every element of the lists, in document order: lxml's
+    # iteration costs less than an XPath scan for "has an attribute", and the
+    # attributes it reads are the ones each element's work starts from.
+    for parent in parents:
+        for el in parent.iterdescendants():
+            if special and el in special:
+                try:
+                    _load_cdl_element(el, doc, tables, limits, cache)
+                except CdlError as exc:
+                    _problem(exc, el, problems)
+                continue
+            items = el.items()
+            if not items:
+                continue
+            try:
+                if uniform:
+                    _load_attributes(el, items, doc, tables, cache)
+                else:
+                    _parse_attributes(el, doc, tables, cache)
+            except CdlError as exc:
+                _problem(exc, el, problems)
 
 
-#: Elements of top level lists that are CDL elements or carry attributes
-#: (CDL attributes among them: libxml2 tests "any attribute" much faster than
-#: "an attribute in this namespace", and other attributes are rare).
-_ANNOTATED = ListScan("[@* or namespace-uri()=$ns]")
-#: An element's attributes, as ``tuple(el.attrib.items())``.
+def _problem(exc: CdlError, el: etree._Element, problems: Problems) -> None:
+    if exc.path is None and el.getparent() is not None:
+        exc.path = _path_hint(el)
+    problems.add(exc)
+
+
+def _load_cdl_element(el: etree._Element, doc: SourceDoc, tables: Tables, limits: Limits, cache: _LoadCache) -> None:
+    if el.tag == T_EXPRESSION:
+        _load_expression(el, doc, tables, limits, cache)
+    elif el.tag == T_VARIABLE:
+        holder = el.getparent()
+        if holder is None or holder.tag != T_EXPRESSION:
+            raise ExpressionError("cdl:variable must be a child of cdl:expression", url=doc.url, line=el.sourceline)
+    else:
+        raise LoadError(
+            f"cdl:{split_clark(tag_of(el))[1]} is not allowed inside a property list "
+            "(only cdl:expression and cdl:documentation are)",
+            url=doc.url,
+            line=el.sourceline,
+        )
+
+
+#: Any element of the CDL namespace (an lxml tag filter).
+_ANY_CDL = "{" + CDL_NS + "}*"
+#: An element's attributes, as ``tuple(el.items())``.
 _Attributes = tuple[tuple[str, str], ...]
 
 
-class _Unchanged(enum.Enum):
-    """Cached for attributes that loading leaves as they are (a sentinel: no
-    tuple of attributes is this value)."""
+class _Plan(NamedTuple):
+    """What loading does to one distinct set of attributes (uniform namespaces).
 
-    UNCHANGED = 0
+    Replayed as ``drop`` (deleted) then ``put`` (set, in order): survivors keep
+    their places and new attributes are appended, as the full parse leaves
+    them. ``put`` is None when it depends on the depth (an absolute cdl:ref
+    without cdl:refroot): ``by_depth`` then holds it per depth met.
+    """
+
+    drop: tuple[str, ...]
+    put: _Attributes | None
+    #: A reference or a lazy property: a value found on it takes the full
+    #: parse, which reports it.
+    content_check: bool
+    by_depth: dict[int, _Attributes]
 
 
-_UNCHANGED = _Unchanged.UNCHANGED
+#: Cached for attribute sets that loading leaves as they are and never checks.
+_UNCHANGED = _Plan((), (), False, {})
 
 
 def _path_hint(el: etree._Element) -> str:
@@ -494,94 +529,115 @@ def _path_hint(el: etree._Element) -> str:
 class _LoadCache:
     """What one loading pass remembers; dropped once the document is loaded."""
 
-    __slots__ = ("attributes", "by_depth", "depths", "names", "paths", "refs", "seen")
+    __slots__ = ("names", "paths", "plans", "ref_index", "refs", "seen")
 
     def __init__(self) -> None:
-        #: Steps from an element to its top level list.
-        self.depths: dict[etree._Element, int] = {}
         # Parsed attribute values by their text; only used with uniform
         # namespaces, where the same text always means the same thing.
         #: QNames of cdl:extends and cdl:refroot.
         self.names: dict[str, NameRef] = {}
         #: Paths of cdl:ref: (absolute, steps).
         self.paths: dict[str, tuple[bool, tuple[str, ...]]] = {}
-        #: References by (path, refroot, depth of the property).
+        #: References of cdl:variable by (path, refroot, depth of the property).
         self.refs: dict[tuple[str, str | None, int], Ref] = {}
-        #: Attributes as written -> (working attributes, whether the content
-        #: needs checking, whether the result depends on the depth); with
-        #: uniform namespaces only. Working attributes are None when they
-        #: depend on the depth: they are then in ``by_depth``.
-        self.attributes: dict[_Attributes, tuple[_Attributes | _Unchanged | None, bool, bool]] = {}
-        self.by_depth: dict[tuple[_Attributes, int], _Attributes] = {}
+        #: Table indexes of cdl:ref by (path, refroot, depth of the property;
+        #: -1 with a refroot, where the depth changes nothing): the text
+        #: is hashed, not the parsed reference.
+        self.ref_index: dict[tuple[str, str | None, int], str] = {}
+        #: Attributes as written -> what loading does to them; with uniform
+        #: namespaces only.
+        self.plans: dict[_Attributes, _Plan] = {}
         #: Hashes of the attribute sets met once: a set is remembered only
-        #: when it comes again, since many never do (a peer's own refroot).
+        #: when it comes again, since many never do.
         self.seen: set[int] = set()
 
 
-def _depth(el: etree._Element, cache: dict[etree._Element, int]) -> int:
-    """Steps from ``el`` up to its top level list (0 for the list itself)."""
-    chain: list[etree._Element] = []
-    cur = el
-    while cur not in cache:
-        parent = cur.getparent()
-        if parent is None or parent.tag in LIST_PARENTS:
-            cache[cur] = 0
-            break
-        chain.append(cur)
-        cur = parent
-    base = cache[cur]
-    for node in reversed(chain):
-        base += 1
-        cache[node] = base
-    return cache[el]
+def _depth(el: etree._Element) -> int:
+    """Steps from ``el`` up to its top level list (0 for the list itself).
 
-
-def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache) -> None:
-    """Check and parse the CDL attributes of ``el``, rewriting them into their working form.
-
-    Documents repeat the same attributes on many elements. With uniform
-    namespaces the same attributes always become the same working
-    attributes, so each distinct set is parsed once and replayed after
-    (only the checks that look at the element's content run every time).
+    Walked up each time: only references without cdl:refroot ask, a few
+    steps each, and a table of every element met would cost more.
     """
-    if not doc.uniform_namespaces:
-        _parse_attributes(el, doc, tables, cache)
-        return
-    attrib = el.attrib
-    before = tuple(attrib.items())
-    known = cache.attributes.get(before)
-    if known is not None:
-        after, content_check, by_depth = known
-        if after is _UNCHANGED:
+    depth = 0
+    cur = el.getparent()
+    while cur is not None and cur.tag not in LIST_PARENTS:
+        depth += 1
+        cur = cur.getparent()
+    return depth
+
+
+def _load_attributes(el: etree._Element, items: list[tuple[str, str]], doc: SourceDoc, tables: Tables, cache: _LoadCache) -> None:
+    """Check and parse the CDL attributes ``items`` of ``el``, rewriting them into their working form.
+
+    Uniform namespaces only. Documents repeat the same attributes on many
+    elements, and there the same attributes always become the same working
+    attributes: each distinct set is parsed once and replayed after (only
+    the checks that look at the element's content run every time). A top
+    level list carries the engine's document mark, so its sets never meet
+    those of the elements below it (a relative path is refused on a list).
+    """
+    before = tuple(items)
+    plan = cache.plans.get(before)
+    if plan is not None:
+        if plan is _UNCHANGED:
             return
-        if by_depth:
-            after = cache.by_depth.get((before, _depth(el, cache.depths)))
+        put = plan.put
+        if put is None:
+            put = plan.by_depth.get(_depth(el))
         # A reference (or a lazy property) found holding a value takes the
         # full path, which reports it.
-        if after is not None and not (content_check and (len(el) or (el.text and el.text.strip()))):
-            attrib.clear()
-            attrib.update(after)
+        if put is not None and not (plan.content_check and (len(el) or (el.text and el.text.strip()))):
+            if plan.drop:
+                attrib = el.attrib
+                for name in plan.drop:
+                    del attrib[name]
+            for name, value in put:
+                el.set(name, value)
+            return
+    elif len(before) == 2 and not len(el) and not (el.text and el.text.strip()):
+        # A reference with its own refroot, the set most often met once (a
+        # peer's): the reference is looked up by its texts, not remembered
+        # as a set.
+        (first, first_value), (second, second_value) = before
+        if first == A_REFROOT and second == A_CREF:
+            ref_text, refroot_text = second_value, first_value
+        elif first == A_CREF and second == A_REFROOT:
+            ref_text, refroot_text = first_value, second_value
+        else:
+            ref_text = None
+        if ref_text is not None:
+            index = _ref_index(ref_text, refroot_text, el, doc, tables, cache)
+            attrib = el.attrib
+            del attrib[A_CREF]
+            del attrib[A_REFROOT]
+            el.set(P_REF, index)
             return
     _parse_attributes(el, doc, tables, cache)
     key = hash(before)
-    if key not in cache.seen:
+    if plan is None and key not in cache.seen:
         cache.seen.add(key)
         return
-    after = tuple(attrib.items())
+    after = tuple(el.items())
+    if plan is None:
+        written = dict(before)
+        ref = written.get(A_CREF)
+        by_depth = ref is not None and A_REFROOT not in written and ref.strip().startswith("/")
+        content_check = ref is not None or el.get(A_LAZY) == "true"
+        kept = dict(after)
+        drop = tuple(name for name, _ in before if name not in kept)
+        put = _changed(before, after)
+        if not (by_depth or drop or put or content_check):
+            cache.plans[before] = _UNCHANGED  # nothing to rewrite and nothing to check again
+            return
+        plan = cache.plans[before] = _Plan(drop, None if by_depth else put, content_check, {})
+    if plan.put is None:
+        plan.by_depth[_depth(el)] = _changed(before, after)
+
+
+def _changed(before: _Attributes, after: _Attributes) -> _Attributes:
+    """The attributes of ``after`` that ``before`` lacks or holds otherwise, in order."""
     written = dict(before)
-    ref = written.get(A_CREF)
-    by_depth = ref is not None and A_REFROOT not in written and ref.strip().startswith("/")
-    content_check = ref is not None or attrib.get(A_LAZY) == "true"
-    kept: _Attributes | _Unchanged | None
-    if by_depth:
-        kept = None
-    elif after == before and not content_check:
-        kept = _UNCHANGED  # nothing to rewrite and nothing to check again
-    else:
-        kept = after
-    cache.attributes[before] = (kept, content_check, by_depth)
-    if by_depth:
-        cache.by_depth[(before, _depth(el, cache.depths))] = after
+    return tuple((name, value) for name, value in after if written.get(name) != value)
 
 
 def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache) -> None:
@@ -623,11 +679,11 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
                 url=doc.url,
                 line=attribute_line(doc.data, el, A_CREF, ref_text),
             )
-        ref = _parse_ref(ref_text, refroot_text, el, el, doc, cache)
+        index = _ref_index(ref_text, refroot_text, el, doc, tables, cache)
         del attrib[A_CREF]
         if refroot_text is not None:
             del attrib[A_REFROOT]
-        el.set(P_REF, tables.add_ref(ref))
+        el.set(P_REF, index)
     lazy = attrib.get(A_LAZY)
     if lazy is not None:
         el.set(A_LAZY, _boolean(lazy, doc, el))
@@ -668,6 +724,23 @@ def _boolean(text: str, doc: SourceDoc, el: etree._Element, attribute: str = A_L
     return value
 
 
+def _ref_index(
+    text: str, refroot_text: str | None, el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache
+) -> str:
+    """The table index of the reference written on property ``el``."""
+    # With a refroot the depth changes nothing.
+    depth = -1 if refroot_text is not None else _depth(el)
+    if not doc.uniform_namespaces:
+        return tables.add_ref(_parse_ref_text(text, refroot_text, el.nsmap, depth, doc, el, None))
+    # Same text, same depth, same namespaces: same reference.
+    key = (text, refroot_text, depth)
+    index = cache.ref_index.get(key)
+    if index is None:
+        ref = _parse_ref_text(text, refroot_text, doc.nsmap, depth, doc, el, cache)
+        index = cache.ref_index[key] = tables.add_ref(ref)
+    return index
+
+
 def _parse_ref(
     text: str,
     refroot_text: str | None,
@@ -677,7 +750,8 @@ def _parse_ref(
     cache: _LoadCache,
 ) -> Ref:
     """Parse a reference written on ``written_on`` that acts for property ``holder``."""
-    depth = _depth(holder, cache.depths)
+    # With a refroot the depth changes nothing.
+    depth = -1 if refroot_text is not None else _depth(holder)
     if doc.uniform_namespaces:
         # Same text, same depth, same namespaces: same reference.
         key = (text, refroot_text, depth)
