@@ -58,7 +58,6 @@ from ._model import (
     tag_of,
 )
 from ._paths import PathSyntaxError, PrefixError, is_ncname, parse_name_ref, parse_path, parse_qname, relative_ref
-from ._scan import elements_bound
 from .errors import (
     CdlError,
     ExpressionError,
@@ -100,12 +99,16 @@ def load_document(data: bytes, url: str, index: int, tables: Tables, limits: Lim
     doc = _check_structure(root, url, index, problems)
     problems.raise_if_any()
     doc.uniform_namespaces = uniform
-    doc.element_bound = elements_bound(data)
     doc.data = data
     doc.declared = declared
     doc.namespaces = tuple(sorted(set(declared.values())))
-    _normalize(doc, tables, limits, problems)
+    # The walk counts the elements of the lists; with the rest of the tree
+    # that is the exact count, which later scans use as their bound (cheaper
+    # than bounding it from the bytes).
+    listed = _normalize(doc, tables, limits, problems)
     problems.raise_if_any()
+    others = sum(1 for child in root if child.tag not in LIST_PARENTS for _ in child.iter(etree.Element))
+    doc.element_bound = 1 + len(doc.list_parents()) + listed + others
     return doc
 
 
@@ -189,7 +192,7 @@ _DTD_REFUSED = "the document has a DOCTYPE; DTDs and entity declarations are ref
 
 
 def _parse(data: bytes, url: str, limits: Limits) -> etree._Element:
-    if not data.strip():
+    if not data or data.isspace():  # data.strip() would copy the whole document
         # Said here rather than by libxml2, whose wording and line for an
         # empty input depend on its global state.
         raise LoadError("XML syntax error: not an XML document (the document is empty)", code="XML_SYNTAX", url=url, line=1)
@@ -399,33 +402,37 @@ def _check_structure(root: etree._Element, url: str, index: int, problems: Probl
 
 
 def _check_lists(parent: etree._Element, url: str, index: int, problems: Problems) -> None:
+    mark = str(index)
     if parent.text and parent.text.strip():
         problems.add(LoadError(f"text is not allowed inside cdl:{split_clark(tag_of(parent))[1]}", url=url, line=parent.sourceline))
     for position, el in enumerate(list(parent)):
-        if el.tail and el.tail.strip():
+        tail = el.tail
+        if tail and tail.strip():
             problems.add(LoadError(f"text is not allowed inside cdl:{split_clark(tag_of(parent))[1]}", url=url, line=el.sourceline))
-        if el.tag == T_DOCUMENTATION:
+        tag = tag_of(el)
+        if tag == T_DOCUMENTATION:
             if position != 0:
                 problems.add(
                     LoadError(_DOCUMENTATION_FIRST.format("cdl:" + split_clark(tag_of(parent))[1]), url=url, line=el.sourceline)
                 )
             parent.remove(el)
-        elif split_clark(tag_of(el))[0] == CDL_NS:
+        elif tag.startswith(_CDL_PREFIX):
             problems.add(
                 LoadError(
-                    f"cdl:{split_clark(tag_of(el))[1]} cannot be a top level property list",
+                    f"cdl:{split_clark(tag)[1]} cannot be a top level property list",
                     url=url,
                     line=el.sourceline,
                 )
             )
         else:
-            el.set(P_DOC, str(index))
+            el.set(P_DOC, mark)
 
 
 # -- annotations ----------------------------------------------------------------
 
 
-def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problems) -> None:
+def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problems) -> int:
+    """Parse the annotations of every list; the number of elements below the list parents."""
     parents = doc.list_parents()
     # Documentation is no property: drop it first so nothing inside it counts.
     for parent in parents:
@@ -436,28 +443,60 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
     # membership only when there are any.
     special = {el for parent in parents for el in parent.iter(_ANY_CDL)}
     cache = _LoadCache()
-    uniform = doc.uniform_namespaces
+    if not doc.uniform_namespaces:
+        count = 0
+        for parent in parents:
+            for el in parent.iterdescendants():
+                count += 1
+                if special and el in special:
+                    _load_cdl_element(el, doc, tables, limits, cache, problems)
+                elif el.items():
+                    try:
+                        _parse_attributes(el, doc, tables, cache)
+                    except CdlError as exc:
+                        _problem(exc, el, problems)
+        return count
     # One walk over every element of the lists, in document order: lxml's
     # iteration costs less than an XPath scan for "has an attribute", and the
-    # attributes it reads are the ones each element's work starts from.
+    # attributes it reads are the ones each element's work starts from. With
+    # uniform namespaces the same attributes always become the same working
+    # attributes: each distinct set is parsed once (``_load_attributes``)
+    # and replayed here after; only the checks that look at the element's
+    # content run every time.
+    plans = cache.plans
+    count = 0
     for parent in parents:
         for el in parent.iterdescendants():
+            count += 1
             if special and el in special:
-                try:
-                    _load_cdl_element(el, doc, tables, limits, cache)
-                except CdlError as exc:
-                    _problem(exc, el, problems)
+                _load_cdl_element(el, doc, tables, limits, cache, problems)
                 continue
             items = el.items()
             if not items:
                 continue
+            before = tuple(items)
+            plan = plans.get(before)
+            if plan is not None:
+                if plan is _UNCHANGED:
+                    continue
+                drop, put, content_check, _ = plan
+                # A reference (or a lazy property) found holding a value
+                # takes the full parse, which reports it.
+                if put is not None and not (content_check and (len(el) or ((text := el.text) and text.strip()))):
+                    if drop is None:
+                        el.attrib.clear()
+                    elif drop:
+                        attrib = el.attrib
+                        for name in drop:
+                            del attrib[name]
+                    for name, value in put:
+                        el.set(name, value)
+                    continue
             try:
-                if uniform:
-                    _load_attributes(el, items, doc, tables, cache)
-                else:
-                    _parse_attributes(el, doc, tables, cache)
+                _load_attributes(el, before, plan, doc, tables, cache)
             except CdlError as exc:
                 _problem(exc, el, problems)
+    return count
 
 
 def _problem(exc: CdlError, el: etree._Element, problems: Problems) -> None:
@@ -466,20 +505,25 @@ def _problem(exc: CdlError, el: etree._Element, problems: Problems) -> None:
     problems.add(exc)
 
 
-def _load_cdl_element(el: etree._Element, doc: SourceDoc, tables: Tables, limits: Limits, cache: _LoadCache) -> None:
-    if el.tag == T_EXPRESSION:
-        _load_expression(el, doc, tables, limits, cache)
-    elif el.tag == T_VARIABLE:
-        holder = el.getparent()
-        if holder is None or holder.tag != T_EXPRESSION:
-            raise ExpressionError("cdl:variable must be a child of cdl:expression", url=doc.url, line=el.sourceline)
-    else:
-        raise LoadError(
-            f"cdl:{split_clark(tag_of(el))[1]} is not allowed inside a property list "
-            "(only cdl:expression and cdl:documentation are)",
-            url=doc.url,
-            line=el.sourceline,
-        )
+def _load_cdl_element(
+    el: etree._Element, doc: SourceDoc, tables: Tables, limits: Limits, cache: _LoadCache, problems: Problems
+) -> None:
+    try:
+        if el.tag == T_EXPRESSION:
+            _load_expression(el, doc, tables, limits, cache)
+        elif el.tag == T_VARIABLE:
+            holder = el.getparent()
+            if holder is None or holder.tag != T_EXPRESSION:
+                raise ExpressionError("cdl:variable must be a child of cdl:expression", url=doc.url, line=el.sourceline)
+        else:
+            raise LoadError(
+                f"cdl:{split_clark(tag_of(el))[1]} is not allowed inside a property list "
+                "(only cdl:expression and cdl:documentation are)",
+                url=doc.url,
+                line=el.sourceline,
+            )
+    except CdlError as exc:
+        _problem(exc, el, problems)
 
 
 #: Any element of the CDL namespace (an lxml tag filter).
@@ -497,7 +541,8 @@ class _Plan(NamedTuple):
     without cdl:refroot): ``by_depth`` then holds it per depth met.
     """
 
-    drop: tuple[str, ...]
+    #: None: every attribute.
+    drop: tuple[str, ...] | None
     put: _Attributes | None
     #: A reference or a lazy property: a value found on it takes the full
     #: parse, which reports it.
@@ -566,51 +611,49 @@ def _depth(el: etree._Element) -> int:
     return depth
 
 
-def _load_attributes(el: etree._Element, items: list[tuple[str, str]], doc: SourceDoc, tables: Tables, cache: _LoadCache) -> None:
-    """Check and parse the CDL attributes ``items`` of ``el``, rewriting them into their working form.
+def _load_attributes(
+    el: etree._Element, before: _Attributes, plan: _Plan | None, doc: SourceDoc, tables: Tables, cache: _LoadCache
+) -> None:
+    """Check and parse the CDL attributes ``before`` of ``el``, rewriting them
+    into their working form, when ``_normalize`` cannot replay ``plan``.
 
-    Uniform namespaces only. Documents repeat the same attributes on many
-    elements, and there the same attributes always become the same working
-    attributes: each distinct set is parsed once and replayed after (only
-    the checks that look at the element's content run every time). A top
-    level list carries the engine's document mark, so its sets never meet
-    those of the elements below it (a relative path is refused on a list).
+    Uniform namespaces only. ``plan`` is what was remembered for the set:
+    None the first times, else one whose rewrite depends on the depth (or
+    one that found a value it must report). A top level list carries the
+    engine's document mark, so its sets never meet those of the elements
+    below it (a relative path is refused on a list).
     """
-    before = tuple(items)
-    plan = cache.plans.get(before)
     if plan is not None:
-        if plan is _UNCHANGED:
-            return
-        put = plan.put
-        if put is None:
-            put = plan.by_depth.get(_depth(el))
-        # A reference (or a lazy property) found holding a value takes the
-        # full path, which reports it.
-        if put is not None and not (plan.content_check and (len(el) or (el.text and el.text.strip()))):
-            if plan.drop:
+        put = plan.by_depth.get(_depth(el)) if plan.put is None else None
+        if put is not None and not (plan.content_check and (len(el) or ((text := el.text) and text.strip()))):
+            if plan.drop is None:
+                el.attrib.clear()
+            else:
                 attrib = el.attrib
                 for name in plan.drop:
                     del attrib[name]
             for name, value in put:
                 el.set(name, value)
             return
-    elif len(before) == 2 and not len(el) and not (el.text and el.text.strip()):
-        # A reference with its own refroot, the set most often met once (a
-        # peer's): the reference is looked up by its texts, not remembered
-        # as a set.
+    elif len(before) == 2 and not len(el) and not ((text := el.text) and text.strip()):
+        # A reference with a refroot, the set most often met once (a peer's
+        # own): looked up by its texts, and remembered as a set only when
+        # it comes again.
         (first, first_value), (second, second_value) = before
         if first == A_REFROOT and second == A_CREF:
-            ref_text, refroot_text = second_value, first_value
+            index = _refroot_index(second_value, first_value, el, doc, tables, cache)
         elif first == A_CREF and second == A_REFROOT:
-            ref_text, refroot_text = first_value, second_value
+            index = _refroot_index(first_value, second_value, el, doc, tables, cache)
         else:
-            ref_text = None
-        if ref_text is not None:
-            index = _ref_index(ref_text, refroot_text, el, doc, tables, cache)
-            attrib = el.attrib
-            del attrib[A_CREF]
-            del attrib[A_REFROOT]
+            index = None
+        if index is not None:
+            el.attrib.clear()
             el.set(P_REF, index)
+            key = hash(before)
+            if key in cache.seen:
+                cache.plans[before] = _Plan(None, ((P_REF, index),), True, {})
+            else:
+                cache.seen.add(key)
             return
     _parse_attributes(el, doc, tables, cache)
     key = hash(before)
@@ -621,15 +664,15 @@ def _load_attributes(el: etree._Element, items: list[tuple[str, str]], doc: Sour
     if plan is None:
         written = dict(before)
         ref = written.get(A_CREF)
-        by_depth = ref is not None and A_REFROOT not in written and ref.strip().startswith("/")
+        depth_bound = ref is not None and A_REFROOT not in written and ref.strip().startswith("/")
         content_check = ref is not None or el.get(A_LAZY) == "true"
         kept = dict(after)
         drop = tuple(name for name, _ in before if name not in kept)
         put = _changed(before, after)
-        if not (by_depth or drop or put or content_check):
+        if not (depth_bound or drop or put or content_check):
             cache.plans[before] = _UNCHANGED  # nothing to rewrite and nothing to check again
             return
-        plan = cache.plans[before] = _Plan(drop, None if by_depth else put, content_check, {})
+        plan = cache.plans[before] = _Plan(None if len(drop) == len(before) else drop, None if depth_bound else put, content_check, {})
     if plan.put is None:
         plan.by_depth[_depth(el)] = _changed(before, after)
 
@@ -722,6 +765,25 @@ def _boolean(text: str, doc: SourceDoc, el: etree._Element, attribute: str = A_L
             line=attribute_line(doc.data, el, attribute, text),
         )
     return value
+
+
+def _refroot_index(
+    text: str, refroot_text: str, el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache
+) -> str:
+    """``_ref_index`` for a reference with a refroot in a document with uniform
+    namespaces: when its refroot and path were parsed before (a path
+    repeats under many refroots, a refroot under several paths), the
+    reference is made from them directly."""
+    key = (text, refroot_text, -1)
+    index = cache.ref_index.get(key)
+    if index is None:
+        refroot = cache.names.get(refroot_text)
+        path = cache.paths.get(text)
+        if refroot is None or path is None:
+            return _ref_index(text, refroot_text, el, doc, tables, cache)
+        # relative_ref with a refroot: the steps stand as they are.
+        index = cache.ref_index[key] = tables.add_ref(Ref(text.strip(), refroot, path[1]))
+    return index
 
 
 def _ref_index(
