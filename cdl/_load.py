@@ -434,14 +434,17 @@ def _check_lists(parent: etree._Element, url: str, index: int, problems: Problem
 def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problems) -> int:
     """Parse the annotations of every list; the number of elements below the list parents."""
     parents = doc.list_parents()
-    # Documentation is no property: drop it first so nothing inside it counts.
-    for parent in parents:
-        for el in parent.iter(T_DOCUMENTATION):
-            replace_with_text(el)
     # CDL elements inside lists (expressions, their variables, misplaced
     # ones) are few: libxml2 finds them by name, and the walk below tests
     # membership only when there are any.
     special = {el for parent in parents for el in parent.iter(_ANY_CDL)}
+    if any(el.tag == T_DOCUMENTATION for el in special):
+        # Documentation is no property: drop it first so nothing inside it
+        # counts, then look again.
+        for parent in parents:
+            for el in parent.iter(T_DOCUMENTATION):
+                replace_with_text(el)
+        special = {el for parent in parents for el in parent.iter(_ANY_CDL)}
     cache = _LoadCache()
     if not doc.uniform_namespaces:
         count = 0
@@ -479,7 +482,9 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
             if plan is not None:
                 if plan is _UNCHANGED:
                     continue
-                drop, put, content_check, _ = plan
+                drop, put, content_check, by_depth = plan
+                if put is None:
+                    put = by_depth.get(_depth(el))
                 # A reference (or a lazy property) found holding a value
                 # takes the full parse, which reports it.
                 if put is not None and not (content_check and (len(el) or ((text := el.text) and text.strip()))):
@@ -618,24 +623,13 @@ def _load_attributes(
     into their working form, when ``_normalize`` cannot replay ``plan``.
 
     Uniform namespaces only. ``plan`` is what was remembered for the set:
-    None the first times, else one whose rewrite depends on the depth (or
-    one that found a value it must report). A top level list carries the
-    engine's document mark, so its sets never meet those of the elements
-    below it (a relative path is refused on a list).
+    None the first times, else one whose rewrite depends on the depth and
+    was not made at this depth yet (or one that found a value it must
+    report). A top level list carries the engine's document mark, so its
+    sets never meet those of the elements below it (a relative path is
+    refused on a list).
     """
-    if plan is not None:
-        put = plan.by_depth.get(_depth(el)) if plan.put is None else None
-        if put is not None and not (plan.content_check and (len(el) or ((text := el.text) and text.strip()))):
-            if plan.drop is None:
-                el.attrib.clear()
-            else:
-                attrib = el.attrib
-                for name in plan.drop:
-                    del attrib[name]
-            for name, value in put:
-                el.set(name, value)
-            return
-    elif len(before) == 2 and not len(el) and not ((text := el.text) and text.strip()):
+    if plan is None and len(before) == 2 and not len(el) and not ((text := el.text) and text.strip()):
         # A reference with a refroot, the set most often met once (a peer's
         # own): looked up by its texts, and remembered as a set only when
         # it comes again.
@@ -771,16 +765,21 @@ def _refroot_index(
     text: str, refroot_text: str, el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache
 ) -> str:
     """``_ref_index`` for a reference with a refroot in a document with uniform
-    namespaces: when its refroot and path were parsed before (a path
-    repeats under many refroots, a refroot under several paths), the
-    reference is made from them directly."""
+    namespaces, made directly from its parsed refroot and path (a path
+    repeats under many refroots, a refroot under several paths); any
+    error is left to ``_ref_index``, which reports it."""
     key = (text, refroot_text, -1)
     index = cache.ref_index.get(key)
     if index is None:
-        refroot = cache.names.get(refroot_text)
         path = cache.paths.get(text)
-        if refroot is None or path is None:
+        if path is None:
             return _ref_index(text, refroot_text, el, doc, tables, cache)
+        refroot = cache.names.get(refroot_text)
+        if refroot is None:
+            try:
+                refroot = cache.names[refroot_text] = parse_name_ref(refroot_text, doc.nsmap, doc.target_ns)
+            except PrefixError:
+                return _ref_index(text, refroot_text, el, doc, tables, cache)
         # relative_ref with a refroot: the steps stand as they are.
         index = cache.ref_index[key] = tables.add_ref(Ref(text.strip(), refroot, path[1]))
     return index
