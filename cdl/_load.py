@@ -45,6 +45,7 @@ from ._model import (
     T_SYSTEM,
     T_TYPES,
     T_VARIABLE,
+    UP,
     Expression,
     NameRef,
     Problems,
@@ -579,7 +580,7 @@ def _path_hint(el: etree._Element) -> str:
 class _LoadCache:
     """What one loading pass remembers; dropped once the document is loaded."""
 
-    __slots__ = ("names", "paths", "plans", "ref_index", "refs", "seen")
+    __slots__ = ("names", "paths", "plans", "ref_index", "refs", "seen", "steps")
 
     def __init__(self) -> None:
         # Parsed attribute values by their text; only used with uniform
@@ -588,6 +589,8 @@ class _LoadCache:
         self.names: dict[str, NameRef] = {}
         #: Paths of cdl:ref: (absolute, steps).
         self.paths: dict[str, tuple[bool, tuple[str, ...]]] = {}
+        #: Steps of those paths (QNames) as Clark names.
+        self.steps: dict[str, str] = {}
         #: References of cdl:variable by (path, refroot, depth of the property).
         self.refs: dict[tuple[str, str | None, int], Ref] = {}
         #: Table indexes of cdl:ref by (path, refroot, depth of the property;
@@ -629,17 +632,23 @@ def _load_attributes(
     sets never meet those of the elements below it (a relative path is
     refused on a list).
     """
-    if plan is None and len(before) == 2 and not len(el) and not ((text := el.text) and text.strip()):
-        # A reference with a refroot, the set most often met once (a peer's
-        # own): looked up by its texts, and remembered as a set only when
-        # it comes again.
-        (first, first_value), (second, second_value) = before
-        if first == A_REFROOT and second == A_CREF:
-            index = _refroot_index(second_value, first_value, el, doc, tables, cache)
-        elif first == A_CREF and second == A_REFROOT:
-            index = _refroot_index(first_value, second_value, el, doc, tables, cache)
+    if plan is None and len(before) <= 2 and not len(el) and not ((text := el.text) and text.strip()):
+        # A reference alone, the set most often met once (a peer's own
+        # refroot, a path naming a sibling list): looked up by its texts,
+        # and remembered as a set only when it comes again.
+        index = None
+        if len(before) == 1:
+            name, value = before[0]
+            if name == A_CREF and not value.strip().startswith("/"):
+                # Relative, without refroot, below a list (a list's sets
+                # hold its mark): the depth changes nothing.
+                index = _ref_index(value, None, el, doc, tables, cache, -1)
         else:
-            index = None
+            (first, first_value), (second, second_value) = before
+            if first == A_REFROOT and second == A_CREF:
+                index = _refroot_index(second_value, first_value, el, doc, tables, cache)
+            elif first == A_CREF and second == A_REFROOT:
+                index = _refroot_index(first_value, second_value, el, doc, tables, cache)
         if index is not None:
             el.attrib.clear()
             el.set(P_REF, index)
@@ -786,11 +795,19 @@ def _refroot_index(
 
 
 def _ref_index(
-    text: str, refroot_text: str | None, el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache
+    text: str,
+    refroot_text: str | None,
+    el: etree._Element,
+    doc: SourceDoc,
+    tables: Tables,
+    cache: _LoadCache,
+    depth: int | None = None,
 ) -> str:
-    """The table index of the reference written on property ``el``."""
-    # With a refroot the depth changes nothing.
-    depth = -1 if refroot_text is not None else _depth(el)
+    """The table index of the reference written on property ``el``; ``depth``
+    -1 when the caller knows it changes nothing."""
+    if depth is None:
+        # With a refroot the depth changes nothing.
+        depth = -1 if refroot_text is not None else _depth(el)
     if not doc.uniform_namespaces:
         return tables.add_ref(_parse_ref_text(text, refroot_text, el.nsmap, depth, doc, el, None))
     # Same text, same depth, same namespaces: same reference.
@@ -847,12 +864,10 @@ def _parse_ref_text(
             if parsed is not None:
                 parsed.names[refroot_text] = refroot
     try:
-        path = parsed.paths.get(text) if parsed is not None else None
-        if path is None:
-            path = parse_path(text, nsmap)
-            if parsed is not None:
-                parsed.paths[text] = path
-        absolute, steps = path
+        if parsed is None:
+            absolute, steps = parse_path(text, nsmap)
+        else:
+            absolute, steps = _path(text, nsmap, parsed)
     except PathSyntaxError as exc:
         raise ReferenceResolutionError(
             f"path {text!r} is not valid (7.3.1: Path ::= ('/')? Step ('/' Step)*, Step ::= '.' | '..' | QName): {exc}",
@@ -868,6 +883,43 @@ def _parse_ref_text(
             line=attribute_line(doc.data, written_on, written_as(written_on, A_CREF), text),
         )
     return relative_ref(text, refroot, absolute, steps, depth)
+
+
+def _path(text: str, nsmap: dict[str | None, str], cache: _LoadCache) -> tuple[bool, tuple[str, ...]]:
+    """``parse_path`` for a document with uniform namespaces, remembering
+    paths and their steps: paths that differ in one step (a sibling's name)
+    share the others. A path with a step not met before is parsed whole,
+    which reports what is wrong with it."""
+    path = cache.paths.get(text)
+    if path is not None:
+        return path
+    body = text.strip()
+    absolute = body.startswith("/")
+    raws = (body[1:] if absolute else body).split("/")
+    known = cache.steps
+    steps: list[str] = []
+    for raw in raws:
+        if raw == ".":
+            continue
+        if raw == UP:
+            steps.append(UP)
+            continue
+        clark = known.get(raw)
+        if clark is None:
+            path = parse_path(text, nsmap)
+            # Each step that is neither '.' nor '..' gave one name, in order.
+            names = iter(path[1])
+            for written in raws:
+                if written != ".":
+                    name = next(names)
+                    if written != UP:
+                        known[written] = name
+            break
+        steps.append(clark)
+    else:
+        path = (absolute, tuple(steps))
+    cache.paths[text] = path
+    return path
 
 
 def _load_expression(
