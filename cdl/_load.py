@@ -11,10 +11,9 @@ private index attributes, so later phases never see prefixes.
 
 from __future__ import annotations
 
-import enum
 import re
 import xml.parsers.expat as expat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from lxml import etree
 
@@ -46,6 +45,7 @@ from ._model import (
     T_SYSTEM,
     T_TYPES,
     T_VARIABLE,
+    UP,
     Expression,
     NameRef,
     Problems,
@@ -59,7 +59,6 @@ from ._model import (
     tag_of,
 )
 from ._paths import PathSyntaxError, PrefixError, is_ncname, parse_name_ref, parse_path, parse_qname, relative_ref
-from ._scan import ListScan, elements_bound
 from .errors import (
     CdlError,
     ExpressionError,
@@ -101,12 +100,16 @@ def load_document(data: bytes, url: str, index: int, tables: Tables, limits: Lim
     doc = _check_structure(root, url, index, problems)
     problems.raise_if_any()
     doc.uniform_namespaces = uniform
-    doc.element_bound = elements_bound(data)
     doc.data = data
     doc.declared = declared
     doc.namespaces = tuple(sorted(set(declared.values())))
-    _normalize(doc, tables, limits, problems)
+    # The walk counts the elements of the lists; with the rest of the tree
+    # that is the exact count, which later scans use as their bound (cheaper
+    # than bounding it from the bytes).
+    listed = _normalize(doc, tables, limits, problems)
     problems.raise_if_any()
+    others = sum(1 for child in root if child.tag not in LIST_PARENTS for _ in child.iter(etree.Element))
+    doc.element_bound = 1 + len(doc.list_parents()) + listed + others
     return doc
 
 
@@ -190,7 +193,7 @@ _DTD_REFUSED = "the document has a DOCTYPE; DTDs and entity declarations are ref
 
 
 def _parse(data: bytes, url: str, limits: Limits) -> etree._Element:
-    if not data.strip():
+    if not data or data.isspace():  # data.strip() would copy the whole document
         # Said here rather than by libxml2, whose wording and line for an
         # empty input depend on its global state.
         raise LoadError("XML syntax error: not an XML document (the document is empty)", code="XML_SYNTAX", url=url, line=1)
@@ -400,78 +403,164 @@ def _check_structure(root: etree._Element, url: str, index: int, problems: Probl
 
 
 def _check_lists(parent: etree._Element, url: str, index: int, problems: Problems) -> None:
+    mark = str(index)
     if parent.text and parent.text.strip():
         problems.add(LoadError(f"text is not allowed inside cdl:{split_clark(tag_of(parent))[1]}", url=url, line=parent.sourceline))
     for position, el in enumerate(list(parent)):
-        if el.tail and el.tail.strip():
+        tail = el.tail
+        if tail and tail.strip():
             problems.add(LoadError(f"text is not allowed inside cdl:{split_clark(tag_of(parent))[1]}", url=url, line=el.sourceline))
-        if el.tag == T_DOCUMENTATION:
+        tag = tag_of(el)
+        if tag == T_DOCUMENTATION:
             if position != 0:
                 problems.add(
                     LoadError(_DOCUMENTATION_FIRST.format("cdl:" + split_clark(tag_of(parent))[1]), url=url, line=el.sourceline)
                 )
             parent.remove(el)
-        elif split_clark(tag_of(el))[0] == CDL_NS:
+        elif tag.startswith(_CDL_PREFIX):
             problems.add(
                 LoadError(
-                    f"cdl:{split_clark(tag_of(el))[1]} cannot be a top level property list",
+                    f"cdl:{split_clark(tag)[1]} cannot be a top level property list",
                     url=url,
                     line=el.sourceline,
                 )
             )
         else:
-            el.set(P_DOC, str(index))
+            el.set(P_DOC, mark)
 
 
 # -- annotations ----------------------------------------------------------------
 
 
-def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problems) -> None:
+def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problems) -> int:
+    """Parse the annotations of every list; the number of elements below the list parents."""
     parents = doc.list_parents()
-    # Documentation is no property: drop it first so nothing inside it counts.
-    for parent in parents:
-        for el in parent.iter(T_DOCUMENTATION):
-            replace_with_text(el)
+    # CDL elements inside lists (expressions, their variables, misplaced
+    # ones) are few: libxml2 finds them by name, and the walk below tests
+    # membership only when there are any.
+    special = {el for parent in parents for el in parent.iter(_ANY_CDL)}
+    if any(el.tag == T_DOCUMENTATION for el in special):
+        # Documentation is no property: drop it first so nothing inside it
+        # counts, then look again.
+        for parent in parents:
+            for el in parent.iter(T_DOCUMENTATION):
+                replace_with_text(el)
+        special = {el for parent in parents for el in parent.iter(_ANY_CDL)}
     cache = _LoadCache()
-    for el in _ANNOTATED(parents, doc.element_bound, ns=CDL_NS):
-        try:
-            if el.tag == T_EXPRESSION:
-                _load_expression(el, doc, tables, limits, cache)
-            elif el.tag == T_VARIABLE:
-                holder = el.getparent()
-                if holder is None or holder.tag != T_EXPRESSION:
-                    raise ExpressionError("cdl:variable must be a child of cdl:expression", url=doc.url, line=el.sourceline)
-            elif split_clark(tag_of(el))[0] == CDL_NS:
-                raise LoadError(
-                    f"cdl:{split_clark(tag_of(el))[1]} is not allowed inside a property list "
-                    "(only cdl:expression and cdl:documentation are)",
-                    url=doc.url,
-                    line=el.sourceline,
-                )
-            else:
-                _load_attributes(el, doc, tables, cache)
-        except CdlError as exc:
-            if exc.path is None and el.getparent() is not None:
-                exc.path = _path_hint(el)
-            problems.add(exc)
+    if not doc.uniform_namespaces:
+        count = 0
+        for parent in parents:
+            for el in parent.iterdescendants():
+                count += 1
+                if special and el in special:
+                    _load_cdl_element(el, doc, tables, limits, cache, problems)
+                elif el.items():
+                    try:
+                        _parse_attributes(el, doc, tables, cache)
+                    except CdlError as exc:
+                        _problem(exc, el, problems)
+        return count
+    # One walk over every element of the lists, in document order: lxml's
+    # iteration costs less than an XPath scan for "has an attribute", and the
+    # attributes it reads are the ones each element's work starts from. With
+    # uniform namespaces the same attributes always become the same working
+    # attributes: each distinct set is parsed once (``_load_attributes``)
+    # and replayed here after; only the checks that look at the element's
+    # content run every time.
+    plans = cache.plans
+    item_tags = tables.item_tags
+    count = 0
+    for parent in parents:
+        for el in parent.iterdescendants():
+            count += 1
+            if special and el in special:
+                _load_cdl_element(el, doc, tables, limits, cache, problems)
+                continue
+            items = el.items()
+            if not items:
+                continue
+            before = tuple(items)
+            plan = plans.get(before)
+            if plan is not None:
+                if plan is _UNCHANGED:
+                    continue
+                drop, put, content_check, by_depth = plan
+                if put is None:
+                    put = by_depth.get(_depth(el))
+                # A reference (or a lazy property) found holding a value
+                # takes the full parse, which reports it.
+                if put is not None and not (content_check and (len(el) or ((text := el.text) and text.strip()))):
+                    if drop is None:
+                        el.attrib.clear()
+                    elif drop:
+                        attrib = el.attrib
+                        for name in drop:
+                            del attrib[name]
+                    for name, value in put:
+                        el.set(name, value)
+                    if content_check:  # a reference or a lazy property: an item (find_items)
+                        item_tags.add(tag_of(el))
+                    continue
+            try:
+                _load_attributes(el, before, plan, doc, tables, cache)
+            except CdlError as exc:
+                _problem(exc, el, problems)
+    return count
 
 
-#: Elements of top level lists that are CDL elements or carry attributes
-#: (CDL attributes among them: libxml2 tests "any attribute" much faster than
-#: "an attribute in this namespace", and other attributes are rare).
-_ANNOTATED = ListScan("[@* or namespace-uri()=$ns]")
-#: An element's attributes, as ``tuple(el.attrib.items())``.
+def _problem(exc: CdlError, el: etree._Element, problems: Problems) -> None:
+    if exc.path is None and el.getparent() is not None:
+        exc.path = _path_hint(el)
+    problems.add(exc)
+
+
+def _load_cdl_element(
+    el: etree._Element, doc: SourceDoc, tables: Tables, limits: Limits, cache: _LoadCache, problems: Problems
+) -> None:
+    try:
+        if el.tag == T_EXPRESSION:
+            _load_expression(el, doc, tables, limits, cache)
+        elif el.tag == T_VARIABLE:
+            holder = el.getparent()
+            if holder is None or holder.tag != T_EXPRESSION:
+                raise ExpressionError("cdl:variable must be a child of cdl:expression", url=doc.url, line=el.sourceline)
+        else:
+            raise LoadError(
+                f"cdl:{split_clark(tag_of(el))[1]} is not allowed inside a property list "
+                "(only cdl:expression and cdl:documentation are)",
+                url=doc.url,
+                line=el.sourceline,
+            )
+    except CdlError as exc:
+        _problem(exc, el, problems)
+
+
+#: Any element of the CDL namespace (an lxml tag filter).
+_ANY_CDL = "{" + CDL_NS + "}*"
+#: An element's attributes, as ``tuple(el.items())``.
 _Attributes = tuple[tuple[str, str], ...]
 
 
-class _Unchanged(enum.Enum):
-    """Cached for attributes that loading leaves as they are (a sentinel: no
-    tuple of attributes is this value)."""
+class _Plan(NamedTuple):
+    """What loading does to one distinct set of attributes (uniform namespaces).
 
-    UNCHANGED = 0
+    Replayed as ``drop`` (deleted) then ``put`` (set, in order): survivors keep
+    their places and new attributes are appended, as the full parse leaves
+    them. ``put`` is None when it depends on the depth (an absolute cdl:ref
+    without cdl:refroot): ``by_depth`` then holds it per depth met.
+    """
+
+    #: None: every attribute.
+    drop: tuple[str, ...] | None
+    put: _Attributes | None
+    #: A reference or a lazy property: a value found on it takes the full
+    #: parse, which reports it.
+    content_check: bool
+    by_depth: dict[int, _Attributes]
 
 
-_UNCHANGED = _Unchanged.UNCHANGED
+#: Cached for attribute sets that loading leaves as they are and never checks.
+_UNCHANGED = _Plan((), (), False, {})
 
 
 def _path_hint(el: etree._Element) -> str:
@@ -494,96 +583,111 @@ def _path_hint(el: etree._Element) -> str:
 class _LoadCache:
     """What one loading pass remembers; dropped once the document is loaded."""
 
-    __slots__ = ("attributes", "by_depth", "depths", "names", "paths", "refs", "seen")
+    __slots__ = ("names", "paths", "plans", "ref_index", "refs", "seen", "steps")
 
     def __init__(self) -> None:
-        #: Steps from an element to its top level list.
-        self.depths: dict[etree._Element, int] = {}
         # Parsed attribute values by their text; only used with uniform
         # namespaces, where the same text always means the same thing.
         #: QNames of cdl:extends and cdl:refroot.
         self.names: dict[str, NameRef] = {}
         #: Paths of cdl:ref: (absolute, steps).
         self.paths: dict[str, tuple[bool, tuple[str, ...]]] = {}
-        #: References by (path, refroot, depth of the property).
+        #: Steps of those paths (QNames) as Clark names.
+        self.steps: dict[str, str] = {}
+        #: References of cdl:variable by (path, refroot, depth of the property).
         self.refs: dict[tuple[str, str | None, int], Ref] = {}
-        #: Attributes as written -> (working attributes, whether the content
-        #: needs checking, whether the result depends on the depth); with
-        #: uniform namespaces only. Working attributes are None when they
-        #: depend on the depth: they are then in ``by_depth``.
-        self.attributes: dict[_Attributes, tuple[_Attributes | _Unchanged | None, bool, bool]] = {}
-        self.by_depth: dict[tuple[_Attributes, int], _Attributes] = {}
+        #: Table indexes of cdl:ref by (path, refroot, depth of the property;
+        #: -1 with a refroot, where the depth changes nothing): the text
+        #: is hashed, not the parsed reference.
+        self.ref_index: dict[tuple[str, str | None, int], str] = {}
+        #: Attributes as written -> what loading does to them; with uniform
+        #: namespaces only.
+        self.plans: dict[_Attributes, _Plan] = {}
         #: Hashes of the attribute sets met once: a set is remembered only
-        #: when it comes again, since many never do (a peer's own refroot).
+        #: when it comes again, since many never do.
         self.seen: set[int] = set()
 
 
-def _depth(el: etree._Element, cache: dict[etree._Element, int]) -> int:
-    """Steps from ``el`` up to its top level list (0 for the list itself)."""
-    chain: list[etree._Element] = []
-    cur = el
-    while cur not in cache:
-        parent = cur.getparent()
-        if parent is None or parent.tag in LIST_PARENTS:
-            cache[cur] = 0
-            break
-        chain.append(cur)
-        cur = parent
-    base = cache[cur]
-    for node in reversed(chain):
-        base += 1
-        cache[node] = base
-    return cache[el]
+def _depth(el: etree._Element) -> int:
+    """Steps from ``el`` up to its top level list (0 for the list itself).
 
-
-def _load_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache) -> None:
-    """Check and parse the CDL attributes of ``el``, rewriting them into their working form.
-
-    Documents repeat the same attributes on many elements. With uniform
-    namespaces the same attributes always become the same working
-    attributes, so each distinct set is parsed once and replayed after
-    (only the checks that look at the element's content run every time).
+    Walked up each time: only references without cdl:refroot ask, a few
+    steps each, and a table of every element met would cost more.
     """
-    if not doc.uniform_namespaces:
-        _parse_attributes(el, doc, tables, cache)
-        return
-    attrib = el.attrib
-    before = tuple(attrib.items())
-    known = cache.attributes.get(before)
-    if known is not None:
-        after, content_check, by_depth = known
-        if after is _UNCHANGED:
-            return
-        if by_depth:
-            after = cache.by_depth.get((before, _depth(el, cache.depths)))
-        # A reference (or a lazy property) found holding a value takes the
-        # full path, which reports it.
-        if after is not None and not (content_check and (len(el) or (el.text and el.text.strip()))):
-            attrib.clear()
-            attrib.update(after)
-            if content_check:  # a reference or a lazy property: an item (find_items)
-                tables.item_tags.add(tag_of(el))
+    depth = 0
+    cur = el.getparent()
+    while cur is not None and cur.tag not in LIST_PARENTS:
+        depth += 1
+        cur = cur.getparent()
+    return depth
+
+
+def _load_attributes(
+    el: etree._Element, before: _Attributes, plan: _Plan | None, doc: SourceDoc, tables: Tables, cache: _LoadCache
+) -> None:
+    """Check and parse the CDL attributes ``before`` of ``el``, rewriting them
+    into their working form, when ``_normalize`` cannot replay ``plan``.
+
+    Uniform namespaces only. ``plan`` is what was remembered for the set:
+    None the first times, else one whose rewrite depends on the depth and
+    was not made at this depth yet (or one that found a value it must
+    report). A top level list carries the engine's document mark, so its
+    sets never meet those of the elements below it (a relative path is
+    refused on a list).
+    """
+    if plan is None and len(before) <= 2 and not len(el) and not ((text := el.text) and text.strip()):
+        # A reference alone, the set most often met once (a peer's own
+        # refroot, a path naming a sibling list): looked up by its texts,
+        # and remembered as a set only when it comes again.
+        index = None
+        if len(before) == 1:
+            name, value = before[0]
+            if name == A_CREF and not value.strip().startswith("/"):
+                # Relative, without refroot, below a list (a list's sets
+                # hold its mark): the depth changes nothing.
+                index = _ref_index(value, None, el, doc, tables, cache, -1)
+        else:
+            (first, first_value), (second, second_value) = before
+            if first == A_REFROOT and second == A_CREF:
+                index = _refroot_index(second_value, first_value, el, doc, tables, cache)
+            elif first == A_CREF and second == A_REFROOT:
+                index = _refroot_index(first_value, second_value, el, doc, tables, cache)
+        if index is not None:
+            el.attrib.clear()
+            el.set(P_REF, index)
+            tables.item_tags.add(tag_of(el))  # an item (find_items)
+            key = hash(before)
+            if key in cache.seen:
+                cache.plans[before] = _Plan(None, ((P_REF, index),), True, {})
+            else:
+                cache.seen.add(key)
             return
     _parse_attributes(el, doc, tables, cache)
     key = hash(before)
-    if key not in cache.seen:
+    if plan is None and key not in cache.seen:
         cache.seen.add(key)
         return
-    after = tuple(attrib.items())
+    after = tuple(el.items())
+    if plan is None:
+        written = dict(before)
+        ref = written.get(A_CREF)
+        depth_bound = ref is not None and A_REFROOT not in written and ref.strip().startswith("/")
+        content_check = ref is not None or el.get(A_LAZY) == "true"
+        kept = dict(after)
+        drop = tuple(name for name, _ in before if name not in kept)
+        put = _changed(before, after)
+        if not (depth_bound or drop or put or content_check):
+            cache.plans[before] = _UNCHANGED  # nothing to rewrite and nothing to check again
+            return
+        plan = cache.plans[before] = _Plan(None if len(drop) == len(before) else drop, None if depth_bound else put, content_check, {})
+    if plan.put is None:
+        plan.by_depth[_depth(el)] = _changed(before, after)
+
+
+def _changed(before: _Attributes, after: _Attributes) -> _Attributes:
+    """The attributes of ``after`` that ``before`` lacks or holds otherwise, in order."""
     written = dict(before)
-    ref = written.get(A_CREF)
-    by_depth = ref is not None and A_REFROOT not in written and ref.strip().startswith("/")
-    content_check = ref is not None or attrib.get(A_LAZY) == "true"
-    kept: _Attributes | _Unchanged | None
-    if by_depth:
-        kept = None
-    elif after == before and not content_check:
-        kept = _UNCHANGED  # nothing to rewrite and nothing to check again
-    else:
-        kept = after
-    cache.attributes[before] = (kept, content_check, by_depth)
-    if by_depth:
-        cache.by_depth[(before, _depth(el, cache.depths))] = after
+    return tuple((name, value) for name, value in after if written.get(name) != value)
 
 
 def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache) -> None:
@@ -625,11 +729,11 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
                 url=doc.url,
                 line=attribute_line(doc.data, el, A_CREF, ref_text),
             )
-        ref = _parse_ref(ref_text, refroot_text, el, el, doc, cache)
+        index = _ref_index(ref_text, refroot_text, el, doc, tables, cache)
         del attrib[A_CREF]
         if refroot_text is not None:
             del attrib[A_REFROOT]
-        el.set(P_REF, tables.add_ref(ref))
+        el.set(P_REF, index)
         tables.item_tags.add(tag_of(el))  # an item (find_items)
     lazy = attrib.get(A_LAZY)
     if lazy is not None:
@@ -673,6 +777,55 @@ def _boolean(text: str, doc: SourceDoc, el: etree._Element, attribute: str = A_L
     return value
 
 
+def _refroot_index(
+    text: str, refroot_text: str, el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache
+) -> str:
+    """``_ref_index`` for a reference with a refroot in a document with uniform
+    namespaces, made directly from its parsed refroot and path (a path
+    repeats under many refroots, a refroot under several paths); any
+    error is left to ``_ref_index``, which reports it."""
+    key = (text, refroot_text, -1)
+    index = cache.ref_index.get(key)
+    if index is None:
+        path = cache.paths.get(text)
+        if path is None:
+            return _ref_index(text, refroot_text, el, doc, tables, cache)
+        refroot = cache.names.get(refroot_text)
+        if refroot is None:
+            try:
+                refroot = cache.names[refroot_text] = parse_name_ref(refroot_text, doc.nsmap, doc.target_ns)
+            except PrefixError:
+                return _ref_index(text, refroot_text, el, doc, tables, cache)
+        # relative_ref with a refroot: the steps stand as they are.
+        index = cache.ref_index[key] = tables.add_ref(Ref(text.strip(), refroot, path[1]))
+    return index
+
+
+def _ref_index(
+    text: str,
+    refroot_text: str | None,
+    el: etree._Element,
+    doc: SourceDoc,
+    tables: Tables,
+    cache: _LoadCache,
+    depth: int | None = None,
+) -> str:
+    """The table index of the reference written on property ``el``; ``depth``
+    -1 when the caller knows it changes nothing."""
+    if depth is None:
+        # With a refroot the depth changes nothing.
+        depth = -1 if refroot_text is not None else _depth(el)
+    if not doc.uniform_namespaces:
+        return tables.add_ref(_parse_ref_text(text, refroot_text, el.nsmap, depth, doc, el, None))
+    # Same text, same depth, same namespaces: same reference.
+    key = (text, refroot_text, depth)
+    index = cache.ref_index.get(key)
+    if index is None:
+        ref = _parse_ref_text(text, refroot_text, doc.nsmap, depth, doc, el, cache)
+        index = cache.ref_index[key] = tables.add_ref(ref)
+    return index
+
+
 def _parse_ref(
     text: str,
     refroot_text: str | None,
@@ -682,7 +835,8 @@ def _parse_ref(
     cache: _LoadCache,
 ) -> Ref:
     """Parse a reference written on ``written_on`` that acts for property ``holder``."""
-    depth = _depth(holder, cache.depths)
+    # With a refroot the depth changes nothing.
+    depth = -1 if refroot_text is not None else _depth(holder)
     if doc.uniform_namespaces:
         # Same text, same depth, same namespaces: same reference.
         key = (text, refroot_text, depth)
@@ -717,12 +871,10 @@ def _parse_ref_text(
             if parsed is not None:
                 parsed.names[refroot_text] = refroot
     try:
-        path = parsed.paths.get(text) if parsed is not None else None
-        if path is None:
-            path = parse_path(text, nsmap)
-            if parsed is not None:
-                parsed.paths[text] = path
-        absolute, steps = path
+        if parsed is None:
+            absolute, steps = parse_path(text, nsmap)
+        else:
+            absolute, steps = _path(text, nsmap, parsed)
     except PathSyntaxError as exc:
         raise ReferenceResolutionError(
             f"path {text!r} is not valid (7.3.1: Path ::= ('/')? Step ('/' Step)*, Step ::= '.' | '..' | QName): {exc}",
@@ -738,6 +890,43 @@ def _parse_ref_text(
             line=attribute_line(doc.data, written_on, written_as(written_on, A_CREF), text),
         )
     return relative_ref(text, refroot, absolute, steps, depth)
+
+
+def _path(text: str, nsmap: dict[str | None, str], cache: _LoadCache) -> tuple[bool, tuple[str, ...]]:
+    """``parse_path`` for a document with uniform namespaces, remembering
+    paths and their steps: paths that differ in one step (a sibling's name)
+    share the others. A path with a step not met before is parsed whole,
+    which reports what is wrong with it."""
+    path = cache.paths.get(text)
+    if path is not None:
+        return path
+    body = text.strip()
+    absolute = body.startswith("/")
+    raws = (body[1:] if absolute else body).split("/")
+    known = cache.steps
+    steps: list[str] = []
+    for raw in raws:
+        if raw == ".":
+            continue
+        if raw == UP:
+            steps.append(UP)
+            continue
+        clark = known.get(raw)
+        if clark is None:
+            path = parse_path(text, nsmap)
+            # Each step that is neither '.' nor '..' gave one name, in order.
+            names = iter(path[1])
+            for written in raws:
+                if written != ".":
+                    name = next(names)
+                    if written != UP:
+                        known[written] = name
+            break
+        steps.append(clark)
+    else:
+        path = (absolute, tuple(steps))
+    cache.paths[text] = path
+    return path
 
 
 def _load_expression(

@@ -147,14 +147,21 @@ class Tables:
     #: inherited copy holds items of the names its prototype's items have.
     item_tags: set[str] = field(default_factory=set)
     # Equal entries share one index: documents repeat the same references.
-    _ref_index: dict[Ref, str] = field(default_factory=dict, repr=False)
+    # References are keyed by their fields in a plain tuple, which hashes in
+    # C (a frozen dataclass hashes through two Python calls, Ref's and its
+    # NameRef's), and equal tuples are exactly equal references.
+    _ref_index: dict[tuple[str, str | None, tuple[str, ...] | None, tuple[str, ...]], str] = field(
+        default_factory=dict, repr=False
+    )
     _name_index: dict[NameRef, str] = field(default_factory=dict, repr=False)
 
     def add_ref(self, ref: Ref) -> str:
-        index = self._ref_index.get(ref)
+        root = ref.refroot
+        key = (ref.text, None, None, ref.steps) if root is None else (ref.text, root.text, root.candidates, ref.steps)
+        index = self._ref_index.get(key)
         if index is None:
             self.refs.append(ref)
-            index = self._ref_index[ref] = str(len(self.refs) - 1)
+            index = self._ref_index[key] = str(len(self.refs) - 1)
         return index
 
     def add_name(self, name: NameRef) -> str:

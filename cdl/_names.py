@@ -8,16 +8,18 @@ are an error naming both places.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ._model import Problems, SourceDoc
 from ._naming import Prefixes, list_name
 from .errors import NameResolutionError
 
 
-@dataclass(frozen=True, slots=True)
-class Slot:
-    """Where a top level list lives: document index and position among its siblings."""
+class Slot(NamedTuple):
+    """Where a top level list lives: document index and position among its siblings.
+
+    A named tuple: one is made per top level list, and a frozen dataclass
+    costs several times more to make."""
 
     doc: int
     parent: int  # index of its cdl:configuration / cdl:system among the list parents

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lxml import etree
 
 import cdl
 from cdl import CdlError
@@ -281,6 +282,62 @@ def test_repeated_absolute_references_at_several_depths() -> None:
     res = resolve_text(system(f"<s><v>1</v>{refs}<g>{refs}<h>{refs}</h></g>{refs}</s>"))
     values = [el.text for el in res.tree().iter() if el.tag.startswith("r")]
     assert values == ["1"] * 12
+
+
+# A reference alone (a path, or a path with its refroot) takes a short path
+# the first times it is met, and paths are parsed from steps met before: the
+# same checks must run there.
+
+
+@pytest.mark.parametrize(
+    "refs",
+    ['cdl:ref="v"', 'cdl:refroot="t" cdl:ref="/v"', 'cdl:ref="/v" cdl:refroot="t"'],
+)
+def test_lone_reference_with_a_value_is_refused_the_first_time(refs: str) -> None:
+    with pytest.raises(CdlError) as info:
+        load_text(system(f"<t><v>1</v></t><s><v>1</v>\n<a {refs}>5</a></s>"))
+    assert (info.value.code, info.value.line, info.value.path) == ("REF_WITH_CHILDREN", 2, "/s/a")
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ("g/ v", "step ' v' contains white space"),
+        ("g/v/", "a step is empty"),
+        ("g/q:v", "step 'q:v': prefix 'q' of 'q:v' is not declared"),
+        ("g//v", "a step is empty"),
+    ],
+)
+def test_path_with_a_bad_step_after_paths_with_good_ones(bad: str, message: str) -> None:
+    good = "".join(f'<a{i} cdl:ref="g/v"/><b{i} cdl:refroot="s" cdl:ref="/g/v"/>' for i in range(3))
+    with pytest.raises(CdlError) as info:
+        load_text(system(f'<s><g><v>1</v></g>{good}\n<c cdl:ref="{bad}"/></s>'))
+    assert (info.value.code, info.value.line, info.value.path) == ("BAD_PATH", 2, "/s/c")
+    assert message in str(info.value)
+
+
+def test_refroot_with_an_undeclared_prefix_after_its_path_was_parsed() -> None:
+    with pytest.raises(CdlError) as info:
+        load_text(system('<s><v>1</v><a cdl:refroot="s" cdl:ref="/v"/>\n<b cdl:refroot="q:s" cdl:ref="/v"/></s>'))
+    assert (info.value.code, info.value.line, info.value.path) == ("BAD_QNAME", 2, "/s/b")
+
+
+def test_paths_sharing_steps_resolve_like_paths_parsed_whole() -> None:
+    lists = "".join(
+        f'<s{i}><n>{i}</n><p cdl:ref="../s{(i + 1) % 4}/n"/><q cdl:refroot="all" cdl:ref="/s{(i + 2) % 4}/n"/></s{i}>'
+        for i in range(4)
+    )
+    res = resolve_text(system(f"<all>{lists}</all>"))
+    assert [(el.tag, el.text) for el in res.tree().iter("p", "q")] == [
+        ("p", "1"), ("q", "2"), ("p", "2"), ("q", "3"), ("p", "3"), ("q", "0"), ("p", "0"), ("q", "1")
+    ]
+
+
+def test_element_bound_is_the_element_count() -> None:
+    doc = load_text(system('<s><cdl:documentation>x</cdl:documentation><a cdl:ref="../b"/><b>1</b></s><t/>',
+                           configuration="<c><d/></c>"))
+    for source in doc._docs:
+        assert source.element_bound == sum(1 for _ in source.root.iter(etree.Element))
 
 
 @pytest.mark.parametrize(
