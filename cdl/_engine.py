@@ -22,7 +22,7 @@ from ._explain import select as select_paths
 from ._files import write_atomically
 from ._imports import LoadOptions, Resolver, load_set
 from ._inherit import resolve_prototypes
-from ._laziness import Pending, Round, apply_round, check_required, pending_report
+from ._laziness import Pending, Round, apply_round, check_required, left_unresolved, pending_report, required_tags
 from ._limits import Budget, Limits
 from ._model import (
     T_CONFIGURATION,
@@ -40,7 +40,7 @@ from ._names import Registry, build_registry
 from ._naming import Prefixes
 from ._plan import Plan, build_plan
 from ._references import ReferenceResolver, find_items, items_in
-from ._serialize import Data, build_output, to_bytes, to_data
+from ._serialize import Data, build_output, prepare_output, to_bytes, to_data
 from .errors import CdlError, CdlErrorGroup, DeployValueError
 
 RoundLike = Round | Mapping[str, Any]
@@ -60,6 +60,11 @@ class Document:
         self._registry = registry
         self._options = options
         self._prefixes_seed = [d.declared for d in docs]
+        # What the output and the required check need to know of the loaded
+        # trees, found once here (types are written in their output form,
+        # so that copies carry it).
+        self._output_facts = prepare_output(docs, self._prefixes_seed)
+        self._required_tags = required_tags(docs)
 
     @property
     def url(self) -> str:
@@ -275,8 +280,12 @@ class Resolution:
         if out is None:
             ws = self._working()
             self._report_pending()
+            assert self._resolver is not None  # _working sets it with the trees
             with _cyclic_gc_paused():
-                out = self._outputs[system_only] = build_output(ws, system_only, consume=True)
+                unresolved = left_unresolved(self._resolver, self._items)
+                out = self._outputs[system_only] = build_output(
+                    ws, system_only, consume=True, unresolved=unresolved, facts=self.document._output_facts
+                )
             self._give_up_working_trees()
         return out
 
@@ -337,7 +346,7 @@ def _resolved(
             if recorder is not None:
                 recorder.round = number
             apply_round(ws, resolver, step)
-        check_required(ws, resolver)
+        check_required(ws, resolver, document._required_tags)
     return ws, resolver, items
 
 
