@@ -16,6 +16,7 @@ from cdl._laziness import check_required, left_unresolved
 from cdl._model import SourceDoc
 from cdl._serialize import build_output, may_be_written, to_bytes
 from cdl.conformance import Case, load_suite
+from conftest import CDL_NS as CDL
 from conftest import system
 
 HERE = Path(__file__).resolve().parent
@@ -39,11 +40,13 @@ def _both_ways(document: cdl.Document, system_only: bool) -> tuple[bytes, bytes]
     return built[0], built[1]
 
 
-def _check(path: Path) -> None:
+def _check(path: Path, strict: bool = False) -> None:
     try:
         document = cdl.load(path)
         known, general = _both_ways(document, False)
     except cdl.CdlError:
+        if strict:
+            raise
         return  # an error case: the required check's own test covers its errors
     assert known == general
     known, general = _both_ways(document, True)
@@ -111,3 +114,57 @@ def test_bytes_tell_which_attributes_a_document_can_hold() -> None:
     # In UTF-16 the bytes hold the names two bytes per letter: anything may be there.
     utf16 = '<?xml version="1.0" encoding="UTF-16"?><a/>'.encode("utf-16")
     assert may_be_written(_doc(utf16), b"type")
+
+
+@pytest.mark.parametrize(
+    "prototype, on_root",
+    [
+        # The import's prefix is written in values only: no declaration below the root.
+        ('<P><a cdl:type="x:t">1</a><b cdl:ref="/a"/></P>', True),
+        # An element in the import's namespace: copies carry its declaration.
+        ("<P><x:a>1</x:a></P>", False),
+        # An attribute in it.
+        ('<P><a x:note="n">1</a></P>', False),
+    ],
+)
+def test_namespaces_only_the_import_declares(tmp_path: Path, prototype: str, on_root: bool) -> None:
+    (tmp_path / "lib.cdl").write_text(
+        f'<cdl:cdl xmlns:cdl="{CDL}" xmlns:x="urn:x"><cdl:configuration>{prototype}</cdl:configuration></cdl:cdl>'
+    )
+    main = tmp_path / "main.cdl"
+    main.write_text(
+        f'<cdl:cdl xmlns:cdl="{CDL}"><cdl:import location="lib.cdl"/>'
+        '<cdl:system><s cdl:extends="P"/><r cdl:extends="P"><q cdl:lazy="true"/></r></cdl:system></cdl:cdl>'
+    )
+    document = cdl.load(main)
+    assert document._output_facts.declared_on_root is on_root
+    _check(main, strict=True)
+
+
+@pytest.mark.parametrize(
+    "main_decls, lib_decls, prototype, added",
+    [
+        # One namespace only values use, which the main document lacks: declared on its root at load.
+        ("", 'xmlns:x="urn:x"', '<P><a cdl:type="x:t">1</a></P>', (("x", "urn:x"),)),
+        # Two: the output orders them, nothing is added.
+        ("", 'xmlns:x="urn:x" xmlns:y="urn:y"', '<P><a cdl:type="x:t">1</a><b cdl:type="y:t">2</b></P>', ()),
+        # The main document declares it, unused by its names: the output moves it last.
+        ('xmlns:x="urn:x" xmlns:z="urn:z"', 'xmlns:x="urn:x"', '<P><a cdl:type="x:t">1</a></P>', ()),
+        # The same namespace under another prefix in the import.
+        ('xmlns:x="urn:x"', 'xmlns:w="urn:x"', '<P><a cdl:type="w:t">1</a></P>', ()),
+    ],
+)
+def test_value_namespaces(tmp_path: Path, main_decls: str, lib_decls: str, prototype: str, added: tuple) -> None:
+    (tmp_path / "lib.cdl").write_text(
+        f'<cdl:cdl xmlns:cdl="{CDL}" {lib_decls}><cdl:configuration>{prototype}</cdl:configuration></cdl:cdl>'
+    )
+    main = tmp_path / "main.cdl"
+    main.write_text(
+        f'<cdl:cdl xmlns:cdl="{CDL}" {main_decls}><cdl:import location="lib.cdl"/>'
+        '<cdl:system><s cdl:extends="P"/></cdl:system></cdl:cdl>'
+    )
+    document = cdl.load(main)
+    assert document._output_facts.added == added
+    _check(main, strict=True)
+    out = document.resolve().to_bytes()
+    assert b'xmlns:x="urn:x"' in out or b'xmlns:w="urn:x"' in out
