@@ -140,6 +140,8 @@ class Resolution:
         ws, resolver, self._items = _resolved(document, self.rounds)
         self.warnings = list(resolver.warnings)
         self._ws: Workspace | None = ws
+        #: The items of these working trees still unresolved (see _unresolved).
+        self._left: list[etree._Element] | None = None
         self._resolver: ReferenceResolver | None = resolver
         #: The pending report: everything, and what the system's deployment waits for.
         self._pending: tuple[list[Pending], list[Pending]] | None = None
@@ -280,11 +282,9 @@ class Resolution:
         if out is None:
             ws = self._working()
             self._report_pending()
-            assert self._resolver is not None  # _working sets it with the trees
             with _cyclic_gc_paused():
-                unresolved = left_unresolved(self._resolver, self._items)
                 out = self._outputs[system_only] = build_output(
-                    ws, system_only, consume=True, unresolved=unresolved, facts=self.document._output_facts
+                    ws, system_only, consume=True, unresolved=self._unresolved(), facts=self.document._output_facts
                 )
             self._give_up_working_trees()
         return out
@@ -299,11 +299,24 @@ class Resolution:
         if self._pending is None:
             ws = self._working()  # resolved again if an output took the trees
             assert self._resolver is not None  # _working sets it with the trees
-            everything = pending_report(ws, self._resolver, self._items)
+            # Everything pending is among the unresolved items, in order.
+            left = self._unresolved()
+            paths: dict[etree._Element, str] = {}
+            everything = pending_report(ws, self._resolver, left, paths=paths)
             if ws.roots[0].find(T_SYSTEM) is None:
                 self._pending = (everything, everything)
             else:
-                self._pending = (everything, pending_report(ws, self._resolver, self._items, system_only=True))
+                self._pending = (everything, pending_report(ws, self._resolver, left, system_only=True, paths=paths))
+
+    def _unresolved(self) -> list[etree._Element]:
+        """The items of the working trees left unresolved, in document order,
+        found once per working trees: what the pending report looks at and
+        what the output writes back."""
+        if self._left is None:
+            self._working()
+            assert self._resolver is not None  # _working sets it with the trees
+            self._left = left_unresolved(self._resolver, self._items)
+        return self._left
 
     def _give_up_working_trees(self) -> None:
         """Forget the working trees once an output has taken them apart.
@@ -312,13 +325,13 @@ class Resolution:
         removed): nothing may read or resolve them again. ``_working`` makes
         new ones by resolving again from the unchanged Document and rounds.
         """
-        self._ws, self._resolver, self._items = None, None, []
+        self._ws, self._resolver, self._items, self._left = None, None, [], None
 
     def _working(self) -> Workspace:
         """The resolved working trees, resolved again if an output took them."""
         if self._ws is None:
             again = Resolution(self.document, list(self.rounds))
-            self._ws, self._resolver, self._items = again._working(), again._resolver, again._items
+            self._ws, self._resolver, self._items, self._left = again._working(), again._resolver, again._items, None
         return self._ws
 
     def write(self, path: str | os.PathLike[str], system_only: bool = False) -> None:

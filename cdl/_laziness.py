@@ -257,17 +257,24 @@ def left_unresolved(resolver: ReferenceResolver, items: Sequence[etree._Element]
 
 
 def pending_report(
-    ws: Workspace, resolver: ReferenceResolver, items: Sequence[etree._Element], system_only: bool = False
+    ws: Workspace,
+    resolver: ReferenceResolver,
+    items: Sequence[etree._Element],
+    system_only: bool = False,
+    paths: dict[etree._Element, str] | None = None,
 ) -> list[Pending]:
     """What is still pending in the main document, in document order.
 
-    ``items`` are the main document's items as found, in document order.
+    ``items`` are the main document's items as found, in document order, or
+    any part of them that holds every pending one (:func:`left_unresolved`).
     Everything pending is among them (copies are made only of resolved
     targets), so their order is the report's, without walking the tree.
     With ``system_only``, what the deployment of its cdl:system waits for:
     the system's pending items and, transitively, the items they wait on
     (a template's lazy property that a system reference reads through
-    cdl:refroot, say).
+    cdl:refroot, say). ``paths`` keeps each item's path once written (one
+    dict for both reports: paths cost 10 us each, and an item is named for
+    itself and for each item waiting on it).
     """
     ctx = ws.ctx
     pending = [el for el in items if resolver.is_pending(el)]
@@ -281,8 +288,13 @@ def pending_report(
                 stack.extend(resolver.waits_on(el))
         pending = [el for el in pending if el in needed]
 
+    written = {} if paths is None else paths
+
     def where(el: etree._Element) -> str:
-        return ctx.prefixes.path_of(holder_of(el))
+        path = written.get(el)
+        if path is None:
+            path = written[el] = ctx.prefixes.path_of(holder_of(el))
+        return path
 
     waiting: dict[etree._Element, list[str]] = {}
     for el in pending:
