@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         root = timed("build output tree", build)
         data = timed("serialize", to_bytes, root)
         before = usage()
-        del root, resolver, ws, doc, items
+        del root, resolver, ws, doc, items, build
         record("free the trees", before)
 
     total_cpu = sum(r[1] for r in rows)
