@@ -2,7 +2,9 @@
 
 Entry points: :func:`apply_round` (deploy-time values: supply a lazy
 property's value, replace a lazy reference by a value, or release a lazy
-reference so it resolves), :func:`check_required` and :func:`pending_report`.
+reference so it resolves), :func:`check_required` (with :func:`required_tags`,
+found once per Document, it walks only the tags a required property can
+have), :func:`left_unresolved` and :func:`pending_report`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Phase 7: the resolved document, as a tree, XML bytes, or plain data.
 
-Entry points: :func:`build_output`, :func:`to_bytes`, :func:`to_data`.
+Entry points: :func:`build_output`, :func:`to_bytes`, :func:`to_data`, and
+:func:`prepare_output`, run once per Document when it loads.
 
 The output round-trips: every namespace used is declared once, on the root,
 with the prefixes the documents used where they agree. QName-valued CDL
@@ -8,6 +9,13 @@ attributes (cdl:type, and the cdl:ref/cdl:refroot of whatever is still
 pending) are written from their resolved form with those prefixes. A default
 namespace is declared only when nothing in the output is in no namespace, since
 an unqualified element under a default namespace would change meaning.
+
+Building the output needs no scan of the whole tree in the usual case: the
+types are written in their output form when the documents load (copies carry
+it), the references and expressions to write back are the resolver's
+unresolved items, and the documents' bytes show that nothing is declared
+below the root. Whatever breaks one of those takes the general path, which
+scans for what it rewrites and hoists every declaration.
 """
 
 from __future__ import annotations
@@ -222,7 +230,8 @@ def _declared_on_root(docs: Sequence[SourceDoc]) -> bool:
         for prefix, uri in doc.nsmap.items():
             if uri in main:
                 continue
-            if prefix is None or may_be_written(doc, prefix.encode() + b":", before=_NAME_STARTS):
+            # (A prefix outside ASCII may be written in other bytes than UTF-8's.)
+            if prefix is None or not prefix.isascii() or may_be_written(doc, prefix.encode() + b":", before=_NAME_STARTS):
                 return False
     return True
 
