@@ -230,7 +230,13 @@ def check_required(ws: Workspace, resolver: ReferenceResolver, tags: frozenset[s
     if tags is None:
         found: Iterable[etree._Element] = _REQUIRED(systems, ws.size_bound())
     elif tags:
-        found = (el for part in systems for el in part.iterdescendants(*tags) if el.get(A_USE) == "required")
+        # Most elements of those tags have a value: asked first (no attribute read).
+        found = (
+            el
+            for part in systems
+            for el in part.iterdescendants(*tags)
+            if not has_value(el) and el.get(A_USE) == "required"
+        )
     else:
         found = ()
     for el in found:
