@@ -89,13 +89,24 @@ def main(argv: list[str] | None = None) -> int:
         items = timed("find items", find_items, *((ws, parents) if newer else (parents,)))
         resolver = ReferenceResolver(ws)
         timed(f"references and expressions ({len(items)} items)", resolver.run, items)
-        timed("required check", check_required, ws, resolver)
+        # Newer engines know from the loaded documents which tags can be
+        # required, and tell the output what is left unresolved.
+        known = "tags" in inspect.signature(check_required).parameters
+        timed("required check", check_required, ws, resolver, *((doc._required_tags,) if known else ()))
         # (The working trees go to the output: nothing reads them after this.)
-        build = functools.partial(build_output, ws, consume=True) if newer else functools.partial(build_output, ws)
+        if known:
+            from cdl._laziness import left_unresolved
+
+            def build_known(ws, resolver, items, facts):
+                return build_output(ws, consume=True, unresolved=left_unresolved(resolver, items), facts=facts)
+
+            build = functools.partial(build_known, ws, resolver, items, doc._output_facts)
+        else:
+            build = functools.partial(build_output, ws, consume=True) if newer else functools.partial(build_output, ws)
         root = timed("build output tree", build)
         data = timed("serialize", to_bytes, root)
         before = usage()
-        del root, resolver, ws, doc, items
+        del root, resolver, ws, doc, items, build
         record("free the trees", before)
 
     total_cpu = sum(r[1] for r in rows)

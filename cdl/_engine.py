@@ -22,7 +22,7 @@ from ._explain import select as select_paths
 from ._files import write_atomically
 from ._imports import LoadOptions, Resolver, load_set
 from ._inherit import resolve_prototypes
-from ._laziness import Pending, Round, apply_round, check_required, pending_report
+from ._laziness import Pending, Round, apply_round, check_required, left_unresolved, pending_report, required_tags
 from ._limits import Budget, Limits
 from ._model import (
     T_CONFIGURATION,
@@ -40,7 +40,7 @@ from ._names import Registry, build_registry
 from ._naming import Prefixes
 from ._plan import Plan, build_plan
 from ._references import ReferenceResolver, find_items, items_in
-from ._serialize import Data, build_output, to_bytes, to_data
+from ._serialize import Data, build_output, prepare_output, to_bytes, to_data
 from .errors import CdlError, CdlErrorGroup, DeployValueError
 
 RoundLike = Round | Mapping[str, Any]
@@ -60,6 +60,11 @@ class Document:
         self._registry = registry
         self._options = options
         self._prefixes_seed = [d.declared for d in docs]
+        # What the output and the required check need to know of the loaded
+        # trees, found once here (types are written in their output form,
+        # so that copies carry it).
+        self._output_facts = prepare_output(docs, self._prefixes_seed)
+        self._required_tags = required_tags(docs)
 
     @property
     def url(self) -> str:
@@ -135,6 +140,8 @@ class Resolution:
         ws, resolver, self._items = _resolved(document, self.rounds)
         self.warnings = list(resolver.warnings)
         self._ws: Workspace | None = ws
+        #: The items of these working trees still unresolved (see _unresolved).
+        self._left: list[etree._Element] | None = None
         self._resolver: ReferenceResolver | None = resolver
         #: The pending report: everything, and what the system's deployment waits for.
         self._pending: tuple[list[Pending], list[Pending]] | None = None
@@ -276,7 +283,9 @@ class Resolution:
             ws = self._working()
             self._report_pending()
             with _cyclic_gc_paused():
-                out = self._outputs[system_only] = build_output(ws, system_only, consume=True)
+                out = self._outputs[system_only] = build_output(
+                    ws, system_only, consume=True, unresolved=self._unresolved(), facts=self.document._output_facts
+                )
             self._give_up_working_trees()
         return out
 
@@ -290,11 +299,24 @@ class Resolution:
         if self._pending is None:
             ws = self._working()  # resolved again if an output took the trees
             assert self._resolver is not None  # _working sets it with the trees
-            everything = pending_report(ws, self._resolver, self._items)
+            # Everything pending is among the unresolved items, in order.
+            left = self._unresolved()
+            paths: dict[etree._Element, str] = {}
+            everything = pending_report(ws, self._resolver, left, paths=paths)
             if ws.roots[0].find(T_SYSTEM) is None:
                 self._pending = (everything, everything)
             else:
-                self._pending = (everything, pending_report(ws, self._resolver, self._items, system_only=True))
+                self._pending = (everything, pending_report(ws, self._resolver, left, system_only=True, paths=paths))
+
+    def _unresolved(self) -> list[etree._Element]:
+        """The items of the working trees left unresolved, in document order,
+        found once per working trees: what the pending report looks at and
+        what the output writes back."""
+        if self._left is None:
+            self._working()
+            assert self._resolver is not None  # _working sets it with the trees
+            self._left = left_unresolved(self._resolver, self._items)
+        return self._left
 
     def _give_up_working_trees(self) -> None:
         """Forget the working trees once an output has taken them apart.
@@ -303,13 +325,13 @@ class Resolution:
         removed): nothing may read or resolve them again. ``_working`` makes
         new ones by resolving again from the unchanged Document and rounds.
         """
-        self._ws, self._resolver, self._items = None, None, []
+        self._ws, self._resolver, self._items, self._left = None, None, [], None
 
     def _working(self) -> Workspace:
         """The resolved working trees, resolved again if an output took them."""
         if self._ws is None:
             again = Resolution(self.document, list(self.rounds))
-            self._ws, self._resolver, self._items = again._working(), again._resolver, again._items
+            self._ws, self._resolver, self._items, self._left = again._working(), again._resolver, again._items, None
         return self._ws
 
     def write(self, path: str | os.PathLike[str], system_only: bool = False) -> None:
@@ -337,7 +359,7 @@ def _resolved(
             if recorder is not None:
                 recorder.round = number
             apply_round(ws, resolver, step)
-        check_required(ws, resolver)
+        check_required(ws, resolver, document._required_tags)
     return ws, resolver, items
 
 

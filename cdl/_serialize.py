@@ -1,6 +1,7 @@
 """Phase 7: the resolved document, as a tree, XML bytes, or plain data.
 
-Entry points: :func:`build_output`, :func:`to_bytes`, :func:`to_data`.
+Entry points: :func:`build_output`, :func:`to_bytes`, :func:`to_data`, and
+:func:`prepare_output`, run once per Document when it loads.
 
 The output round-trips: every namespace used is declared once, on the root,
 with the prefixes the documents used where they agree. QName-valued CDL
@@ -8,12 +9,21 @@ attributes (cdl:type, and the cdl:ref/cdl:refroot of whatever is still
 pending) are written from their resolved form with those prefixes. A default
 namespace is declared only when nothing in the output is in no namespace, since
 an unqualified element under a default namespace would change meaning.
+
+Building the output needs no scan of the whole tree in the usual case: the
+types are written in their output form when the documents load (copies carry
+it), the references and expressions to write back are the resolver's
+unresolved items, and the documents' bytes show that nothing is declared
+below the root. Whatever breaks one of those takes the general path, which
+scans for what it rewrites and hoists every declaration.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TypeAlias
 
 from lxml import etree
@@ -25,6 +35,7 @@ from ._model import (
     A_TYPE,
     CDL_NS,
     ENGINE_NS,
+    LIST_PARENTS,
     P_DOC,
     P_EXPR,
     P_EXT,
@@ -36,24 +47,193 @@ from ._model import (
     T_TYPES,
     T_VARIABLE,
     UP,
+    Context,
     Ref,
+    SourceDoc,
     Workspace,
     split_clark,
+    table_index,
     tag_of,
 )
-from ._naming import relative_text
+from ._naming import Prefixes, relative_text
+from ._references import in_part
 from ._scan import ListScan
 
 Data: TypeAlias = str | None | dict[str, "Data"] | list["Data"]
 
 _NS = {"e": ENGINE_NS, "cdl": CDL_NS}
-#: Elements with any attribute: once the document marks are gone, these are
-#: few, and they include all the output rewrites (pending references and
-#: expressions, types, lazy="false"). libxml2 tests one attribute axis per
-#: element much faster than the four tests that pick those out, which Python
-#: then applies to the few found.
+#: Elements with any attribute (see _find_rewrites).
 _ATTRIBUTED = ListScan("[@*]")
 _UNQUALIFIED = etree.XPath("boolean(descendant-or-self::*[namespace-uri()=''])")
+
+
+_TYPED = ListScan("[@cdl:type]", {"cdl": CDL_NS})
+#: Encodings in which every ASCII character is its own single byte, so that
+#: an attribute name can be looked for in the document's bytes.
+_ASCII_ENCODINGS = re.compile(r"(?:UTF-?8|(?:US-)?ASCII|ISO[-_]?8859-\d+|LATIN-?\d|(?:WINDOWS|CP)-?125\d)\Z", re.IGNORECASE)
+
+
+def may_be_written(doc: SourceDoc, name: bytes, value: bytes = b"", before: frozenset[bytes] | None = None) -> bool:
+    """Whether ``doc`` may hold an attribute of local name ``name`` (any
+    prefix) whose written value the regular expression ``value`` matches
+    (from the opening quote); with ``before``, whether its bytes hold
+    ``name`` right after one of those bytes.
+
+    Every attribute of a loaded document was written in its bytes (the loader
+    refuses DTDs, so none is defaulted), and an attribute's name cannot be
+    written with character references: when the bytes do not hold the name
+    and an ``=``, the document has no such attribute. Searching the bytes
+    costs milliseconds where an XPath scan of a large document costs a tenth
+    of a second. Documents in an encoding where ASCII is not single bytes
+    (UTF-16, EBCDIC) may hold anything.
+    """
+    data = doc.data
+    encoding = doc.root.getroottree().docinfo.encoding or ""
+    head = data[3:5] if data.startswith(b"\xef\xbb\xbf") else data.lstrip()[:2]
+    if not _ASCII_ENCODINGS.match(encoding) or head[:1] != b"<" or head[1:2] == b"\x00":
+        return True
+    # The name first, without a word boundary: a pattern that starts with a
+    # literal is searched for at memchr speed, thirty times faster.
+    pattern = re.escape(name) if before is not None else re.escape(name) + rb"\s*=\s*" + value
+    for found in re.finditer(pattern, data):
+        start = found.start()
+        previous = data[start - 1 : start]
+        if (previous in before) if before is not None else (start == 0 or previous not in _NAME_BYTES):
+            return True
+    return False
+
+
+#: Bytes that can precede ``name`` inside a longer name (``subtype``).
+_NAME_BYTES = frozenset(bytes([b]) for b in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") | frozenset(
+    bytes([b]) for b in range(0x80, 0x100)
+)
+#: What precedes a prefix used in a name: ``<p:x``, ``</p:x``, `` p:a="``.
+_NAME_STARTS = frozenset((b"<", b"/", b" ", b"\t", b"\n", b"\r"))
+#: A lazy value that is not plainly true: the loader may have made it "false".
+_NOT_TRUE = rb"""(?:"(?!\s*(?:true|1)\s*")|'(?!\s*(?:true|1)\s*'))"""
+
+
+@dataclass(frozen=True)
+class OutputFacts:
+    """What the output needs to know of a Document's loaded trees, found once
+    (:func:`prepare_output`) when it loads: every value the output rewrites
+    comes from those trees, and copies carry it.
+    """
+
+    #: Whether every cdl:type below a list parent is already written as the
+    #: output writes it (the loader wrote the resolved name; this rewrote it):
+    #: then the output needs no rewrite per typed element (there are as many
+    #: as copies of typed prototype properties, 112,000 at 20k).
+    types_written: bool
+    #: The tags of the typed elements (inheritance passes a cdl:type only to
+    #: an element of the same tag, or to a list extending a typed list, which
+    #: makes this None), and their output values: the output finds which
+    #: prefixes the values use by looking at these tags only.
+    type_tags: frozenset[str] | None
+    type_values: frozenset[str]
+    #: Whether a document may hold cdl:lazy="false", which the output drops.
+    lazy_false: bool
+    #: Whether every namespace the documents' names use is declared on the
+    #: main document's root (see :func:`_declared_on_root`).
+    declared_on_root: bool = False
+    #: The declaration (prefix, URI) this added to the main document's root:
+    #: the one namespace type values use that the root does not declare.
+    added: tuple[tuple[str, str], ...] = ()
+
+
+def prepare_output(docs: Sequence[SourceDoc], prefixes_seed: list[dict[str | None, str]]) -> OutputFacts:
+    """Write the documents' cdl:type values in their output form, when it is
+    known before resolution, and say what else the output must know.
+
+    The output form is known when the main document declares no default
+    namespace (with one, the output keeps it or not depending on what it
+    holds) and each type's namespace has its prefix from the documents'
+    declarations alone (a prefix the naming invents depends on what was
+    named before). Then every copy carries the output form. Nothing else
+    reads cdl:type before the output: type checks (cdl.validate) read the
+    output.
+    """
+    lazy_false = any(may_be_written(doc, b"lazy", _NOT_TRUE) for doc in docs)
+    on_root = _declared_on_root(docs)
+    typed = [el for doc in docs if may_be_written(doc, b"type") for el in _TYPED(doc.list_parents(), doc.element_bound)]
+    unknown = OutputFacts(False, None, frozenset(), lazy_false, on_root)
+    if not typed:
+        return OutputFacts(True, frozenset(), frozenset(), lazy_false, on_root)
+    if docs[0].nsmap.get(None):
+        return unknown
+    by_uri = Prefixes(prefixes_seed).by_uri
+    texts: dict[str, str] = {}
+    for el in typed:
+        clark = el.get(A_TYPE, "")
+        if clark not in texts:
+            uri, local = split_clark(clark)
+            if uri and uri not in by_uri:
+                return unknown
+            texts[clark] = f"{by_uri[uri]}:{local}" if uri else local
+    for el in typed:
+        el.set(A_TYPE, texts[el.get(A_TYPE, "")])
+    if any(tag_of(parent) in LIST_PARENTS for el in typed if (parent := el.getparent()) is not None):
+        return OutputFacts(True, None, frozenset(texts.values()), lazy_false, on_root)
+    tags = frozenset(tag_of(el) for el in typed)
+    added = _declare_value_namespace(docs[0], texts, lazy_false, on_root)
+    return OutputFacts(True, tags, frozenset(texts.values()), lazy_false, on_root, added)
+
+
+def _declare_value_namespace(
+    main: SourceDoc, texts: dict[str, str], lazy_false: bool, on_root: bool
+) -> tuple[tuple[str, str], ...]:
+    """Declare on the main document's root the namespace its type values
+    use and it does not declare (xsd, typically), and return it.
+
+    The output declares such a namespace on its root after every namespace
+    its names use. It can add a declaration only with lxml's hoisting, which
+    walks and re-points every element of the output (0.16 s at 20k); made
+    here, on the loaded document (0.02 s at 20k, once per Document), every
+    working copy's root carries it last, and the output only keeps it. Only
+    when the output can take its known path, and for one namespace: with
+    several, the output's order of them is not known here.
+    """
+    if lazy_false or not on_root or not _one_prefix_each(main.root):
+        return ()
+    declared = set(main.root.nsmap.values())
+    missing: dict[str, str] = {}
+    for clark, text in texts.items():
+        uri = split_clark(clark)[0]
+        if uri and uri not in declared:
+            missing[text.split(":", 1)[0]] = uri
+    if len(missing) != 1:
+        return ()
+    # The root declares each namespace once and nothing is declared below
+    # it (on_root): the walk re-points nothing and every declaration stays.
+    etree.cleanup_namespaces(main.root, top_nsmap=missing, keep_ns_prefixes=[*(p for p in main.root.nsmap if p), *missing])
+    return tuple(missing.items())
+
+
+def _declared_on_root(docs: Sequence[SourceDoc]) -> bool:
+    """Whether every namespace that a name in the documents may use is
+    declared on the main document's root: then no working tree ever holds a
+    declaration below its root, so the output needs no hoisting.
+
+    Each document declares everything on its root (``uniform_namespaces``);
+    lxml binds an element copied into the main document to the main root's
+    declaration of its namespace, whatever the prefix, and declares the
+    namespace on the copy only when the main root lacks it. A namespace
+    another document declares but the main root does not is safe when no
+    name is written with its prefix: the bytes hold that prefix only after a
+    quote (a QName value such as ``cdl:type="xsd:string"``), never after
+    ``<``, ``/`` or a space.
+    """
+    main = set(docs[0].nsmap.values())
+    if not all(doc.uniform_namespaces for doc in docs):
+        return False
+    for doc in docs[1:]:
+        for prefix, uri in doc.nsmap.items():
+            if uri in main:
+                continue
+            # (A prefix outside ASCII may be written in other bytes than UTF-8's.)
+            if prefix is None or not prefix.isascii() or may_be_written(doc, prefix.encode() + b":", before=_NAME_STARTS):
+                return False
+    return True
 
 
 class _Names:
@@ -73,14 +253,22 @@ class _Names:
 
 
 def build_output(
-    ws: Workspace, system_only: bool = False, keep_origins: bool = False, consume: bool = False
+    ws: Workspace,
+    system_only: bool = False,
+    keep_origins: bool = False,
+    consume: bool = False,
+    unresolved: Sequence[etree._Element] | None = None,
+    facts: OutputFacts | None = None,
 ) -> etree._Element:
     """A new cdl:cdl tree holding the main document's resolved lists.
 
     ``keep_origins`` leaves the private document marks in place, for a caller
     (typed validation) that must report where each value was written. With
     ``consume`` the working trees' parts move into the output instead of
-    being copied; the workspace is unusable afterwards.
+    being copied; the workspace is unusable afterwards. ``unresolved`` (the
+    main document's items left unresolved, in document order) and ``facts``
+    (the Document's, :func:`prepare_output`) let a consuming output know what
+    it rewrites without a scan of the whole tree.
     """
     ctx = ws.ctx
     main = ctx.docs[0]
@@ -91,60 +279,57 @@ def build_output(
         if child.tag == T_SYSTEM or (not system_only and child.tag in (T_TYPES, T_CONFIGURATION))
     ]
     body = parts if consume else [copy.deepcopy(part) for part in parts]
-    # First find whether any QName value is unqualified (then the main
-    # document's default namespace cannot be kept), then rewrite the values
-    # in one pass. One C-level scan finds every element the output changes.
     refs: list[tuple[etree._Element, str, Ref]] = []
     typed: list[tuple[etree._Element, str]] = []  # with the type as written
     content = [part for part in body if part.tag != T_TYPES]  # schemas are copied as written
-    for part in content:
-        etree.strip_attributes(part, P_EXT, *(() if keep_origins else (P_DOC,)))
-    for el in _ATTRIBUTED(content, ws.size_bound()):
-        attrib = el.attrib
-        index = attrib.get(P_REF)
-        if index is not None:
-            refs.append((el, A_CREF, ctx.tables.refs[int(index)]))
-        elif el.tag == T_EXPRESSION:
-            parsed = ctx.tables.exprs[int(attrib[P_EXPR])]
-            for var, var_el in zip(parsed.variables, el.iterchildren(T_VARIABLE)):
-                var_el.set("name", var.name)
-                refs.append((var_el, "ref", var.ref))
-        if attrib.get(A_LAZY) == "false":
-            del attrib[A_LAZY]
-        written_type = attrib.get(A_TYPE)
-        if written_type is not None:
-            typed.append((el, written_type))
-    for part in content:
-        etree.strip_attributes(part, P_REF, P_EXPR)
-    # Asked of one top level list at a time: libxml2 caps an XPath node-set
-    # at ten million nodes, which a whole system can exceed.
-    lists = [lst for part in content for lst in part]
     default = main.nsmap.get(None) or None
+    used_prefixes: set[str] = set()
+    known = (
+        facts
+        if consume
+        and facts is not None
+        and facts.types_written
+        and facts.type_tags is not None
+        and not facts.lazy_false
+        and not default
+        else None
+    )
+    if known is not None and unresolved is not None:
+        # What the output rewrites is known: the references and expressions
+        # left unresolved (all of them items, since copies are made only of
+        # resolved targets), and no cdl:lazy="false" to drop; types are
+        # already written as output. One strip removes the private marks.
+        for el in unresolved:
+            if system_only and not in_part(el, T_SYSTEM):
+                continue
+            _rewrite(el, ctx, refs)
+        # Written before the strip: right after it, lxml's attribute writes
+        # cost 30 us each instead of 2 (some take milliseconds, more the
+        # further into the tree: the allocator reusing what the strip freed).
+        writer = _Writer(ws, None)
+        writer.write_refs(refs)
+        for part in content:
+            etree.strip_attributes(part, P_EXT, P_REF, P_EXPR, *(() if keep_origins else (P_DOC,)))
+        used_prefixes = _type_prefixes(content, known)
+    else:
+        known = None
+        _find_rewrites(ws, content, keep_origins, refs, typed)
     if default and (
         any(not written_type.startswith("{") for _, written_type in typed)
-        or any(_UNQUALIFIED(part) for part in lists)
+        or any(_UNQUALIFIED(lst) for part in content for lst in part)
         or any(_unqualified_value(ref, ws) for _, _, ref in refs)
     ):
         # An unqualified element or QName value under a default namespace
-        # would change meaning.
+        # would change meaning. (Asked of one top level list at a time:
+        # libxml2 caps an XPath node-set at ten million nodes, which a whole
+        # system can exceed.)
         default = None
-    names = _Names(ws, default)
-    written: dict[str, str] = {}  # Clark name -> as written; values repeat a lot
-
-    def qname(clark: str) -> str:
-        text = written.get(clark)
-        if text is None:
-            text = written[clark] = names.qname(clark)
-        return text
-
-    for el, written_type in typed:
-        el.set(A_TYPE, qname(written_type))
-    for el, attr, ref in refs:
-        if attr == A_CREF:
-            _write_ref(el, ref, A_CREF, A_REFROOT, ws, qname)
-        else:
-            _write_ref(el, ref, "ref", "refroot", ws, qname)
-    used_prefixes = {text.split(":", 1)[0] for text in written.values() if ":" in text}
+    if known is None:
+        writer = _Writer(ws, default)
+        for el, written_type in typed:
+            el.set(A_TYPE, writer.qname(written_type))
+        writer.write_refs(refs)
+    used_prefixes.update(text.split(":", 1)[0] for text in writer.written.values() if ":" in text)
 
     nsmap: dict[str | None, str] = {}
     for doc in ctx.docs:
@@ -176,10 +361,120 @@ def build_output(
     # no declaration remains below the root. Only then keep the prefixes that
     # attribute values alone use: kept earlier, an inner declaration of the
     # same prefix for another URI would survive and shadow them.
-    etree.cleanup_namespaces(root, top_nsmap=nsmap)
+    if known is not None and root is source and known.declared_on_root and _one_prefix_each(root):
+        # Nothing is declared below the root, and each element is bound to
+        # the root's only declaration of its namespace: hoisting would change
+        # nothing, and its walk re-points every element (0.12 s at 20k).
+        # Dropping the declarations nothing uses is what remains.
+        values_nsmap = {p: nsmap[p] for p in used_prefixes if p in nsmap}
+        added = dict(known.added)
+        if all(p == root.prefix or added.get(p) == uri for p, uri in values_nsmap.items()):
+            # What values use is the root's own namespace, or was declared
+            # last on the root when the document loaded (prepare_output),
+            # where the hoisting would put it: keep it.
+            etree.cleanup_namespaces(root, keep_ns_prefixes=sorted(values_nsmap))
+            return root
+        etree.cleanup_namespaces(root)
+    else:
+        etree.cleanup_namespaces(root, top_nsmap=nsmap)
     values_nsmap = {p: nsmap[p] for p in used_prefixes if p in nsmap}
-    etree.cleanup_namespaces(root, top_nsmap=values_nsmap, keep_ns_prefixes=sorted(values_nsmap))
+    declared = root.nsmap
+    if any(declared.get(p) != uri for p, uri in values_nsmap.items()):
+        # Declare what values alone use (this walks the tree again; with
+        # nothing to add it would change nothing, as every declaration left
+        # is used).
+        etree.cleanup_namespaces(root, top_nsmap=values_nsmap, keep_ns_prefixes=sorted(values_nsmap))
     return root
+
+
+def _one_prefix_each(root: etree._Element) -> bool:
+    """Whether the root declares each of its namespaces once."""
+    uris = list(root.nsmap.values())
+    return len(set(uris)) == len(uris)
+
+
+class _Writer:
+    """Writes QName values with the output's prefixes, each distinct name once."""
+
+    def __init__(self, ws: Workspace, default: str | None) -> None:
+        self.ws = ws
+        self.names = _Names(ws, default)
+        #: Clark name -> as written; values repeat a lot.
+        self.written: dict[str, str] = {}
+
+    def qname(self, clark: str) -> str:
+        text = self.written.get(clark)
+        if text is None:
+            text = self.written[clark] = self.names.qname(clark)
+        return text
+
+    def write_refs(self, refs: list[tuple[etree._Element, str, Ref]]) -> None:
+        for el, attr, ref in refs:
+            if attr == A_CREF:
+                _write_ref(el, ref, A_CREF, A_REFROOT, self.ws, self.qname)
+            else:
+                _write_ref(el, ref, "ref", "refroot", self.ws, self.qname)
+
+
+def _rewrite(el: etree._Element, ctx: Context, refs: list[tuple[etree._Element, str, Ref]]) -> None:
+    """Note the reference of ``el`` to be written back, or name the variables
+    of an unevaluated expression and note theirs."""
+    index = el.get(P_REF)
+    if index is not None:
+        refs.append((el, A_CREF, ctx.tables.refs[int(index)]))
+    elif el.tag == T_EXPRESSION:
+        parsed = ctx.tables.exprs[table_index(el, P_EXPR)]
+        for var, var_el in zip(parsed.variables, el.iterchildren(T_VARIABLE)):
+            var_el.set("name", var.name)
+            refs.append((var_el, "ref", var.ref))
+
+
+def _find_rewrites(
+    ws: Workspace,
+    content: list[etree._Element],
+    keep_origins: bool,
+    refs: list[tuple[etree._Element, str, Ref]],
+    typed: list[tuple[etree._Element, str]],
+) -> None:
+    """The general way: one C-level scan finds every element the output changes.
+
+    Once the document marks are stripped, few elements have attributes, and
+    they include every rewrite (pending references and expressions, types,
+    lazy="false"). libxml2 tests one attribute axis per element much faster
+    than the four tests that pick those out, which Python then applies to the
+    few found.
+    """
+    for part in content:
+        etree.strip_attributes(part, P_EXT, *(() if keep_origins else (P_DOC,)))
+    for el in _ATTRIBUTED(content, ws.size_bound()):
+        attrib = el.attrib
+        if P_REF in attrib or el.tag == T_EXPRESSION:
+            _rewrite(el, ws.ctx, refs)
+        if attrib.get(A_LAZY) == "false":
+            del attrib[A_LAZY]
+        written_type = attrib.get(A_TYPE)
+        if written_type is not None:
+            typed.append((el, written_type))
+    for part in content:
+        etree.strip_attributes(part, P_REF, P_EXPR)
+
+
+def _type_prefixes(content: list[etree._Element], facts: OutputFacts) -> set[str]:
+    """The prefixes the cdl:type values of ``content`` use (they are written
+    already): found among the elements of the typed tags only, and only until
+    each prefix the documents' types use is seen."""
+    wanted = {text.split(":", 1)[0] for text in facts.type_values if ":" in text}
+    found: set[str] = set()
+    if not wanted:
+        return found
+    for part in content:
+        for el in part.iterdescendants(*facts.type_tags or ()):
+            text = el.get(A_TYPE)
+            if text is not None and ":" in text:
+                found.add(text.split(":", 1)[0])
+                if found == wanted:
+                    return found
+    return found
 
 
 def _unqualified_value(value: Ref, ws: Workspace) -> bool:
