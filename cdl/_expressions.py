@@ -155,6 +155,24 @@ def evaluate(text: str, token: XPathToken, values: Mapping[str, str]) -> str:
     return to_string(results[0])
 
 
+def concat_plan(token: XPathToken) -> tuple[tuple[str | None, str], ...] | None:
+    """The common expression, ``concat()`` of string literals and variables
+    (or one of them alone), as parts to join: ``(None, literal)`` or
+    ``(name, "")`` for a variable. Its value is that join, which is what
+    :func:`evaluate` computes for it (string literals and variables are
+    strings already); None for any other expression."""
+    args = list(token) if token.symbol == "concat" and token.label == "function" else [token]
+    parts: list[tuple[str | None, str]] = []
+    for arg in args:
+        if arg.symbol == "(string)":
+            parts.append((None, str(arg.value)))
+        elif arg.symbol == "$":
+            parts.append((str(arg[0].value), ""))
+        else:
+            return None
+    return tuple(parts)
+
+
 # -- XPath 1.0 conversions ---------------------------------------------------------
 
 
