@@ -3,7 +3,9 @@
 Entry points: :func:`compile_expression` (at load: parse once with
 elementpath's XPath 1.0 parser, then check the token tree holds only what an
 expression without location paths may hold) and :func:`evaluate` (at
-resolution: bind each variable to a string and compute the value).
+resolution: bind each variable to a string and compute the value);
+:func:`concat_plan` says when an expression is a plain join of literals and
+variables, which the resolver then computes without evaluating.
 
 Evaluation follows XPath 1.0 itself rather than elementpath's evaluator, whose
 XPath 2 heritage shows in numbers (exact decimals instead of IEEE doubles) and

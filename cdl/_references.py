@@ -15,6 +15,12 @@ depth-first walk with an explicit stack:
 - a lazy item, and every item that waits for one, is *pending*: it stays as it
   is, attributes and all, until a deploy-time value releases it.
 
+Most items never need the stack: a fast path (``ReferenceResolver._quick``)
+resolves, in one pass and without exceptions, an item whose paths pass only
+resolved elements and end on one clean leaf (or on targets of a cdl:refroot
+path already found clean), and hands anything else, unchanged, to the general
+code above, which then decides and reports as it always did.
+
 The blocker scan of a target is one C-level XPath over the target's subtree,
 whose size is the size of the copy the resolution then makes, so the work stays
 proportional to the output.
@@ -150,7 +156,7 @@ class _Plan:
     def __init__(self, expr: Expression) -> None:
         #: Per variable: the variable, and for a path without refroot ending
         #: in a named step, its steps but the last and that last step (else
-        #: None, None).
+        #: (), None).
         self.paths: list[tuple[Variable, tuple[str, ...], tuple[str, ...] | None]] = []
         for var in expr.variables:
             steps = var.ref.steps
@@ -314,6 +320,8 @@ class ReferenceResolver:
             if known is not None and (known[1] or len(known[0]) != 1):
                 # Clean targets with children, or several: copied as
                 # _reference copies them, which raises before changing anything.
+                if depth:
+                    return False  # a copy gives children (or siblings) to a leaf the caller has found
                 try:
                     self._place(item, ref, *known)
                 except CdlError:

@@ -61,3 +61,11 @@ def test_copied_text_over_the_limit_is_refused_by_the_fast_path_too(items: str) 
     error = _error(system(f"<L><a>12345678</a>{items}</L><S><a>12345678</a></S>"), limits=cdl.Limits(max_text=12))
     assert error.code == "LIMIT_EXCEEDED"
     assert "max_text" in error.message
+
+
+def test_a_target_resolved_first_into_a_copy_of_children_is_copied_whole() -> None:
+    # r's target t is a reference whose target (m, with a child) is already
+    # known clean from t0: t resolved first gets the child, and so does r.
+    xml = system('<L><t0 cdl:refroot="S" cdl:ref="/m"/><r cdl:ref="t"/><t cdl:refroot="S" cdl:ref="/m"/></L><S><m><c>1</c></m></S>')
+    out = resolve_text(xml).to_bytes().decode()
+    assert out.count("<c>1</c>") == 4
