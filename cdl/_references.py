@@ -151,7 +151,7 @@ def find_items(ws: Workspace, parents: Iterable[etree._Element]) -> list[etree._
 class _Plan:
     """How the fast path evaluates one parsed expression (worked out once)."""
 
-    __slots__ = ("paths", "parts")
+    __slots__ = ("paths", "lasts", "parts")
 
     def __init__(self, expr: Expression) -> None:
         #: Per variable: the variable, and for a path without refroot ending
@@ -164,6 +164,11 @@ class _Plan:
                 self.paths.append((var, steps[:-1], steps[-1:]))
             else:
                 self.paths.append((var, (), None))
+        #: Per such common prefix, the last steps of its variables.
+        self.lasts: dict[tuple[str, ...], tuple[str, ...]] = {}
+        for _, prefix, last in self.paths:
+            if last is not None:
+                self.lasts[prefix] = self.lasts.get(prefix, ()) + last
         #: The expression as literals and variables to join, if it is one
         #: (_expressions.concat_plan).
         self.parts = _expressions.concat_plan(expr.token)
@@ -419,6 +424,33 @@ class ReferenceResolver:
             node = child
         return node
 
+    def _quick_named(self, parent: etree._Element, tags: tuple[str, ...]) -> dict[str, etree._Element | None] | None:
+        """A step from ``parent`` to each of ``tags`` at once, as
+        :meth:`_quick_walk` takes one: each name's only child, or None for a
+        name with several; None if ``parent`` is unresolved."""
+        wide = self._passable.get(parent)
+        if wide is None:
+            if parent.get(P_REF) is not None or parent.tag == T_EXPRESSION or parent.get(A_LAZY) == "true":
+                return None
+            if len(self._passable) >= _PASSABLE_MAX:
+                self._passable.clear()
+            wide = self._passable[parent] = len(parent) > WIDE
+        named: dict[str, etree._Element | None] = {}
+        if wide:
+            children = self.ws.children
+            listed = children.wide.get(parent)
+            if listed is None:
+                listed = children.build(parent)
+            for tag in tags:
+                found = listed.get(tag, ())
+                if len(found) == 1:
+                    named[tag] = found[0]
+            return named
+        for child in parent.iterchildren(*tags):
+            name: str = child.tag  # type: ignore[assignment]  # an element's: a str
+            named[name] = None if name in named else child
+        return named
+
     def _quick_leaf(self, node: etree._Element, depth: int) -> tuple[etree._Element, str | None, int] | None:
         """``node``, where a path ends, with its value and the value's length,
         if it is a clean leaf (an unresolved reference is resolved first, if
@@ -458,19 +490,21 @@ class ReferenceResolver:
         values: dict[str, str] = {}
         chosen: list[etree._Element] = []
         start = holder.getparent()
-        reached: dict[tuple[str, ...], etree._Element | None] = {}
-        quick_walk, quick_leaf = self._quick_walk, self._quick_leaf
+        reached: dict[tuple[str, ...], dict[str, etree._Element | None] | None] = {}
+        quick_leaf = self._quick_leaf
         for var, prefix, last in plan.paths:
             if last is None or start is None:
                 found = self._quick_target(var.ref, holder, depth)
             else:
                 # Variables share their steps but the last (../listen/host,
-                # ../listen/port): walk those once.
+                # ../listen/port): walk those once, and find the children
+                # all of them name with one scan.
                 if prefix in reached:
-                    parent = reached[prefix]
+                    named = reached[prefix]
                 else:
-                    parent = reached[prefix] = quick_walk(prefix, start)
-                node = None if parent is None else quick_walk(last, parent)
+                    parent = self._quick_walk(prefix, start)
+                    named = reached[prefix] = None if parent is None else self._quick_named(parent, plan.lasts[prefix])
+                node = None if named is None else named.get(last[0])
                 found = None if node is None else quick_leaf(node, depth)
             if found is None:
                 return False
