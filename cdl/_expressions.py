@@ -3,7 +3,9 @@
 Entry points: :func:`compile_expression` (at load: parse once with
 elementpath's XPath 1.0 parser, then check the token tree holds only what an
 expression without location paths may hold) and :func:`evaluate` (at
-resolution: bind each variable to a string and compute the value).
+resolution: bind each variable to a string and compute the value);
+:func:`concat_plan` says when an expression is a plain join of literals and
+variables, which the resolver then computes without evaluating.
 
 Evaluation follows XPath 1.0 itself rather than elementpath's evaluator, whose
 XPath 2 heritage shows in numbers (exact decimals instead of IEEE doubles) and
@@ -153,6 +155,24 @@ def evaluate(text: str, token: XPathToken, values: Mapping[str, str]) -> str:
             except (ArithmeticError, ValueError, TypeError) as exc:  # pragma: no cover - defensive
                 raise ExpressionError(f"value-of {text!r} failed: {exc}", code="EXPR_EVALUATION") from None
     return to_string(results[0])
+
+
+def concat_plan(token: XPathToken) -> tuple[tuple[str | None, str], ...] | None:
+    """The common expression, ``concat()`` of string literals and variables
+    (or one of them alone), as parts to join: ``(None, literal)`` or
+    ``(name, "")`` for a variable. Its value is that join, which is what
+    :func:`evaluate` computes for it (string literals and variables are
+    strings already); None for any other expression."""
+    args = list(token) if token.symbol == "concat" and token.label == "function" else [token]
+    parts: list[tuple[str | None, str]] = []
+    for arg in args:
+        if arg.symbol == "(string)":
+            parts.append((None, str(arg.value)))
+        elif arg.symbol == "$":
+            parts.append((str(arg[0].value), ""))
+        else:
+            return None
+    return tuple(parts)
 
 
 # -- XPath 1.0 conversions ---------------------------------------------------------

@@ -15,6 +15,12 @@ depth-first walk with an explicit stack:
 - a lazy item, and every item that waits for one, is *pending*: it stays as it
   is, attributes and all, until a deploy-time value releases it.
 
+Most items never need the stack: a fast path (``ReferenceResolver._quick``)
+resolves, in one pass and without exceptions, an item whose paths pass only
+resolved elements and end on one clean leaf (or on targets of a cdl:refroot
+path already found clean), and hands anything else, unchanged, to the general
+code above, which then decides and reports as it always did.
+
 The blocker scan of a target is one C-level XPath over the target's subtree,
 whose size is the size of the copy the resolution then makes, so the work stays
 proportional to the output.
@@ -29,12 +35,14 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from . import _expressions
+from ._children import WIDE
 from ._items import NAMESPACES, UNRESOLVED_TEST, has_lazy_variables, is_unresolved
 from ._lines import located, located_at, written_as
 from ._model import (
     A_CREF,
     A_LAZY,
     A_REFROOT,
+    LIST_PARENTS,
     P_DOC,
     P_EXPR,
     P_REF,
@@ -43,9 +51,11 @@ from ._model import (
     T_VARIABLE,
     UP,
     Context,
+    Expression,
     Location,
     Problems,
     Ref,
+    Variable,
     Workspace,
     depth_of,
     doc_index_of,
@@ -83,6 +93,17 @@ _ACTIVE, _DONE, _PENDING, _FAILED, _TEMPLATE = State.ACTIVE, State.DONE, State.P
 #: inheritor can give its path something to select (a nested inheritor even
 #: something to climb to).
 _TEMPLATE_GAPS = ("REF_NOT_FOUND", "REF_ABOVE_TOP")
+
+#: How many items deep the fast path resolves a target that is itself an
+#: unresolved reference before it gives the item to the general code (a
+#: constant: the general code's stack, not Python's, follows long chains).
+_QUICK_DEPTH = 8
+
+#: Elements the fast path remembers as passable (not unresolved) at most; the
+#: set is emptied when full. Items come in document order, so the few
+#: elements of one component that its paths pass through over and over are
+#: remembered while they are needed, and memory stays bounded.
+_PASSABLE_MAX = 4096
 
 
 def in_part(el: etree._Element, part: str) -> bool:
@@ -148,6 +169,32 @@ def find_items(ws: Workspace, parents: Iterable[etree._Element]) -> list[etree._
     return found
 
 
+class _Plan:
+    """How the fast path evaluates one parsed expression (worked out once)."""
+
+    __slots__ = ("paths", "lasts", "parts")
+
+    def __init__(self, expr: Expression) -> None:
+        #: Per variable: the variable, and for a path without refroot ending
+        #: in a named step, its steps but the last and that last step (else
+        #: (), None).
+        self.paths: list[tuple[Variable, tuple[str, ...], tuple[str, ...] | None]] = []
+        for var in expr.variables:
+            steps = var.ref.steps
+            if var.ref.refroot is None and steps and steps[-1] != UP:
+                self.paths.append((var, steps[:-1], steps[-1:]))
+            else:
+                self.paths.append((var, (), None))
+        #: Per such common prefix, the last steps of its variables.
+        self.lasts: dict[tuple[str, ...], tuple[str, ...]] = {}
+        for _, prefix, last in self.paths:
+            if last is not None:
+                self.lasts[prefix] = self.lasts.get(prefix, ()) + last
+        #: The expression as literals and variables to join, if it is one
+        #: (_expressions.concat_plan).
+        self.parts = _expressions.concat_plan(expr.token)
+
+
 @dataclass
 class _Frame:
     item: etree._Element
@@ -195,6 +242,16 @@ class ReferenceResolver:
         #: resolution; not when deploy-time values are applied (a deployment
         #: resolves what it touches).
         self._templates_open = True
+        # -- the fast path (:meth:`_quick`) --
+        #: Elements a path step found not unresolved (bounded, see
+        #: _PASSABLE_MAX): resolution only ever removes items, so they stay
+        #: so. The value: whether the element has more than WIDE children
+        #: (its steps then read the ChildIndex); counting them once per
+        #: element, in C but over every child, is cheaper than once per step.
+        self._passable: dict[etree._Element, bool] = {}
+        #: How to evaluate each parsed expression, by its id (kept alive by
+        #: the tables).
+        self._plans: dict[int, _Plan] = {}
 
     # -- driving ---------------------------------------------------------------
 
@@ -205,10 +262,290 @@ class ReferenceResolver:
         that selects nothing is an error, as anywhere else.
         """
         self._templates_open = not deploying
+        state = self._state
+        quick = self._quick
         for item in items:
-            if item not in self._state:
+            if item not in state and not quick(item, 0):
                 self._resolve_from(item)
         self.problems.raise_if_any()
+
+    # -- the fast path -----------------------------------------------------------
+
+    def _quick(self, item: etree._Element, depth: int) -> bool:
+        """Resolve the common item at once: a reference that is not lazy, or an
+        expression without lazy variables, whose every path passes only
+        resolved elements and ends on one leaf (or, with cdl:refroot, on
+        targets already found clean). Returns False, having changed nothing
+        of ``item``, for anything else (lazy, blocked, failing, several nodes
+        or children found the first time, over a limit), which the general
+        code then resolves from the start (:meth:`_resolve_from`) with its
+        errors.
+
+        A leaf that is itself an unresolved reference, not yet visited, is
+        resolved first the same way (at most _QUICK_DEPTH deep), as the
+        general code would resolve that blocker first; only successes are
+        committed, so what the general code later sees is what it would have
+        made itself.
+        """
+        index = item.get(P_REF)
+        if index is None:
+            if item.tag == T_EXPRESSION:
+                return self._quick_expression(item, depth)
+            return False
+        lazy = item.get(A_LAZY)
+        if lazy == "true":
+            return False
+        ref = self.refs[int(index)]
+        if ref.refroot is None:
+            # _quick_walk and _quick_leaf, written out: this runs for most items.
+            node = item.getparent()
+            if node is None:
+                return False
+            passable = self._passable
+            children = self.ws.children
+            for step in ref.steps:
+                if step == UP:
+                    node = node.getparent()
+                    if node is None or node.tag in LIST_PARENTS:
+                        return False
+                    continue
+                wide = passable.get(node)
+                if wide is None:
+                    if node.get(P_REF) is not None or node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+                        return False
+                    if len(passable) >= _PASSABLE_MAX:
+                        passable.clear()
+                    wide = passable[node] = len(node) > WIDE
+                if not wide:
+                    matches = node.iterchildren(step)
+                    node = next(matches, None)
+                    if node is None or next(matches, None) is not None:
+                        return False
+                    continue
+                listed = children.wide.get(node)
+                if listed is None:
+                    listed = children.build(node)
+                found = listed.get(step, ())
+                if len(found) != 1:
+                    return False
+                node = found[0]
+            if len(node):
+                return False
+            if node.get(P_REF) is None:
+                if node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+                    return False
+                leaf, value = node, node.text
+                size = len(value) if value else 0
+            else:
+                target = self._quick_leaf(node, depth)
+                if target is None:
+                    return False
+                leaf, value, size = target
+        else:
+            known = self.fixed.get(id(ref))
+            if known is not None and (known[1] or len(known[0]) != 1):
+                # Clean targets with children, or several: copied as
+                # _reference copies them, which raises before changing anything.
+                if depth:
+                    return False  # a copy gives children (or siblings) to a leaf the caller has found
+                try:
+                    self._place(item, ref, *known)
+                except CdlError:
+                    return False
+                self._state[item] = _DONE
+                return True
+            target = self._quick_target(ref, item, depth)
+            if target is None:
+                return False
+            leaf, value, size = target
+        budget = self.ws.budget
+        # Charged as _reference charges one leaf: no element, its text; and
+        # _targets refuses a text over the limit before anything else.
+        total = budget.text + size
+        limits = budget.limits
+        if total > limits.max_text or budget.elements > limits.max_elements:
+            return False  # the general code raises, naming the limit
+        budget.text = total
+        attrib = item.attrib
+        del attrib[P_REF]
+        if lazy is not None:
+            del attrib[A_LAZY]
+        rec = self.ws.recorder
+        if rec is not None:  # provenance hook
+            rec.referenced(item, leaf, ref)
+        item.text = value
+        self._state[item] = _DONE
+        return True
+
+    def _quick_target(
+        self, ref: Ref, holder: etree._Element, depth: int
+    ) -> tuple[etree._Element, str | None, int] | None:
+        """The one clean leaf ``ref`` selects for a property ``holder``, its
+        value and the value's length; None where :meth:`_targets` would do
+        anything but return one leaf (block, raise, several nodes, children)."""
+        refroot = ref.refroot
+        if refroot is None:
+            start = holder.getparent()
+            if start is None:
+                return None
+            node = self._quick_walk(ref.steps, start)
+            return None if node is None else self._quick_leaf(node, depth)
+        known = self.fixed.get(id(ref))
+        if known is None:
+            start = self.ws.lookup(refroot)
+            if start is None:
+                return None
+            node = self._quick_walk(ref.steps, start)
+            found = None if node is None else self._quick_leaf(node, depth)
+            if found is not None:
+                self.fixed[id(ref)] = ((found[0],), 0, found[2])  # as _targets keeps it
+            return found
+        nodes, elements, size = known
+        if elements or len(nodes) != 1:
+            return None
+        budget = self.ws.budget
+        if budget.text + size > budget.limits.max_text:
+            return None  # _targets checks a known target too
+        leaf = nodes[0]
+        return leaf, leaf.text, size
+
+    def _quick_walk(self, steps: tuple[str, ...], node: etree._Element) -> etree._Element | None:
+        """:func:`walk` while the set holds one node and nothing blocks: that
+        node at the end, else None."""
+        passable = self._passable
+        children = self.ws.children
+        for step in steps:
+            if step == UP:
+                parent = node.getparent()
+                if parent is None or parent.tag in LIST_PARENTS:
+                    return None
+                node = parent
+                continue
+            wide = passable.get(node)
+            if wide is None:
+                # is_unresolved, conservatively: a lazy variable falls back too.
+                if node.get(P_REF) is not None or node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+                    return None
+                if len(passable) >= _PASSABLE_MAX:
+                    passable.clear()
+                wide = passable[node] = len(node) > WIDE
+            if wide:
+                listed = children.wide.get(node)
+                if listed is None:
+                    listed = children.build(node)
+                found = listed.get(step, ())
+                child = found[0] if len(found) == 1 else None
+            else:
+                matches = node.iterchildren(step)
+                child = next(matches, None)
+                if child is not None and next(matches, None) is not None:
+                    child = None
+            if child is None:
+                return None  # none or several
+            node = child
+        return node
+
+    def _quick_named(self, parent: etree._Element, tags: tuple[str, ...]) -> dict[str, etree._Element | None] | None:
+        """A step from ``parent`` to each of ``tags`` at once, as
+        :meth:`_quick_walk` takes one: each name's only child, or None for a
+        name with several; None if ``parent`` is unresolved."""
+        wide = self._passable.get(parent)
+        if wide is None:
+            if parent.get(P_REF) is not None or parent.tag == T_EXPRESSION or parent.get(A_LAZY) == "true":
+                return None
+            if len(self._passable) >= _PASSABLE_MAX:
+                self._passable.clear()
+            wide = self._passable[parent] = len(parent) > WIDE
+        named: dict[str, etree._Element | None] = {}
+        if wide:
+            children = self.ws.children
+            listed = children.wide.get(parent)
+            if listed is None:
+                listed = children.build(parent)
+            for tag in tags:
+                found = listed.get(tag, ())
+                if len(found) == 1:
+                    named[tag] = found[0]
+            return named
+        for child in parent.iterchildren(*tags):
+            name: str = child.tag  # type: ignore[assignment]  # an element's: a str
+            named[name] = None if name in named else child
+        return named
+
+    def _quick_leaf(self, node: etree._Element, depth: int) -> tuple[etree._Element, str | None, int] | None:
+        """``node``, where a path ends, with its value and the value's length,
+        if it is a clean leaf (an unresolved reference is resolved first, if
+        the fast path can); else None."""
+        if len(node):
+            return None
+        budget = self.ws.budget
+        while True:
+            value = node.text
+            size = len(value) if value else 0
+            if budget.text + size > budget.limits.max_text:
+                return None  # _targets raises here, before the blocker test
+            if node.get(P_REF) is None:
+                if node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+                    return None  # an expression leaves the tree when evaluated: the general code retries
+                return node, value, size
+            # A reference: resolve it first, as the general code would.
+            if depth >= _QUICK_DEPTH or node in self._state or not self._quick(node, depth + 1):
+                return None
+
+    def _quick_expression(self, item: etree._Element, depth: int) -> bool:
+        """:meth:`_quick` for a cdl:expression (as :meth:`_expression` does it)."""
+        variables = list(item.iterchildren(T_VARIABLE))
+        for var_el in variables:
+            if var_el.get(A_LAZY) == "true":
+                return False  # pending
+        index = item.get(P_EXPR)
+        holder = item.getparent()
+        if index is None or holder is None:
+            return False
+        expr = self.ctx.tables.exprs[int(index)]
+        if len(expr.variables) != len(variables):
+            return False  # never made so; the general code pairs them as it does
+        plan = self._plans.get(id(expr))
+        if plan is None:
+            plan = self._plans[id(expr)] = _Plan(expr)
+        values: dict[str, str] = {}
+        chosen: list[etree._Element] = []
+        start = holder.getparent()
+        reached: dict[tuple[str, ...], dict[str, etree._Element | None] | None] = {}
+        quick_leaf = self._quick_leaf
+        for var, prefix, last in plan.paths:
+            if last is None or start is None:
+                found = self._quick_target(var.ref, holder, depth)
+            else:
+                # Variables share their steps but the last (../listen/host,
+                # ../listen/port): walk those once, and find the children
+                # all of them name with one scan.
+                if prefix in reached:
+                    named = reached[prefix]
+                else:
+                    parent = self._quick_walk(prefix, start)
+                    named = reached[prefix] = None if parent is None else self._quick_named(parent, plan.lasts[prefix])
+                node = None if named is None else named.get(last[0])
+                found = None if node is None else quick_leaf(node, depth)
+            if found is None:
+                return False
+            chosen.append(found[0])
+            values[var.name] = found[1] or ""
+        parts = plan.parts
+        if parts is not None:
+            result = "".join([part if name is None else values[name] for name, part in parts])
+        else:
+            try:
+                result = _expressions.evaluate(expr.text, expr.token, values)
+            except ExpressionError:
+                return False  # the general code raises it, located
+        rec = self.ws.recorder
+        if rec is not None:  # provenance hook
+            rec.computed(holder, item, {var.name: node for var, node in zip(expr.variables, chosen)})
+        self.ws.children.removing(item)
+        replace_with_text(item, result)
+        self._state[item] = _DONE
+        return True
 
     # -- what the laziness phase may ask and change ---------------------------
 
@@ -516,7 +853,12 @@ class ReferenceResolver:
         """7.3.2: replace ``el`` (whose reference is ``index``) by one copy per
         target, holding the target's value."""
         ref = self.refs[int(index)]
-        targets, elements, text = self._targets(ref, el, el, "path")
+        self._place(el, ref, *self._targets(ref, el, el, "path"))
+        return _DONE
+
+    def _place(self, el: etree._Element, ref: Ref, targets: tuple[etree._Element, ...], elements: int, text: int) -> None:
+        """Replace ``el`` by copies of ``targets`` (clean, with ``elements``
+        and ``text`` below them). Raises (a limit) before changing anything."""
         self.ws.budget.charge(elements + len(targets) - 1, text, self.ctx, el)
         if elements:
             # Each target's children land below el: the target itself lands
@@ -534,7 +876,7 @@ class ReferenceResolver:
             if rec is not None:  # provenance hook
                 rec.referenced(el, targets[0], ref)
             el.text = targets[0].text  # the common case: one leaf value
-            return _DONE
+            return
         shells = [el]
         for _ in targets[1:]:
             shells.append(el.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it; same name, attributes and origin as el
@@ -544,6 +886,9 @@ class ReferenceResolver:
             anchor = shell
         if len(shells) > 1:
             self.ws.children.inserted_after(el, shells[1:])
+            parent = el.getparent()
+            if parent is not None:
+                self._passable.pop(parent, None)  # its count of children is stale
         for shell, target in zip(shells, targets):
             if rec is not None:  # provenance hook
                 rec.referenced(shell, target, ref)
@@ -563,7 +908,6 @@ class ReferenceResolver:
                     shell.append(child.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
                     if rec is not None:  # provenance hook
                         rec.copied(shell[-1], child, shell)
-        return _DONE
 
     def _expression(self, el: etree._Element) -> State:
         """7.3.6.1: bind each variable to its target's string value, evaluate, replace."""
