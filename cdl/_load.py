@@ -793,12 +793,27 @@ def _refroot_index(
         refroot = cache.names.get(refroot_text)
         if refroot is None:
             try:
-                refroot = cache.names[refroot_text] = parse_name_ref(refroot_text, doc.nsmap, doc.target_ns)
+                refroot = cache.names[refroot_text] = _name_ref(refroot_text, doc.nsmap, doc.target_ns)
             except PrefixError:
                 return _ref_index(text, refroot_text, el, doc, tables, cache)
         # relative_ref with a refroot: the steps stand as they are.
         index = cache.ref_index[key] = tables.add_ref(Ref(text.strip(), refroot, path[1]))
     return index
+
+
+def _name_ref(text: str, nsmap: dict[str | None, str], target_ns: str) -> NameRef:
+    """``parse_name_ref`` in the common case, a plain unprefixed ASCII name
+    (a list's own name as refroot, met once per list): an ASCII identifier is
+    exactly an ASCII NCName, so no pattern is matched."""
+    if not (text.isascii() and text.isidentifier()):
+        return parse_name_ref(text, nsmap, target_ns)
+    default = nsmap.get(None)
+    clark = f"{{{default}}}{text}" if default else text
+    if target_ns:
+        other = f"{{{target_ns}}}{text}"
+        candidates = (clark,) if other == clark else (clark, other)
+        return NameRef(text, candidates if clark == text else (*candidates, text))
+    return NameRef(text, (clark,) if clark == text else (clark, text))
 
 
 def _ref_index(
@@ -912,6 +927,11 @@ def _path(text: str, nsmap: dict[str | None, str], cache: _LoadCache) -> tuple[b
             steps.append(UP)
             continue
         clark = known.get(raw)
+        if clark is None and raw.isascii() and raw.isidentifier():
+            # A plain unprefixed ASCII name (an ASCII identifier is exactly
+            # an ASCII NCName): the default namespace's, as parse_qname says.
+            default = nsmap.get(None)
+            clark = known[raw] = f"{{{default}}}{raw}" if default else raw
         if clark is None:
             path = parse_path(text, nsmap)
             # Each step that is neither '.' nor '..' gave one name, in order.

@@ -451,3 +451,41 @@ def test_nan_comparisons() -> None:
     # NaN compares unequal to everything, itself included (XPath 1.0, 3.4)
     assert evaluate("number('x') = number('x')") == "false"
     assert evaluate("number('x') != number('x')") == "true"
+
+
+# ---------------------------------------------------------------------------
+# concat() of variables and literals is compiled without elementpath; it must
+# give elementpath's tokens, and leave everything else to the full parse.
+
+
+def _tokens(tok: object) -> tuple[object, ...]:
+    return (tok.symbol, str(tok.value), tok.label, tuple(_tokens(c) for c in tok))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "concat($proto, '://', $host, ':', $port, $path)",
+        "concat('a',\"b\")",
+        " concat( $a ,'x' ) ",
+        "concat('(', ')')",
+        "concat('', \"'\")",
+    ],
+)
+def test_simple_concat_gives_elementpaths_tokens(text: str) -> None:
+    from cdl._expressions import _parse, _simple_concat
+
+    fast = _simple_concat(text, {"proto", "host", "port", "path", "a"})
+    assert fast is not None
+    assert _tokens(fast) == _tokens(_parse(text, {}))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["concat($a)", "concat($a,)", "concat($a,,'b')", "concat($undeclared, 'a')", "concat('a', 'b') = 'ab'",
+     "concat($a-b, 'x')", "concat ($a, 'x')", "concat('it''s', 'x')", "substring($a, 1)"],
+)
+def test_other_expressions_take_the_full_parse(text: str) -> None:
+    from cdl._expressions import _simple_concat
+
+    assert _simple_concat(text, {"a"}) is None
