@@ -554,10 +554,11 @@ class ReferenceResolver:
                     # mark the target's children once (a clean target never
                     # changes), so that every copy carries the mark.
                     self.marked.add(target)
-                    origin = doc_index_of(target)
-                    if origin is not None:
-                        for child in target:
-                            if child.get(P_DOC) is None:
+                    for child in target:
+                        if child.get(P_DOC) is None:
+                            # (The child's own: it may be a copy from another document.)
+                            origin = doc_index_of(child)
+                            if origin is not None:
                                 child.set(P_DOC, str(origin))
                 for child in target:
                     shell.append(child.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
