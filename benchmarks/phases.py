@@ -106,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
         root = timed("build output tree", build)
         data = timed("serialize", to_bytes, root)
         before = usage()
-        del root, resolver, ws, doc, items, build
+        # (parents too: an lxml tag iterator keeps its document alive even
+        # when exhausted, and with it the whole working tree.)
+        del root, resolver, ws, doc, items, build, parents
         record("free the trees", before)
 
     total_cpu = sum(r[1] for r in rows)

@@ -17,13 +17,16 @@ from ._lines import located, located_at
 from ._model import (
     A_EXTENDS,
     A_LAZY,
+    P_COPIES,
     P_DOC,
     P_EXT,
     P_PROV,
     P_REF,
     Problems,
     Workspace,
+    copies_mark,
     depth_of,
+    doc_index_of,
     has_value,
     table_index,
     tag_of,
@@ -36,7 +39,7 @@ _ACTIVE, _DONE = 1, 2
 # Attributes never inherited: the document mark says where an element was
 # written, and cdl:extends is resolved, never copied (NOTES.md); a
 # provenance mark (explain) belongs to the element that carries it.
-_NOT_INHERITED = frozenset((P_DOC, P_EXT, P_PROV))
+_NOT_INHERITED = frozenset((P_DOC, P_COPIES, P_EXT, P_PROV))
 # Attributes that say how a value is given (7.3.4 and NOTES.md): a property
 # with its own value or its own reference does not take the prototype's.
 _VALUE_GIVING = frozenset((P_REF, A_LAZY))
@@ -184,7 +187,7 @@ class _Shape:
     lengths, computed once: a resolved prototype never changes, however often
     it is extended."""
 
-    __slots__ = ("children", "child_tags", "tags", "sizes", "texts", "attributes", "child_attributes", "plans")
+    __slots__ = ("children", "child_tags", "tags", "sizes", "texts", "attributes", "child_attributes", "plans", "doc", "marks")
 
     def __init__(self, proto: etree._Element) -> None:
         self.children = list(proto)
@@ -198,15 +201,31 @@ class _Shape:
         self.child_attributes = [_inheritable(c) for c in self.children]
         #: Merge plans by the names of the extending list's children.
         self.plans: dict[tuple[object, ...], _Plan] = {}
-        # Copies must say which document they were written in. Marking the
-        # prototype's children once (a list is marked, so this says nothing
-        # new about them) lets every copy carry the mark, instead of marking
-        # each copy of each child.
-        doc = proto.get(P_DOC)
-        if doc is not None:
-            for child in self.children:
-                if child.get(P_DOC) is None:
-                    child.set(P_DOC, doc)
+        # Copies must say which document they were written in. A list of
+        # another document that takes copies says it once (_mark_copies);
+        # children this prototype itself inherited from yet another document
+        # are marked here, once, so that every copy carries their mark.
+        self.doc = doc_index_of(proto)
+        #: The copies_mark of a merge from this prototype, by plan or copied names.
+        self.marks: dict[object, str] = {}
+        for child in self.children:
+            if child.get(P_DOC) is None:
+                origin = doc_index_of(child)
+                if origin != self.doc and origin is not None:
+                    child.set(P_DOC, str(origin))
+
+
+def _mark_copies(n: etree._Element, shape: _Shape, key: _Plan | tuple[object, ...]) -> None:
+    """Say on ``n`` which document its new copies of ``shape``'s children
+    come from, when it is another than ``n``'s (``copies_mark``); ``key`` is
+    the merge's plan, or the names of the children it copied."""
+    if shape.doc is None or doc_index_of(n) == shape.doc:
+        return
+    mark = shape.marks.get(key)
+    if mark is None:
+        tags = key if isinstance(key, tuple) else [shape.child_tags[p] for p in key.copies]
+        mark = shape.marks[key] = copies_mark(shape.doc, tags)
+    n.set(P_COPIES, mark)
 
 
 def _inheritable(el: etree._Element) -> tuple[tuple[str, str], ...]:
@@ -343,6 +362,8 @@ def _merge(
         else:
             _inherit_attributes(attributes, own, ws.ctx.tables.item_tags)
     made = plan.copy(shape.children) if copies else []
+    if copies:
+        _mark_copies(n, shape, plan)
     runs = plan.runs
     if runs is not None:
         # Own children stay linked; each run of copies goes in with one call.
@@ -399,7 +420,7 @@ def _merge_general(
         for e, tag, attributes in zip(proto_children, shape.child_tags, shape.child_attributes):
             group = groups.get(tag)
             if group is None:
-                merged.append(e.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it; marked with its document (_Shape)
+                merged.append(e.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it; its document: _mark_copies
                 if rec is not None:  # provenance hook
                     rec.inherited(merged[-1], e, n)
             elif tag not in placed:
@@ -411,6 +432,8 @@ def _merge_general(
                     for own in group:
                         _inherit_attributes(attributes, own, ws.ctx.tables.item_tags)
                 merged.extend(group)
+        if inherited:
+            _mark_copies(n, shape, tuple([shape.child_tags[i] for i in inherited]))
         if not own_value and proto.text and proto.text.strip():
             # A list whose prototype's value is text inherits it like any value.
             n.text = proto.text

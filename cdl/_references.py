@@ -43,6 +43,7 @@ from ._model import (
     A_LAZY,
     A_REFROOT,
     LIST_PARENTS,
+    P_COPIES,
     P_DOC,
     P_EXPR,
     P_REF,
@@ -57,6 +58,7 @@ from ._model import (
     Ref,
     Variable,
     Workspace,
+    copies_mark,
     depth_of,
     doc_index_of,
     has_value,
@@ -71,6 +73,22 @@ from .errors import CdlError, ExpressionError, LazinessError, ReferenceResolutio
 _ITEMS = etree.XPath("descendant-or-self::*" + UNRESOLVED_TEST, namespaces=NAMESPACES)
 _COUNT_BELOW = etree.XPath("count(descendant::*)")
 _TEXT = etree.XPath("string-length(string())")
+
+
+def _children_mark(target: etree._Element) -> str | None:
+    """Copies must say which document they were written in: a shell of the
+    copies of ``target``'s children says it once (copies_mark) when they
+    were all written in one document; else each child is marked, once (a
+    clean target never changes), so that every copy carries its mark."""
+    origins = [doc_index_of(child) for child in target]
+    first = origins[0]
+    if first is not None and all(origin == first for origin in origins):
+        return copies_mark(first, [child.tag for child in target])
+    for child, origin in zip(target, origins):
+        if origin is not None and child.get(P_DOC) is None:
+            child.set(P_DOC, str(origin))
+    return None
+
 
 class State(enum.Enum):
     """Where an item is. Absent from the resolver's states: not visited yet."""
@@ -228,8 +246,9 @@ class ReferenceResolver:
         #: reference (kept alive by the tables): such a path means the same
         #: nodes wherever it is written, and once those are clean they stay so.
         self.fixed: dict[int, tuple[tuple[etree._Element, ...], int, int]] = {}
-        #: Targets whose children carry their document mark.
-        self.marked: set[etree._Element] = set()
+        #: Targets copied: the copies_mark a shell of their children takes,
+        #: or None when the children carry their own document marks.
+        self.marked: dict[etree._Element, str | None] = {}
         self.problems = Problems(self.ctx.limits.max_errors)
         self.refs = self.ctx.tables.refs
         #: For each item in state TEMPLATE, the error its reference would be
@@ -894,16 +913,13 @@ class ReferenceResolver:
                 rec.referenced(shell, target, ref)
             shell.text = target.text
             if len(target):
-                if target not in self.marked:
-                    # Copies must say which document they were written in:
-                    # mark the target's children once (a clean target never
-                    # changes), so that every copy carries the mark.
-                    self.marked.add(target)
-                    origin = doc_index_of(target)
-                    if origin is not None:
-                        for child in target:
-                            if child.get(P_DOC) is None:
-                                child.set(P_DOC, str(origin))
+                if target in self.marked:
+                    mark = self.marked[target]
+                else:
+                    mark = self.marked[target] = _children_mark(target)
+                if mark is not None:
+                    # (Its children are the copies: a reference has no children of its own.)
+                    shell.set(P_COPIES, mark)
                 for child in target:
                     shell.append(child.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
                     if rec is not None:  # provenance hook

@@ -36,6 +36,7 @@ from ._model import (
     CDL_NS,
     ENGINE_NS,
     LIST_PARENTS,
+    P_COPIES,
     P_DOC,
     P_EXPR,
     P_EXT,
@@ -309,7 +310,7 @@ def build_output(
         writer = _Writer(ws, None)
         writer.write_refs(refs)
         for part in content:
-            etree.strip_attributes(part, P_EXT, P_REF, P_EXPR, *(() if keep_origins else (P_DOC,)))
+            etree.strip_attributes(part, P_EXT, P_REF, P_EXPR, *(() if keep_origins else (P_DOC, P_COPIES)))
         used_prefixes = _type_prefixes(content, known)
     else:
         known = None
@@ -445,7 +446,7 @@ def _find_rewrites(
     few found.
     """
     for part in content:
-        etree.strip_attributes(part, P_EXT, *(() if keep_origins else (P_DOC,)))
+        etree.strip_attributes(part, P_EXT, *(() if keep_origins else (P_DOC, P_COPIES)))
     for el in _ATTRIBUTED(content, ws.size_bound()):
         attrib = el.attrib
         if P_REF in attrib or el.tag == T_EXPRESSION:
