@@ -287,8 +287,18 @@ class _Plan:
         self.indices: list[int] = []
 
     def copy(self, children: list[etree._Element]) -> list[etree._Element]:
-        """New copies of the prototype's ``children`` this plan copies, in order,
-        one by one (the plans whose own children move: see ``insert``)."""
+        """New copies of the prototype's ``children`` this plan copies, in
+        order, for a plan whose own children move (see ``insert`` for the
+        others): from the template once the plan is used again."""
+        if not self.used or self.elements > _TEMPLATE_MAX:
+            self.used = True
+            return self._each(children)
+        if self.template is None:
+            self.template = self._template(children, [(0, len(self.copies))])
+        return list(self.template.__deepcopy__(None))  # type: ignore[attr-defined]
+
+    def _each(self, children: list[etree._Element]) -> list[etree._Element]:
+        """New copies of the children this plan copies, made one by one."""
         return [children[p].__deepcopy__(None) for p in self.copies]  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
 
     def insert(self, n: etree._Element, children: list[etree._Element]) -> None:
@@ -312,7 +322,7 @@ class _Plan:
         if template is None:
             if not self.used or self.elements > _TEMPLATE_MAX:
                 self.used = True
-                made = self.copy(children)
+                made = self._each(children)
                 start = 0
                 for position, count in runs:
                     n[position:position] = made[start : start + count]
@@ -330,12 +340,21 @@ class _Plan:
     def _template(self, children: list[etree._Element], runs: list[tuple[int, int]]) -> etree._Element:
         """The element whose copy ``insert`` puts in: the run's copies as
         its children, or for several runs a wrapper per run."""
-        # Declared once on the template, not on each child (a copy carries
-        # the declarations of its element: one for each child, each dropped
-        # again when the copy moves in).
-        nsmap = {prefix: uri for prefix, uri in children[0].nsmap.items() if prefix is not None}
+        made = self._each(children)
+        # The namespaces the copies use, declared once on the template (with
+        # the prototype's prefixes) rather than on each child: a copy
+        # carries the declarations of its element, one set per child, each
+        # dropped again when the copy moves in.
+        used = {_WRAPPER[1 : _WRAPPER.index("}")]}
+        for top in made:
+            for el in top.iter():
+                if isinstance(el.tag, str) and el.tag[:1] == "{":
+                    used.add(el.tag[1 : el.tag.index("}")])
+                used.update(key[1 : key.index("}")] for key in el.attrib if key[:1] == "{")
+        scope = children[0].getparent()
+        assert scope is not None  # a prototype's child
+        nsmap = {prefix: uri for prefix, uri in scope.nsmap.items() if prefix is not None and uri in used}
         template = etree.Element(_WRAPPER, nsmap=nsmap)
-        made = iter(self.copy(children))
         if len(runs) == 1:
             template.extend(made)
         else:
@@ -343,11 +362,11 @@ class _Plan:
             #: of the final list and one wrapper for each earlier run.
             self.indices = []
             before = 0
+            rest = iter(made)
             for j, (position, count) in enumerate(runs):
                 self.indices.append(position - before + j)
                 before += count
-                etree.SubElement(template, _WRAPPER).extend(next(made) for _ in range(count))
-        etree.cleanup_namespaces(template)
+                etree.SubElement(template, _WRAPPER).extend(next(rest) for _ in range(count))
         return template
 
 
@@ -395,7 +414,7 @@ def _merge(
         if copies:
             plan.insert(n, shape.children)
     else:
-        made = plan.copy(shape.children)
+        made = plan.copy(shape.children) if copies else []
         made.reverse()
         n[:] = [made.pop() if is_copy else own_children[i] for is_copy, i in plan.order]
     if not own_value and proto.text and proto.text.strip():
