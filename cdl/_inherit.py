@@ -27,6 +27,7 @@ from ._model import (
     copies_mark,
     depth_of,
     doc_index_of,
+    engine,
     has_value,
     table_index,
     tag_of,
@@ -64,6 +65,9 @@ _SIZE = etree.XPath("count(descendant-or-self::*)")
 _TEXT = etree.XPath("string-length(string())")
 #: Elements beyond which a plan's copies are made one by one (see _Plan.copy).
 _TEMPLATE_MAX = 256
+#: The tag of the elements that carry copies into a list (see _Plan.insert):
+#: in the engine's namespace, which no document may use.
+_WRAPPER = engine("copies")
 
 
 def resolve_prototypes(ws: Workspace) -> None:
@@ -249,7 +253,7 @@ class _Plan:
     charge to the budget, and which own children take attributes.
     """
 
-    __slots__ = ("copies", "elements", "text", "height", "runs", "inherit", "order", "template", "used")
+    __slots__ = ("copies", "elements", "text", "height", "runs", "inherit", "order", "template", "used", "indices")
 
     def __init__(self, shape: _Shape, tags: tuple[object, ...]) -> None:
         groups: dict[object, list[int]] = {}
@@ -296,29 +300,93 @@ class _Plan:
                 else:
                     runs.append((position, 1))
             self.runs = runs
-        #: The copies, in order, as children of one element, once the plan
-        #: is used a second time (see ``copy``).
+        #: The copies, in wrappers, once the plan is used a second time (see ``insert``).
         self.template: etree._Element | None = None
         self.used = False
+        self.indices: list[int] = []
 
     def copy(self, children: list[etree._Element]) -> list[etree._Element]:
-        """New copies of the prototype's ``children`` this plan copies, in order.
+        """New copies of the prototype's ``children`` this plan copies, in
+        order, for a plan whose own children move (see ``insert`` for the
+        others): from the template once the plan is used again."""
+        if not self.used or self.elements > _TEMPLATE_MAX:
+            self.used = True
+            return self._each(children)
+        if self.template is None:
+            self.template = self._template(children, [(0, len(self.copies))])
+        return list(self.template.__deepcopy__(None))  # type: ignore[attr-defined]
 
-        lxml makes a document for every copy it makes: a plan used again
-        keeps its copies as the children of one element, and one copy of
-        that element makes them all. A plan used once (a list of its own),
-        or whose copies are large (the document's cost is then small
-        beside them, and a document that multiplies its size must not copy
-        more than the budget charges), copies the children one by one.
+    def _each(self, children: list[etree._Element]) -> list[etree._Element]:
+        """New copies of the children this plan copies, made one by one."""
+        return [children[p].__deepcopy__(None) for p in self.copies]  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
+
+    def insert(self, n: etree._Element, children: list[etree._Element]) -> None:
+        """Insert new copies of the prototype's ``children`` into ``n`` at the
+        plan's runs (own children stay linked).
+
+        lxml makes a document for every copy it makes, and fixes the
+        namespaces of each element it moves in, one call per element moved:
+        a plan used again keeps its copies as the children of wrapper
+        elements (one per run) in one template element, and one copy of
+        the template makes them all; each run goes in as one element, and
+        one C call (strip_tags) puts the copies in their wrappers' places.
+        A plan used once (a list of its own), or whose copies are large
+        (the document's cost is then small beside them, and a document
+        that multiplies its size must not copy more than the budget
+        charges), copies the children one by one.
         """
+        runs = self.runs
+        assert runs is not None
         template = self.template
         if template is None:
             if not self.used or self.elements > _TEMPLATE_MAX:
                 self.used = True
-                return [children[p].__deepcopy__(None) for p in self.copies]  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
-            template = self.template = etree.Element("copies")
-            template.extend(children[p].__deepcopy__(None) for p in self.copies)  # type: ignore[attr-defined]
-        return list(template.__deepcopy__(None))  # type: ignore[attr-defined]
+                made = self._each(children)
+                start = 0
+                for position, count in runs:
+                    n[position:position] = made[start : start + count]
+                    start += count
+                return
+            template = self.template = self._template(children, runs)
+        copied = template.__deepcopy__(None)  # type: ignore[attr-defined]
+        if len(runs) == 1:
+            n.insert(runs[0][0], copied)
+        else:
+            for index, wrapper in zip(self.indices, list(copied)):
+                n.insert(index, wrapper)
+        etree.strip_tags(n, _WRAPPER)
+
+    def _template(self, children: list[etree._Element], runs: list[tuple[int, int]]) -> etree._Element:
+        """The element whose copy ``insert`` puts in: the run's copies as
+        its children, or for several runs a wrapper per run."""
+        made = self._each(children)
+        # The namespaces the copies use, declared once on the template (with
+        # the prototype's prefixes) rather than on each child: a copy
+        # carries the declarations of its element, one set per child, each
+        # dropped again when the copy moves in.
+        used = {_WRAPPER[1 : _WRAPPER.index("}")]}
+        for top in made:
+            for el in top.iter():
+                if isinstance(el.tag, str) and el.tag[:1] == "{":
+                    used.add(el.tag[1 : el.tag.index("}")])
+                used.update(key[1 : key.index("}")] for key in el.attrib if key[:1] == "{")
+        scope = children[0].getparent()
+        assert scope is not None  # a prototype's child
+        nsmap = {prefix: uri for prefix, uri in scope.nsmap.items() if prefix is not None and uri in used}
+        template = etree.Element(_WRAPPER, nsmap=nsmap)
+        if len(runs) == 1:
+            template.extend(made)
+        else:
+            #: Where each run's wrapper goes: before it, the own children
+            #: of the final list and one wrapper for each earlier run.
+            self.indices = []
+            before = 0
+            rest = iter(made)
+            for j, (position, count) in enumerate(runs):
+                self.indices.append(position - before + j)
+                before += count
+                etree.SubElement(template, _WRAPPER).extend(next(rest) for _ in range(count))
+        return template
 
 
 def _merge(
@@ -361,17 +429,14 @@ def _merge(
             attrib.update(attributes)
         else:
             _inherit_attributes(attributes, own, ws.ctx.tables.item_tags)
-    made = plan.copy(shape.children) if copies else []
     if copies:
         _mark_copies(n, shape, plan)
-    runs = plan.runs
-    if runs is not None:
-        # Own children stay linked; each run of copies goes in with one call.
-        start = 0
-        for position, count in runs:
-            n[position:position] = made[start : start + count]
-            start += count
+    if plan.runs is not None:
+        if copies:
+            # Own children stay linked; each run of copies goes in with one call.
+            plan.insert(n, shape.children)
     else:
+        made = plan.copy(shape.children) if copies else []
         made.reverse()
         n[:] = [made.pop() if is_copy else own_children[i] for is_copy, i in plan.order]
     if not own_value and proto.text and proto.text.strip():

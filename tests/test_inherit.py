@@ -334,6 +334,26 @@ def test_prototype_shared_by_many_lists_is_copied_for_each() -> None:
     assert lists_xml(res) == ["<T><v><w>1</w></v></T>", "<A><v><w>1</w></v></A>", "<B><v><w>1</w></v></B>"]
 
 
+@pytest.mark.parametrize(
+    ("own", "merged"),
+    [
+        ("", "<a>1</a><b x=\"1\">2</b><c><d>3</d></c><e>4</e>"),
+        ("<b>9</b>", "<a>1</a><b x=\"1\">9</b><c><d>3</d></c><e>4</e>"),
+        # copies in two runs between own children
+        ("<a>0</a><c>7</c>", "<a>0</a><b x=\"1\">2</b><c>7</c><e>4</e>"),
+        ("<z>5</z>", "<a>1</a><b x=\"1\">2</b><c><d>3</d></c><e>4</e><z>5</z>"),
+        # own children out of the prototype's order
+        ("<e>8</e><a>0</a>", "<a>0</a><b x=\"1\">2</b><c><d>3</d></c><e>8</e>"),
+    ],
+)
+def test_lists_sharing_a_merge_plan_merge_alike(own: str, merged: str) -> None:
+    # The first list of a plan copies child by child, the later ones from
+    # the plan's template: all must come out the same.
+    names = [f"L{i}" for i in range(4)]
+    res = resolve_text(config("<T><a>1</a><b x='1'>2</b><c><d>3</d></c><e>4</e></T>" + "".join(f"<{n} cdl:extends='T'>{own}</{n}>" for n in names)))
+    assert lists_xml(res)[1:] == [f"<{n}>{merged}</{n}>" for n in names]
+
+
 # ---------------------------------------------------------------------------
 # Errors
 
