@@ -494,17 +494,20 @@ class ReferenceResolver:
 
     def _quick_expression(self, item: etree._Element, depth: int) -> bool:
         """:meth:`_quick` for a cdl:expression (as :meth:`_expression` does it)."""
-        variables = list(item.iterchildren(T_VARIABLE))
-        for var_el in variables:
-            if var_el.get(A_LAZY) == "true":
-                return False  # pending
+        tables = self.ctx.tables
+        if tables.lazy_variables:
+            for var_el in item.iterchildren(T_VARIABLE):
+                if var_el.get(A_LAZY) == "true":
+                    return False  # pending
         index = item.get(P_EXPR)
         holder = item.getparent()
         if index is None or holder is None:
             return False
-        expr = self.ctx.tables.exprs[int(index)]
-        if len(expr.variables) != len(variables):
-            return False  # never made so; the general code pairs them as it does
+        expr = tables.exprs[int(index)]
+        if len(expr.variables) != len(item):
+            # Never made so (the loader allows only cdl:variable children);
+            # the general code pairs them as it does. len() makes no proxy.
+            return False
         plan = self._plans.get(id(expr))
         if plan is None:
             plan = self._plans[id(expr)] = _Plan(expr)
@@ -542,8 +545,20 @@ class ReferenceResolver:
         rec = self.ws.recorder
         if rec is not None:  # provenance hook
             rec.computed(holder, item, {var.name: node for var, node in zip(expr.variables, chosen)})
-        self.ws.children.removing(item)
-        replace_with_text(item, result)
+        wide = self.ws.children.wide
+        if wide and holder in wide:
+            self.ws.children.removing(item)
+        # replace_with_text, with the holder known.
+        tail = item.tail
+        joined = result + tail if tail else result
+        if joined:
+            prev = item.getprevious()
+            if prev is not None:
+                prev.tail = (prev.tail or "") + joined
+            else:
+                text = holder.text
+                holder.text = text + joined if text else joined
+        holder.remove(item)
         self._state[item] = _DONE
         return True
 
