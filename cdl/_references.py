@@ -73,7 +73,8 @@ _COUNT_BELOW = etree.XPath("count(descendant::*)")
 _TEXT = etree.XPath("string-length(string())")
 
 class State(enum.Enum):
-    """Where an item is. Absent from the resolver's states: not visited yet."""
+    """Where an item is. Absent from the resolver's states: not visited yet,
+    or resolved by the fast path straight from a static ``run``."""
 
     ACTIVE = "active"  # on the stack
     DONE = "done"
@@ -264,9 +265,22 @@ class ReferenceResolver:
         self._templates_open = not deploying
         state = self._state
         quick = self._quick
-        for item in items:
-            if item not in state and not quick(item, 0):
-                self._resolve_from(item)
+        if deploying:
+            # Items released and reopened may repeat: remember each done.
+            for item in items:
+                if item not in state:
+                    if quick(item, 0):
+                        state[item] = _DONE
+                    else:
+                        self._resolve_from(item)
+        else:
+            # Items found once each (find_items, _items_in): one the fast
+            # path resolves here is left out of the states (200,000 entries
+            # at 20k). Nothing asks for it again: it is no longer unresolved,
+            # so no path is blocked by it and no later run is given it.
+            for item in items:
+                if item not in state and not quick(item, 0):
+                    self._resolve_from(item)
         self.problems.raise_if_any()
 
     # -- the fast path -----------------------------------------------------------
@@ -352,8 +366,7 @@ class ReferenceResolver:
                     self._place(item, ref, *known)
                 except CdlError:
                     return False
-                self._state[item] = _DONE
-                return True
+                return True  # only from run (depth 0): the caller records it, or needs not
             target = self._quick_target(ref, item, depth)
             if target is None:
                 return False
@@ -374,7 +387,8 @@ class ReferenceResolver:
         if rec is not None:  # provenance hook
             rec.referenced(item, leaf, ref)
         item.text = value
-        self._state[item] = _DONE
+        if depth:  # from run, the caller records it (or needs not)
+            self._state[item] = _DONE
         return True
 
     def _quick_target(
@@ -559,7 +573,8 @@ class ReferenceResolver:
                 text = holder.text
                 holder.text = text + joined if text else joined
         holder.remove(item)
-        self._state[item] = _DONE
+        if depth:  # from run, the caller records it (or needs not)
+            self._state[item] = _DONE
         return True
 
     # -- what the laziness phase may ask and change ---------------------------
