@@ -530,6 +530,8 @@ class ReferenceResolver:
         start = holder.getparent()
         reached: dict[tuple[str, ...], dict[str, etree._Element | None] | None] = {}
         quick_leaf = self._quick_leaf
+        budget = self.ws.budget
+        room = budget.limits.max_text - budget.text
         for var, prefix, last in plan.paths:
             if last is None or start is None:
                 found = self._quick_target(var.ref, holder, depth)
@@ -543,7 +545,18 @@ class ReferenceResolver:
                     parent = self._quick_walk(prefix, start)
                     named = reached[prefix] = None if parent is None else self._quick_named(parent, plan.lasts[prefix])
                 node = None if named is None else named.get(last[0])
-                found = None if node is None else quick_leaf(node, depth)
+                if node is None:
+                    return False
+                value = node.text
+                if not (len(node) or node.get(P_REF) is not None or (value and len(value) > room)):
+                    # _quick_leaf for the common clean leaf, written out.
+                    if node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+                        return False
+                    chosen.append(node)
+                    values[var.name] = value or ""
+                    continue
+                found = quick_leaf(node, depth)
+                room = budget.limits.max_text - budget.text  # a reference resolved first charged it
             if found is None:
                 return False
             chosen.append(found[0])
