@@ -997,6 +997,8 @@ def _load_expression(
             var.attrib.pop(attr, None)
         for lazy, attr in lazy_values:
             var.set(A_LAZY, _boolean(lazy, doc, var, attr))
+            if var.get(A_LAZY) == "true":
+                tables.lazy_variables = True  # Tables.lazy_variables
         if len(lazy_values) == 2 and _boolean(lazy_values[0][0], doc, var) != _boolean(lazy_values[1][0], doc, var):
             raise LazinessError(f"cdl:variable ${name} has both lazy and cdl:lazy, with different values", url=doc.url, line=var.sourceline)
         variables.append(Variable(name, ref))

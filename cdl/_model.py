@@ -151,6 +151,11 @@ class Tables:
     #: cdl:lazy from a prototype (prototypes add them; only ever grows). An
     #: inherited copy holds items of the names its prototype's items have.
     item_tags: set[str] = field(default_factory=set)
+    #: Whether some loaded cdl:variable is lazy. Only the loader makes one
+    #: lazy (prototypes copy loaded attributes, deploy-time rounds only clear
+    #: them): while False, no expression has a lazy variable, and the
+    #: resolver's fast path need not look at each variable.
+    lazy_variables: bool = False
     # Equal entries share one index: documents repeat the same references.
     # References are keyed by their fields in a plain tuple, which hashes in
     # C (a frozen dataclass hashes through two Python calls, Ref's and its

@@ -91,7 +91,8 @@ def _children_mark(target: etree._Element) -> str | None:
 
 
 class State(enum.Enum):
-    """Where an item is. Absent from the resolver's states: not visited yet."""
+    """Where an item is. Absent from the resolver's states: not visited yet,
+    or resolved by the fast path straight from a static ``run``."""
 
     ACTIVE = "active"  # on the stack
     DONE = "done"
@@ -283,9 +284,22 @@ class ReferenceResolver:
         self._templates_open = not deploying
         state = self._state
         quick = self._quick
-        for item in items:
-            if item not in state and not quick(item, 0):
-                self._resolve_from(item)
+        if deploying:
+            # Items released and reopened may repeat: remember each done.
+            for item in items:
+                if item not in state:
+                    if quick(item, 0):
+                        state[item] = _DONE
+                    else:
+                        self._resolve_from(item)
+        else:
+            # Items found once each (find_items, _items_in): one the fast
+            # path resolves here is left out of the states (200,000 entries
+            # at 20k). Nothing asks for it again: it is no longer unresolved,
+            # so no path is blocked by it and no later run is given it.
+            for item in items:
+                if item not in state and not quick(item, 0):
+                    self._resolve_from(item)
         self.problems.raise_if_any()
 
     # -- the fast path -----------------------------------------------------------
@@ -371,8 +385,7 @@ class ReferenceResolver:
                     self._place(item, ref, *known)
                 except CdlError:
                     return False
-                self._state[item] = _DONE
-                return True
+                return True  # only from run (depth 0): the caller records it, or needs not
             target = self._quick_target(ref, item, depth)
             if target is None:
                 return False
@@ -393,7 +406,8 @@ class ReferenceResolver:
         if rec is not None:  # provenance hook
             rec.referenced(item, leaf, ref)
         item.text = value
-        self._state[item] = _DONE
+        if depth:  # from run, the caller records it (or needs not)
+            self._state[item] = _DONE
         return True
 
     def _quick_target(
@@ -513,17 +527,20 @@ class ReferenceResolver:
 
     def _quick_expression(self, item: etree._Element, depth: int) -> bool:
         """:meth:`_quick` for a cdl:expression (as :meth:`_expression` does it)."""
-        variables = list(item.iterchildren(T_VARIABLE))
-        for var_el in variables:
-            if var_el.get(A_LAZY) == "true":
-                return False  # pending
+        tables = self.ctx.tables
+        if tables.lazy_variables:
+            for var_el in item.iterchildren(T_VARIABLE):
+                if var_el.get(A_LAZY) == "true":
+                    return False  # pending
         index = item.get(P_EXPR)
         holder = item.getparent()
         if index is None or holder is None:
             return False
-        expr = self.ctx.tables.exprs[int(index)]
-        if len(expr.variables) != len(variables):
-            return False  # never made so; the general code pairs them as it does
+        expr = tables.exprs[int(index)]
+        if len(expr.variables) != len(item):
+            # Never made so (the loader allows only cdl:variable children);
+            # the general code pairs them as it does. len() makes no proxy.
+            return False
         plan = self._plans.get(id(expr))
         if plan is None:
             plan = self._plans[id(expr)] = _Plan(expr)
@@ -532,6 +549,8 @@ class ReferenceResolver:
         start = holder.getparent()
         reached: dict[tuple[str, ...], dict[str, etree._Element | None] | None] = {}
         quick_leaf = self._quick_leaf
+        budget = self.ws.budget
+        room = budget.limits.max_text - budget.text
         for var, prefix, last in plan.paths:
             if last is None or start is None:
                 found = self._quick_target(var.ref, holder, depth)
@@ -545,7 +564,18 @@ class ReferenceResolver:
                     parent = self._quick_walk(prefix, start)
                     named = reached[prefix] = None if parent is None else self._quick_named(parent, plan.lasts[prefix])
                 node = None if named is None else named.get(last[0])
-                found = None if node is None else quick_leaf(node, depth)
+                if node is None:
+                    return False
+                value = node.text
+                if not (len(node) or node.get(P_REF) is not None or (value and len(value) > room)):
+                    # _quick_leaf for the common clean leaf, written out.
+                    if node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+                        return False
+                    chosen.append(node)
+                    values[var.name] = value or ""
+                    continue
+                found = quick_leaf(node, depth)
+                room = budget.limits.max_text - budget.text  # a reference resolved first charged it
             if found is None:
                 return False
             chosen.append(found[0])
@@ -561,9 +591,22 @@ class ReferenceResolver:
         rec = self.ws.recorder
         if rec is not None:  # provenance hook
             rec.computed(holder, item, {var.name: node for var, node in zip(expr.variables, chosen)})
-        self.ws.children.removing(item)
-        replace_with_text(item, result)
-        self._state[item] = _DONE
+        wide = self.ws.children.wide
+        if wide and holder in wide:
+            self.ws.children.removing(item)
+        # replace_with_text, with the holder known.
+        tail = item.tail
+        joined = result + tail if tail else result
+        if joined:
+            prev = item.getprevious()
+            if prev is not None:
+                prev.tail = (prev.tail or "") + joined
+            else:
+                text = holder.text
+                holder.text = text + joined if text else joined
+        holder.remove(item)
+        if depth:  # from run, the caller records it (or needs not)
+            self._state[item] = _DONE
         return True
 
     # -- what the laziness phase may ask and change ---------------------------

@@ -69,3 +69,11 @@ def test_a_target_resolved_first_into_a_copy_of_children_is_copied_whole() -> No
     xml = system('<L><t0 cdl:refroot="S" cdl:ref="/m"/><r cdl:ref="t"/><t cdl:refroot="S" cdl:ref="/m"/></L><S><m><c>1</c></m></S>')
     out = resolve_text(xml).to_bytes().decode()
     assert out.count("<c>1</c>") == 4
+
+
+def test_an_inherited_expression_with_a_lazy_variable_waits() -> None:
+    # The fast path reads the variables only when a loaded one is lazy
+    # (Tables.lazy_variables): here only the prototype's is, and its copy waits.
+    expr = '<u><cdl:expression value-of="$v"><cdl:variable name="v" ref="a" lazy="true"/></cdl:expression></u>'
+    doc = cdl.load(system('<L cdl:extends="P"/>', configuration=f"<P><a>1</a>{expr}</P>").encode())
+    assert [p.path for p in doc.resolve().pending] == ["/P/u", "/L/u"]
