@@ -344,6 +344,8 @@ class ReferenceResolver:
                     continue
                 wide = passable.get(node)
                 if wide is None:
+                    # _items.is_unresolved, inlined and conservative (a lazy
+                    # variable falls back too): the general code decides.
                     if node.get(P_REF) is not None or node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
                         return False
                     if len(passable) >= _PASSABLE_MAX:
