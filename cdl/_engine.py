@@ -302,11 +302,16 @@ class Resolution:
             # Everything pending is among the unresolved items, in order.
             left = self._unresolved()
             paths: dict[etree._Element, str] = {}
-            everything = pending_report(ws, self._resolver, left, paths=paths)
-            if ws.roots[0].find(T_SYSTEM) is None:
-                self._pending = (everything, everything)
-            else:
-                self._pending = (everything, pending_report(ws, self._resolver, left, system_only=True, paths=paths))
+            # Without the collector: the report's thousands of new objects
+            # would set off full collections over the trees' proxies, which
+            # took half its time (0.16 s -> 0.09 s at 20,000 components).
+            with _cyclic_gc_paused():
+                everything = pending_report(ws, self._resolver, left, paths=paths)
+                if ws.roots[0].find(T_SYSTEM) is None:
+                    self._pending = (everything, everything)
+                else:
+                    system = pending_report(ws, self._resolver, left, system_only=True, paths=paths)
+                    self._pending = (everything, system)
 
     def _unresolved(self) -> list[etree._Element]:
         """The items of the working trees left unresolved, in document order,
