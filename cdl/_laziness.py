@@ -4,7 +4,8 @@ Entry points: :func:`apply_round` (deploy-time values: supply a lazy
 property's value, replace a lazy reference by a value, or release a lazy
 reference so it resolves), :func:`check_required` (with :func:`required_tags`,
 found once per Document, it walks only the tags a required property can
-have), :func:`left_unresolved` and :func:`pending_report`.
+have), :func:`left_unresolved`, :func:`pending_items` (taken before an
+output takes the trees apart) and :func:`pending_report` (paths written when read).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ._model import (
     has_value,
     tag_of,
 )
+from ._naming import Prefixes
 from ._paths import PrefixError, parse_user_path
 from ._references import ReferenceResolver, in_part
 from ._scan import ListScan
@@ -264,14 +266,19 @@ def left_unresolved(resolver: ReferenceResolver, items: Sequence[etree._Element]
     return [el for el in items if el in left]
 
 
-def pending_report(
-    ws: Workspace,
+#: One pending item as the report needs it, taken while the working trees
+#: are whole: the item, the property it is about, its kind, and the items
+#: it waits on directly with theirs (see :func:`pending_items`).
+PendingItem = tuple[etree._Element, etree._Element, str, tuple[tuple[etree._Element, etree._Element], ...]]
+
+
+def pending_items(
     resolver: ReferenceResolver,
     items: Sequence[etree._Element],
     system_only: bool = False,
-    paths: dict[etree._Element, str] | None = None,
-) -> list[Pending]:
-    """What is still pending in the main document, in document order.
+) -> list[PendingItem]:
+    """What is still pending in the main document, in document order, as
+    :func:`pending_report` writes it.
 
     ``items`` are the main document's items as found, in document order, or
     any part of them that holds every pending one (:func:`left_unresolved`).
@@ -280,11 +287,11 @@ def pending_report(
     With ``system_only``, what the deployment of its cdl:system waits for:
     the system's pending items and, transitively, the items they wait on
     (a template's lazy property that a system reference reads through
-    cdl:refroot, say). ``paths`` keeps each item's path once written (one
-    dict for both reports: paths cost 10 us each, and an item is named for
-    itself and for each item waiting on it).
+    cdl:refroot, say). Only what the output changes is read here (kinds,
+    the resolver's states, which property an item is about): the paths are
+    written later, when the report is read, from the places the output
+    leaves the holders in (it moves the lists whole, with what they hold).
     """
-    ctx = ws.ctx
     pending = [el for el in items if resolver.is_pending(el)]
     if system_only:
         needed: set[etree._Element] = set()
@@ -295,27 +302,42 @@ def pending_report(
                 needed.add(el)
                 stack.extend(resolver.waits_on(el))
         pending = [el for el in pending if el in needed]
+    return [
+        (el, holder_of(el), item_kind(el).value, tuple((b, holder_of(b)) for b in resolver.waits_on(el)))
+        for el in pending
+    ]
 
+
+def pending_report(
+    prefixes: Prefixes,
+    pending: Sequence[PendingItem],
+    paths: dict[etree._Element, str] | None = None,
+) -> list[Pending]:
+    """The report of :func:`pending_items`' items, their paths written with
+    the main document's ``prefixes``. ``paths`` keeps each item's path once
+    written (one dict for both reports: paths cost 10 us each, and an item
+    is named for itself and for each item waiting on it).
+    """
     written = {} if paths is None else paths
 
-    def where(el: etree._Element) -> str:
+    def where(el: etree._Element, holder: etree._Element) -> str:
         path = written.get(el)
         if path is None:
-            path = written[el] = ctx.prefixes.path_of(holder_of(el))
+            path = written[el] = prefixes.path_of(holder)
         return path
 
     waiting: dict[etree._Element, list[str]] = {}
-    for el in pending:
-        for blocker in resolver.waits_on(el):
-            waiting.setdefault(blocker, []).append(where(el))
+    for el, holder, _, blockers in pending:
+        for blocker, _ in blockers:
+            waiting.setdefault(blocker, []).append(where(el, holder))
     return [
         Pending(
-            path=where(el),
-            kind=item_kind(el).value,
+            path=where(el, holder),
+            kind=kind,
             waiting=tuple(waiting.get(el, [])),
-            waits_on=tuple(where(b) for b in resolver.waits_on(el)),
+            waits_on=tuple(where(b, bh) for b, bh in blockers),
         )
-        for el in pending
+        for el, holder, kind, blockers in pending
     ]
 
 
