@@ -125,6 +125,21 @@ _QUICK_DEPTH = 8
 _PASSABLE_MAX = 4096
 
 
+def _make_room(passable: dict[etree._Element, bool]) -> None:
+    """Empty the fast path's full set of passable elements, but keep the wide ones.
+
+    lxml counts an element's children by walking them all: forgetting a list
+    of N children (the cluster of the ``wide`` shape) would make the next
+    path through it count N children again, once per emptying, which is
+    O(N) times per O(N) items. Wide elements are few (more than WIDE
+    children each), unless most are: then everything goes.
+    """
+    wide = [node for node, is_wide in passable.items() if is_wide]
+    passable.clear()
+    if len(wide) < _PASSABLE_MAX // 2:
+        passable.update(dict.fromkeys(wide, True))
+
+
 def in_part(el: etree._Element, part: str) -> bool:
     """Whether ``el`` lies in a list of ``part`` (T_CONFIGURATION or T_SYSTEM).
 
@@ -349,7 +364,7 @@ class ReferenceResolver:
                     if node.get(P_REF) is not None or node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
                         return False
                     if len(passable) >= _PASSABLE_MAX:
-                        passable.clear()
+                        _make_room(passable)
                     wide = passable[node] = len(node) > WIDE
                 if not wide:
                     matches = node.iterchildren(step)
@@ -462,7 +477,7 @@ class ReferenceResolver:
                 if node.get(P_REF) is not None or node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
                     return None
                 if len(passable) >= _PASSABLE_MAX:
-                    passable.clear()
+                    _make_room(passable)
                 wide = passable[node] = len(node) > WIDE
             if wide:
                 listed = children.wide.get(node)
@@ -489,7 +504,7 @@ class ReferenceResolver:
             if parent.get(P_REF) is not None or parent.tag == T_EXPRESSION or parent.get(A_LAZY) == "true":
                 return None
             if len(self._passable) >= _PASSABLE_MAX:
-                self._passable.clear()
+                _make_room(self._passable)
             wide = self._passable[parent] = len(parent) > WIDE
         named: dict[str, etree._Element | None] = {}
         if wide:
