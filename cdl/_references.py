@@ -345,40 +345,13 @@ class ReferenceResolver:
             return False
         ref = self.refs[int(index)]
         if ref.refroot is None:
-            # _quick_walk and _quick_leaf, written out: this runs for most items.
-            node = item.getparent()
+            # _quick_leaf written out: this runs for most items.
+            parent = item.getparent()
+            if parent is None:
+                return False
+            node = self._quick_walk(ref.steps, parent)
             if node is None:
                 return False
-            passable = self._passable
-            children = self.ws.children
-            for step in ref.steps:
-                if step == UP:
-                    node = node.getparent()
-                    if node is None or node.tag in LIST_PARENTS:
-                        return False
-                    continue
-                wide = passable.get(node)
-                if wide is None:
-                    # _items.is_unresolved, inlined and conservative (a lazy
-                    # variable falls back too): the general code decides.
-                    if node.get(P_REF) is not None or node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
-                        return False
-                    if len(passable) >= _PASSABLE_MAX:
-                        _make_room(passable)
-                    wide = passable[node] = len(node) > WIDE
-                if not wide:
-                    matches = node.iterchildren(step)
-                    node = next(matches, None)
-                    if node is None or next(matches, None) is not None:
-                        return False
-                    continue
-                listed = children.wide.get(node)
-                if listed is None:
-                    listed = children.build(node)
-                found = listed.get(step, ())
-                if len(found) != 1:
-                    return False
-                node = found[0]
             if len(node):
                 return False
             if node.get(P_REF) is None:
@@ -473,7 +446,8 @@ class ReferenceResolver:
                 continue
             wide = passable.get(node)
             if wide is None:
-                # is_unresolved, conservatively: a lazy variable falls back too.
+                # _items.is_unresolved, inlined and conservative (a lazy
+                # variable falls back too): the general code decides.
                 if node.get(P_REF) is not None or node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
                     return None
                 if len(passable) >= _PASSABLE_MAX:
