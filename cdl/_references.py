@@ -118,14 +118,24 @@ _TEMPLATE_GAPS = ("REF_NOT_FOUND", "REF_ABOVE_TOP")
 #: constant: the general code's stack, not Python's, follows long chains).
 _QUICK_DEPTH = 8
 
+#: Names an item may have beside those of Tables.item_tags: cdl:expression,
+#: and cdl:variable (a lazy one is no item, but the fast path leaves it to
+#: the general code).
+_CDL_TAGS = frozenset((T_EXPRESSION, T_VARIABLE))
+
 #: Elements the fast path remembers as passable (not unresolved) at most; the
 #: set is emptied when full. Items come in document order, so the few
 #: elements of one component that its paths pass through over and over are
 #: remembered while they are needed, and memory stays bounded.
 _PASSABLE_MAX = 4096
 
+#: Children up to which a step tests each child's name itself rather than ask
+#: lxml to filter them by name (which costs about 1.2 us a step however few
+#: there are; each child tested costs about 0.15 us).
+_FEW = 4
 
-def _make_room(passable: dict[etree._Element, bool]) -> None:
+
+def _make_room(passable: dict[etree._Element, int]) -> None:
     """Empty the fast path's full set of passable elements, but keep the wide ones.
 
     lxml counts an element's children by walking them all: forgetting a list
@@ -134,10 +144,10 @@ def _make_room(passable: dict[etree._Element, bool]) -> None:
     O(N) times per O(N) items. Wide elements are few (more than WIDE
     children each), unless most are: then everything goes.
     """
-    wide = [node for node, is_wide in passable.items() if is_wide]
+    wide = {node: count for node, count in passable.items() if count > WIDE}
     passable.clear()
     if len(wide) < _PASSABLE_MAX // 2:
-        passable.update(dict.fromkeys(wide, True))
+        passable.update(wide)
 
 
 def in_part(el: etree._Element, part: str) -> bool:
@@ -280,13 +290,18 @@ class ReferenceResolver:
         # -- the fast path (:meth:`_quick`) --
         #: Elements a path step found not unresolved (bounded, see
         #: _PASSABLE_MAX): resolution only ever removes items, so they stay
-        #: so. The value: whether the element has more than WIDE children
-        #: (its steps then read the ChildIndex); counting them once per
-        #: element, in C but over every child, is cheaper than once per step.
-        self._passable: dict[etree._Element, bool] = {}
+        #: so. The value: its number of children when first met, which
+        #: chooses how a step finds a child (see _quick_walk). Counting them once
+        #: per element, in C but over every child, is cheaper than once per
+        #: step. (A count gone stale since only makes a step slower.)
+        self._passable: dict[etree._Element, int] = {}
         #: How to evaluate each parsed expression, by its id (kept alive by
         #: the tables).
         self._plans: dict[int, _Plan] = {}
+        #: The names unresolved items may have (the live set: it only grows).
+        #: An element of another name, and not of the CDL namespace, is no
+        #: item: the fast path reads no attribute of it (_items.may_be_unresolved).
+        self._item_tags = self.ctx.tables.item_tags
 
     # -- driving ---------------------------------------------------------------
 
@@ -316,6 +331,21 @@ class ReferenceResolver:
                 if item not in state and not quick(item, 0):
                     self._resolve_from(item)
         self.problems.raise_if_any()
+
+    def forget_targets(self) -> None:
+        """Drop what resolving remembered of targets, once no item is left to resolve.
+
+        The found targets of cdl:refroot paths (one entry, with the target's
+        proxy, per distinct path: 40,000 at 20,000 components), the
+        passable elements and the clean and copied targets only serve later
+        items. The engine calls this before switching the collector back
+        on, so that no collection walks them; what is pending is kept.
+        """
+        self.fixed.clear()
+        self.clean.clear()
+        self.marked.clear()
+        self._passable.clear()
+        self._plans.clear()
 
     # -- the fast path -----------------------------------------------------------
 
@@ -354,8 +384,13 @@ class ReferenceResolver:
                 return False
             if len(node):
                 return False
-            if node.get(P_REF) is None:
-                if node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+            tag = node.tag
+            if tag not in self._item_tags and tag not in _CDL_TAGS:
+                # No item has this name (Tables.item_tags): a clean leaf.
+                leaf, value = node, node.text
+                size = len(value) if value else 0
+            elif node.get(P_REF) is None:
+                if tag == T_EXPRESSION or node.get(A_LAZY) == "true":
                     return False
                 leaf, value = node, node.text
                 size = len(value) if value else 0
@@ -437,6 +472,7 @@ class ReferenceResolver:
         node at the end, else None."""
         passable = self._passable
         children = self.ws.children
+        item_tags = self._item_tags
         for step in steps:
             if step == UP:
                 parent = node.getparent()
@@ -444,21 +480,35 @@ class ReferenceResolver:
                     return None
                 node = parent
                 continue
-            wide = passable.get(node)
-            if wide is None:
+            count = passable.get(node)
+            if count is None:
                 # _items.is_unresolved, inlined and conservative (a lazy
-                # variable falls back too): the general code decides.
-                if node.get(P_REF) is not None or node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+                # variable falls back too): the general code decides. Only
+                # elements of the names items have are looked at.
+                tag = node.tag
+                if (tag in item_tags or tag in _CDL_TAGS) and (
+                    node.get(P_REF) is not None or tag == T_EXPRESSION or node.get(A_LAZY) == "true"
+                ):
                     return None
                 if len(passable) >= _PASSABLE_MAX:
                     _make_room(passable)
-                wide = passable[node] = len(node) > WIDE
-            if wide:
+                count = passable[node] = len(node)
+            if count > WIDE:
                 listed = children.wide.get(node)
                 if listed is None:
                     listed = children.build(node)
                 found = listed.get(step, ())
                 child = found[0] if len(found) == 1 else None
+            elif count <= _FEW:
+                # Few children: testing each one's name costs less than
+                # lxml's name filter (1.2 us a step, whatever the width).
+                child = None
+                for candidate in node.getchildren():
+                    if candidate.tag == step:
+                        if child is not None:
+                            child = None  # several
+                            break
+                        child = candidate
             else:
                 matches = node.iterchildren(step)
                 child = next(matches, None)
@@ -473,15 +523,18 @@ class ReferenceResolver:
         """A step from ``parent`` to each of ``tags`` at once, as
         :meth:`_quick_walk` takes one: each name's only child, or None for a
         name with several; None if ``parent`` is unresolved."""
-        wide = self._passable.get(parent)
-        if wide is None:
-            if parent.get(P_REF) is not None or parent.tag == T_EXPRESSION or parent.get(A_LAZY) == "true":
+        count = self._passable.get(parent)
+        if count is None:
+            tag = parent.tag
+            if (tag in self._item_tags or tag in _CDL_TAGS) and (
+                parent.get(P_REF) is not None or tag == T_EXPRESSION or parent.get(A_LAZY) == "true"
+            ):
                 return None
             if len(self._passable) >= _PASSABLE_MAX:
                 _make_room(self._passable)
-            wide = self._passable[parent] = len(parent) > WIDE
+            count = self._passable[parent] = len(parent)
         named: dict[str, etree._Element | None] = {}
-        if wide:
+        if count > WIDE:
             children = self.ws.children
             listed = children.wide.get(parent)
             if listed is None:
@@ -491,9 +544,17 @@ class ReferenceResolver:
                 if len(found) == 1:
                     named[tag] = found[0]
             return named
+        if count <= 2 * _FEW:
+            # As in _quick_walk: each child's name tested here costs less
+            # than lxml's filter for several names (2.5 us for four).
+            for child in parent.getchildren():
+                name = child.tag
+                if name in tags:
+                    named[name] = None if name in named else child  # (in tags: a str)
+            return named
         for child in parent.iterchildren(*tags):
-            name: str = child.tag  # type: ignore[assignment]  # an element's: a str
-            named[name] = None if name in named else child
+            name = child.tag
+            named[name] = None if name in named else child  # type: ignore[index]  # an element's tag: a str
         return named
 
     def _quick_leaf(self, node: etree._Element, depth: int) -> tuple[etree._Element, str | None, int] | None:
@@ -508,8 +569,11 @@ class ReferenceResolver:
             size = len(value) if value else 0
             if budget.text + size > budget.limits.max_text:
                 return None  # _targets raises here, before the blocker test
+            tag = node.tag
+            if tag not in self._item_tags and tag not in _CDL_TAGS:
+                return node, value, size  # no item has this name (Tables.item_tags)
             if node.get(P_REF) is None:
-                if node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+                if tag == T_EXPRESSION or node.get(A_LAZY) == "true":
                     return None  # an expression leaves the tree when evaluated: the general code retries
                 return node, value, size
             # A reference: resolve it first, as the general code would.
@@ -540,6 +604,7 @@ class ReferenceResolver:
         start = holder.getparent()
         reached: dict[tuple[str, ...], dict[str, etree._Element | None] | None] = {}
         quick_leaf = self._quick_leaf
+        item_tags = self._item_tags
         budget = self.ws.budget
         room = budget.limits.max_text - budget.text
         for var, prefix, last in plan.paths:
@@ -558,9 +623,12 @@ class ReferenceResolver:
                 if node is None:
                     return False
                 value = node.text
-                if not (len(node) or node.get(P_REF) is not None or (value and len(value) > room)):
+                tag = node.tag
+                # Only elements of the names items have are looked at.
+                maybe = tag in item_tags or tag in _CDL_TAGS
+                if not (len(node) or (maybe and node.get(P_REF) is not None) or (value and len(value) > room)):
                     # _quick_leaf for the common clean leaf, written out.
-                    if node.tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+                    if maybe and (tag == T_EXPRESSION or node.get(A_LAZY) == "true"):
                         return False
                     chosen.append(node)
                     values[var.name] = value or ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 import cdl
+from cdl._references import ReferenceResolver
 from conftest import resolve_text, system
 
 _EXPR = '<r><cdl:expression value-of="$v"><cdl:variable name="v" {}/></cdl:expression></r>'
@@ -77,3 +78,47 @@ def test_an_inherited_expression_with_a_lazy_variable_waits() -> None:
     expr = '<u><cdl:expression value-of="$v"><cdl:variable name="v" ref="a" lazy="true"/></cdl:expression></u>'
     doc = cdl.load(system('<L cdl:extends="P"/>', configuration=f"<P><a>1</a>{expr}</P>").encode())
     assert [p.path for p in doc.resolve().pending] == ["/P/u", "/L/u"]
+
+
+def _filler(count: int) -> str:
+    return "".join(f"<f{i}>{i}</f{i}>" for i in range(count))
+
+
+#: Paths through elements of every width the fast path tells apart (a few
+#: children tested one by one, more filtered by lxml, a wide list indexed),
+#: with names that repeat, references and lazy properties among them.
+_WIDTHS = [
+    system(f"<L><x>{_filler(width)}<a>1</a>{dup}</x>{item}</L>")
+    for width in (1, 3, 6, 20)
+    for dup in ("", "<a>2</a>")
+    for item in (
+        '<r cdl:ref="x/a"/><s cdl:ref="x/f0"/>',
+        '<u><cdl:expression value-of="concat($a, $b)"><cdl:variable name="a" ref="x/a"/>'
+        '<cdl:variable name="b" ref="x/f0"/></cdl:expression></u>',
+    )
+] + [
+    system(f"<L><x>{_filler(width)}<a cdl:ref=\"../y\"/></x><y>7</y><r cdl:ref=\"x/a\"/><s cdl:ref=\"x/f0\"/></L>")
+    for width in (1, 3, 12)
+] + [
+    system(f"<L><x>{_filler(width)}<a cdl:lazy=\"true\"/></x><r cdl:ref=\"x/a\"/><s cdl:ref=\"x/f0\"/></L>")
+    for width in (1, 3, 12)
+] + [
+    system(f"<L><x>{_filler(width)}<cdl:expression value-of=\"'e'\"/></x><r cdl:ref=\"x/f0\"/></L>")
+    for width in (1, 3)
+]
+
+
+def _outcome(xml: str) -> tuple[str, ...]:
+    try:
+        resolution = resolve_text(xml)
+    except cdl.CdlError as error:
+        return ("error", str(error))
+    return ("ok", resolution.to_bytes().decode(), repr(resolution.pending))
+
+
+@pytest.mark.parametrize("xml", _WIDTHS)
+def test_the_fast_path_decides_as_the_general_code_at_every_width(xml: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = _outcome(xml)
+    assert fast[0] == "ok" or "MULTIPLE" in fast[1]  # each case is about what gets resolved
+    monkeypatch.setattr(ReferenceResolver, "_quick", lambda self, item, depth: False)
+    assert fast == _outcome(xml)
