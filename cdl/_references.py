@@ -135,19 +135,21 @@ _PASSABLE_MAX = 4096
 _FEW = 4
 
 
-def _make_room(passable: dict[etree._Element, int]) -> None:
-    """Empty the fast path's full set of passable elements, but keep the wide ones.
+def _make_room(passable: dict[etree._Element, int], wide: dict[etree._Element, int]) -> None:
+    """Empty the fast path's full set of passable elements, but keep the wide
+    ones (``wide``: those of ``passable`` with more than WIDE children).
 
     lxml counts an element's children by walking them all: forgetting a list
     of N children (the cluster of the ``wide`` shape) would make the next
     path through it count N children again, once per emptying, which is
-    O(N) times per O(N) items. Wide elements are few (more than WIDE
-    children each), unless most are: then everything goes.
+    O(N) times per O(N) items. Wide elements are few, unless most are:
+    then everything goes. (Kept apart, they need no pass over the set.)
     """
-    wide = {node: count for node, count in passable.items() if count > WIDE}
     passable.clear()
     if len(wide) < _PASSABLE_MAX // 2:
         passable.update(wide)
+    else:
+        wide.clear()
 
 
 def in_part(el: etree._Element, part: str) -> bool:
@@ -295,6 +297,8 @@ class ReferenceResolver:
         #: per element, in C but over every child, is cheaper than once per
         #: step. (A count gone stale since only makes a step slower.)
         self._passable: dict[etree._Element, int] = {}
+        #: Those of them with more than WIDE children (see _make_room).
+        self._wide: dict[etree._Element, int] = {}
         #: How to evaluate each parsed expression, by its id (kept alive by
         #: the tables).
         self._plans: dict[int, _Plan] = {}
@@ -345,6 +349,7 @@ class ReferenceResolver:
         self.clean.clear()
         self.marked.clear()
         self._passable.clear()
+        self._wide.clear()
         self._plans.clear()
 
     # -- the fast path -----------------------------------------------------------
@@ -491,8 +496,10 @@ class ReferenceResolver:
                 ):
                     return None
                 if len(passable) >= _PASSABLE_MAX:
-                    _make_room(passable)
+                    _make_room(passable, self._wide)
                 count = passable[node] = len(node)
+                if count > WIDE:
+                    self._wide[node] = count
             if count > WIDE:
                 listed = children.wide.get(node)
                 if listed is None:
@@ -531,8 +538,10 @@ class ReferenceResolver:
             ):
                 return None
             if len(self._passable) >= _PASSABLE_MAX:
-                _make_room(self._passable)
+                _make_room(self._passable, self._wide)
             count = self._passable[parent] = len(parent)
+            if count > WIDE:
+                self._wide[parent] = count
         named: dict[str, etree._Element | None] = {}
         if count > WIDE:
             children = self.ws.children
@@ -1010,6 +1019,7 @@ class ReferenceResolver:
             parent = el.getparent()
             if parent is not None:
                 self._passable.pop(parent, None)  # its count of children is stale
+                self._wide.pop(parent, None)
         for shell, target in zip(shells, targets):
             if rec is not None:  # provenance hook
                 rec.referenced(shell, target, ref)

@@ -122,3 +122,22 @@ def test_the_fast_path_decides_as_the_general_code_at_every_width(xml: str, monk
     assert fast[0] == "ok" or "MULTIPLE" in fast[1]  # each case is about what gets resolved
     monkeypatch.setattr(ReferenceResolver, "_quick", lambda self, item, depth: False)
     assert fast == _outcome(xml)
+
+
+def test_emptying_the_passable_set_keeps_the_wide_elements_only() -> None:
+    # A wide list forgotten would have its children counted again at each
+    # emptying: O(N) per O(N) items (the wide benchmark shape at 200k).
+    from lxml import etree
+
+    from cdl._references import _PASSABLE_MAX, _make_room
+
+    wide_one, narrow = etree.Element("w"), [etree.Element(f"n{i}") for i in range(3)]
+    passable = {wide_one: 20, **dict.fromkeys(narrow, 2)}
+    wide = {wide_one: 20}
+    _make_room(passable, wide)
+    assert passable == {wide_one: 20} and wide == {wide_one: 20}
+    # When most elements are wide, everything goes: memory stays bounded.
+    many = {etree.Element(f"w{i}"): 20 for i in range(_PASSABLE_MAX // 2)}
+    passable, wide = dict(many), dict(many)
+    _make_room(passable, wide)
+    assert passable == {} and wide == {}
