@@ -49,7 +49,7 @@ from ._model import (
 from ._names import Registry, build_registry
 from ._naming import Prefixes
 from ._plan import Plan, build_plan
-from ._references import ReferenceResolver, find_items, items_in
+from ._references import ReferenceResolver, find_candidates, items_in
 from ._serialize import Data, build_output, prepare_output, to_bytes, to_data
 from .errors import CdlError, CdlErrorGroup, DeployValueError
 
@@ -385,8 +385,10 @@ def _resolved(
         ws.recorder = recorder
         resolve_prototypes(ws)
         resolver = ReferenceResolver(ws)
-        items = find_items(ws, ws.roots[0].iterchildren(*_LIST_TAGS))
-        resolver.run(items)
+        # Every item, among other elements of their names: the resolver
+        # tells them apart as it goes (find_candidates).
+        items = find_candidates(ws, ws.roots[0].iterchildren(*_LIST_TAGS))
+        resolver.run(items, candidates=True)
         for number, step in enumerate(rounds, 1):
             if recorder is not None:
                 recorder.round = number

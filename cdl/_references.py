@@ -205,13 +205,25 @@ def find_items(ws: Workspace, parents: Iterable[etree._Element]) -> list[etree._
     the attributes of every element, took three times as long (base 20k:
     0.51 s against 0.17 s for 817,000 elements, 225,000 of them named so).
     """
+    return [el for el in find_candidates(ws, parents) if is_unresolved(el)]
+
+
+def find_candidates(ws: Workspace, parents: Iterable[etree._Element]) -> list[etree._Element]:
+    """:func:`find_items` without the last test: every item under the given
+    list parents, in document order, among the other elements of the names
+    items have, for ``ReferenceResolver.run(..., candidates=True)``.
+
+    The resolver's fast path reads the attributes an item's test reads
+    anyway; told apart there, only the elements the fast path gives up on
+    are tested (base 20k: 0.16 s -> 0.05 s for finding the items).
+    """
     tags = ws.ctx.tables.item_tags
     if len(tags) > _MAX_ITEM_TAGS:
         return _ALL_ITEMS(parents, ws.size_bound())
     names = (T_EXPRESSION, *tags)
     found: list[etree._Element] = []
     for parent in parents:
-        found.extend(filter(is_unresolved, parent.iterdescendants(*names)))
+        found.extend(parent.iterdescendants(*names))
     return found
 
 
@@ -309,11 +321,13 @@ class ReferenceResolver:
 
     # -- driving ---------------------------------------------------------------
 
-    def run(self, items: Iterable[etree._Element], *, deploying: bool = False) -> None:
+    def run(self, items: Iterable[etree._Element], *, deploying: bool = False, candidates: bool = False) -> None:
         """Resolve ``items`` and everything they depend on; raise collected errors.
 
         ``deploying`` (a round of deploy-time values): a template's reference
-        that selects nothing is an error, as anywhere else.
+        that selects nothing is an error, as anywhere else. ``candidates``:
+        ``items`` also holds elements that are no items (find_candidates),
+        which are passed over.
         """
         self._templates_open = not deploying
         state = self._state
@@ -332,7 +346,9 @@ class ReferenceResolver:
             # at 20k). Nothing asks for it again: it is no longer unresolved,
             # so no path is blocked by it and no later run is given it.
             for item in items:
-                if item not in state and not quick(item, 0):
+                # (The fast path changes nothing of an element that is no
+                # item: it finds no reference and no expression on it.)
+                if item not in state and not quick(item, 0) and (not candidates or is_unresolved(item)):
                     self._resolve_from(item)
         self.problems.raise_if_any()
 

@@ -15,7 +15,7 @@ from cdl._items import NAMESPACES, UNRESOLVED_TEST, is_unresolved
 from cdl._model import A_LAZY, P_EXPR, P_REF, T_EXPRESSION, T_VARIABLE
 from cdl._model import cdl as cdl_name
 from cdl._paths import walk
-from cdl._references import _CDL_TAGS, ReferenceResolver, find_items
+from cdl._references import _CDL_TAGS, ReferenceResolver, find_candidates, find_items
 from conftest import list_xml, resolve_text, system
 
 _MATCHES = etree.XPath("descendant-or-self::*" + UNRESOLVED_TEST, namespaces=NAMESPACES)
@@ -281,3 +281,34 @@ def test_items_of_very_many_names_are_found_by_the_scan() -> None:
     items = find_items(ws, ws.roots[0])
     assert [el.tag for el in items] == [f"p{i}" for i in range(count)]
     assert items == [el for part in ws.roots[0] for el in _MATCHES(part) if el is not part]
+
+
+def test_resolving_among_candidates_is_resolving_the_items() -> None:
+    """The engine hands the resolver every element of an item's name
+    (find_candidates) and lets it tell the items apart as it goes: the
+    trees and the states it leaves must be those of the items alone."""
+    compared = 0
+    for path in _corpus():
+        try:
+            document = cdl.load(path)
+        except cdl.CdlError:
+            continue
+        outcomes = []
+        for candidates in (False, True):
+            ws = document._workspace()
+            resolver = ReferenceResolver(ws)
+            try:
+                resolve_prototypes(ws)
+                parents = list(ws.roots[0])
+                found = find_candidates(ws, parents) if candidates else find_items(ws, parents)
+                resolver.run(found, candidates=candidates)
+                error = None
+            except cdl.CdlError as exc:
+                error = str(exc)
+            trees = [etree.tostring(root) for root in ws.roots]
+            pending = sorted(etree.tostring(el) for el in resolver.pending_items())
+            outcomes.append((error, trees, pending))
+        assert outcomes[0] == outcomes[1], path
+        compared += 1
+    assert compared > 40
+    assert set(find_items(ws, list(ws.roots[0]))) <= set(find_candidates(ws, list(ws.roots[0])))
