@@ -22,13 +22,14 @@ from ._model import (
     P_EXT,
     P_PROV,
     P_REF,
+    T_COPIES,
     Problems,
     Workspace,
     copies_mark,
     depth_of,
     doc_index_of,
-    engine,
     has_value,
+    stamp,
     table_index,
     tag_of,
     top_level_of,
@@ -65,9 +66,8 @@ _SIZE = etree.XPath("count(descendant-or-self::*)")
 _TEXT = etree.XPath("string-length(string())")
 #: Elements beyond which a plan's copies are made one by one (see _Plan.copy).
 _TEMPLATE_MAX = 256
-#: The tag of the elements that carry copies into a list (see _Plan.insert):
-#: in the engine's namespace, which no document may use.
-_WRAPPER = engine("copies")
+#: The tag of the elements that carry copies into a list (see _Plan.insert).
+_WRAPPER = T_COPIES
 
 
 def resolve_prototypes(ws: Workspace) -> None:
@@ -358,30 +358,16 @@ class _Plan:
 
     def _template(self, children: list[etree._Element], runs: list[tuple[int, int]]) -> etree._Element:
         """The element whose copy ``insert`` puts in: the run's copies as
-        its children, or for several runs a wrapper per run."""
-        made = self._each(children)
-        # The namespaces the copies use, declared once on the template (with
-        # the prototype's prefixes) rather than on each child: a copy
-        # carries the declarations of its element, one set per child, each
-        # dropped again when the copy moves in.
-        used = {_WRAPPER[1 : _WRAPPER.index("}")]}
-        for top in made:
-            for el in top.iter():
-                if isinstance(el.tag, str) and el.tag[:1] == "{":
-                    used.add(el.tag[1 : el.tag.index("}")])
-                used.update(key[1 : key.index("}")] for key in el.attrib if key[:1] == "{")
+        its children (_model.stamp), or for several runs a wrapper per run."""
         scope = children[0].getparent()
         assert scope is not None  # a prototype's child
-        nsmap = {prefix: uri for prefix, uri in scope.nsmap.items() if prefix is not None and uri in used}
-        template = etree.Element(_WRAPPER, nsmap=nsmap)
-        if len(runs) == 1:
-            template.extend(made)
-        else:
+        template = stamp(self._each(children), scope)
+        if len(runs) > 1:
             #: Where each run's wrapper goes: before it, the own children
             #: of the final list and one wrapper for each earlier run.
             self.indices = []
             before = 0
-            rest = iter(made)
+            rest = iter(list(template))
             for j, (position, count) in enumerate(runs):
                 self.indices.append(position - before + j)
                 before += count

@@ -314,6 +314,36 @@ def copies_mark(doc: int, tags: Iterable[object]) -> str:
     return " ".join([str(doc), *[tag for tag in tags if isinstance(tag, str)]])
 
 
+#: The tag of the elements that carry copies into a tree, one C call
+#: (``etree.strip_tags``) putting their children in their place: in the
+#: engine's namespace, which no document may use.
+T_COPIES = engine("copies")
+
+
+def stamp(copies: Iterable[etree._Element], scope: etree._Element) -> etree._Element:
+    """A T_COPIES element holding ``copies`` (made from children of ``scope``):
+    one deep copy of it makes them all again.
+
+    lxml makes a document for every copy it makes, and fixes the namespaces
+    of each element it moves, one call per element moved: copies of a stamp
+    move in as one element. The namespaces the copies use are declared
+    once on the stamp, with ``scope``'s prefixes, rather than on each copy
+    (a copy carries the declarations of its element, each dropped again
+    when the copy moves in).
+    """
+    made = list(copies)
+    used = {T_COPIES[1 : T_COPIES.index("}")]}
+    for top in made:
+        for el in top.iter():
+            if isinstance(el.tag, str) and el.tag[:1] == "{":
+                used.add(el.tag[1 : el.tag.index("}")])
+            used.update(key[1 : key.index("}")] for key in el.attrib if key[:1] == "{")
+    nsmap = {prefix: uri for prefix, uri in scope.nsmap.items() if prefix is not None and uri in used}
+    holder = etree.Element(T_COPIES, nsmap=nsmap)
+    holder.extend(made)
+    return holder
+
+
 class Problems:
     """Collects independent errors so one run can report all of them."""
 

@@ -9,6 +9,7 @@ nothing and the fast path hands over anyway)."""
 from __future__ import annotations
 
 import pytest
+from lxml import etree
 
 import cdl
 from cdl._references import ReferenceResolver
@@ -141,3 +142,20 @@ def test_emptying_the_passable_set_keeps_the_wide_elements_only() -> None:
     passable, wide = dict(many), dict(many)
     _make_room(passable, wide)
     assert passable == {} and wide == {}
+
+
+def test_a_target_copied_many_times_gives_the_same_copies_each_time() -> None:
+    # The first copy is made child by child, the second makes a stamp of the
+    # children, later ones copy the stamp (ReferenceResolver._place): every
+    # copy must come out the same, namespaces and attributes included.
+    target = (
+        '<T xmlns:x="urn:x" xmlns:xsd="http://www.w3.org/2001/XMLSchema"><m>'
+        '<x:a cdl:type="xsd:string" x:at="1">v</x:a><b><c>2</c></b><x:d/></m></T>'
+    )
+    refs = "".join(f'<r{i} cdl:refroot="T" cdl:ref="/m"/>' for i in range(4))
+    out = resolve_text(system(f"<L>{refs}</L>", configuration=target)).tree()
+    lists = {el.tag: el for part in out for el in part}
+    copies = [[etree.tostring(child) for child in lists["L"][i]] for i in range(4)]
+    assert copies[0] == copies[1] == copies[2] == copies[3]
+    assert copies[0] == [etree.tostring(child) for child in lists["T"][0]]
+    assert len(copies[0]) == 3
