@@ -86,9 +86,18 @@ def main(argv: list[str] | None = None) -> int:
         parents = ws.roots[0].iterchildren(*_engine._LIST_TAGS)
         # Older engines (--engine) take the parents only and always copy the output.
         newer = len(inspect.signature(find_items).parameters) == 2
-        items = timed("find items", find_items, *((ws, parents) if newer else (parents,)))
-        resolver = ReferenceResolver(ws)
-        timed(f"references and expressions ({len(items)} items)", resolver.run, items)
+        # Newer engines find the items among the other elements of their
+        # names, and the resolver tells them apart as it goes (as _engine does).
+        import cdl._references as references
+
+        if hasattr(references, "find_candidates"):
+            items = timed("find items (and elements of their names)", references.find_candidates, ws, parents)
+            resolver = ReferenceResolver(ws)
+            timed(f"references and expressions ({len(items)} candidates)", functools.partial(resolver.run, items, candidates=True))
+        else:
+            items = timed("find items", find_items, *((ws, parents) if newer else (parents,)))
+            resolver = ReferenceResolver(ws)
+            timed(f"references and expressions ({len(items)} items)", resolver.run, items)
         # Newer engines know from the loaded documents which tags can be
         # required, and tell the output what is left unresolved.
         known = "tags" in inspect.signature(check_required).parameters
