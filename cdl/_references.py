@@ -325,7 +325,8 @@ class ReferenceResolver:
         self._plans: dict[int, _Plan] = {}
         #: The names unresolved items may have (the live set: it only grows).
         #: An element of another name, and not of the CDL namespace, is no
-        #: item: the fast path reads no attribute of it (_items.may_be_unresolved).
+        #: item: the fast path reads no attribute of it (find_items relies on
+        #: the same; tests/test_items.py checks it on every tree it resolves).
         self._item_tags = self.ctx.tables.item_tags
 
     # -- driving ---------------------------------------------------------------
@@ -415,12 +416,10 @@ class ReferenceResolver:
             if len(node):
                 return False
             tag = node.tag
-            if tag not in self._item_tags and tag not in _CDL_TAGS:
-                # No item has this name (Tables.item_tags): a clean leaf.
-                leaf, value = node, node.text
-                size = len(value) if value else 0
-            elif node.get(P_REF) is None:
-                if tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+            # Only elements of the names items have are looked at.
+            maybe = tag in self._item_tags or tag in _CDL_TAGS
+            if not maybe or node.get(P_REF) is None:
+                if maybe and (tag == T_EXPRESSION or node.get(A_LAZY) == "true"):
                     return False
                 leaf, value = node, node.text
                 size = len(value) if value else 0
@@ -604,10 +603,9 @@ class ReferenceResolver:
             if budget.text + size > budget.limits.max_text:
                 return None  # _targets raises here, before the blocker test
             tag = node.tag
-            if tag not in self._item_tags and tag not in _CDL_TAGS:
-                return node, value, size  # no item has this name (Tables.item_tags)
-            if node.get(P_REF) is None:
-                if tag == T_EXPRESSION or node.get(A_LAZY) == "true":
+            maybe = tag in self._item_tags or tag in _CDL_TAGS  # (see _quick)
+            if not maybe or node.get(P_REF) is None:
+                if maybe and (tag == T_EXPRESSION or node.get(A_LAZY) == "true"):
                     return None  # an expression leaves the tree when evaluated: the general code retries
                 return node, value, size
             # A reference: resolve it first, as the general code would.
