@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 import xml.parsers.expat as expat
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from lxml import etree
 
@@ -468,7 +469,11 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
     # and replayed here after; only the checks that look at the element's
     # content run every time.
     plans = cache.plans
-    item_tags = tables.item_tags
+    # The walk meets only elements (the parser drops comments and processing
+    # instructions, and no entity is left unexpanded), whose tag is a str:
+    # added as read, without tag_of's check, which costs as much again.
+    add_item_tag = cast("Callable[[object], None]", tables.item_tags.add)
+    names, paths, seen, add_ref = cache.names, cache.paths, cache.seen, tables.add_ref
     count = 0
     for parent in parents:
         for el in parent.iterdescendants():
@@ -481,7 +486,32 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
                 continue
             before = tuple(items)
             plan = plans.get(before)
-            if plan is not None:
+            if plan is None:
+                # A peer's reference, met once per refroot: cdl:refroot then
+                # cdl:ref, as written, both texts seen before (refroots come
+                # in pairs, paths repeat). What ``_load_attributes`` would do
+                # for it, without its calls and its cache of indexes: the
+                # table gives equal references one index anyway.
+                if (
+                    len(before) == 2
+                    and (first := before[0])[0] == A_REFROOT
+                    and (second := before[1])[0] == A_CREF
+                    and (refroot := names.get(first[1])) is not None
+                    and (path := paths.get(second[1])) is not None
+                    and not len(el)
+                    and not ((text := el.text) and text.strip())
+                ):
+                    index = add_ref(Ref(second[1].strip(), refroot, path[1]))
+                    el.attrib.clear()
+                    el.set(P_REF, index)
+                    add_item_tag(el.tag)
+                    key = hash(before)
+                    if key in seen:
+                        plans[before] = _Plan(None, ((P_REF, index),), True, {})
+                    else:
+                        seen.add(key)
+                    continue
+            else:
                 if plan is _UNCHANGED:
                     continue
                 drop, put, content_check, by_depth = plan
@@ -499,7 +529,7 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
                     for name, value in put:
                         el.set(name, value)
                     if content_check:  # a reference or a lazy property: an item (find_items)
-                        item_tags.add(tag_of(el))
+                        add_item_tag(el.tag)
                     continue
             try:
                 _load_attributes(el, before, plan, doc, tables, cache)
