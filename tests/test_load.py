@@ -345,6 +345,42 @@ def test_peer_references_met_once_load_like_the_general_parse() -> None:
     assert [el.text for el in res.tree().iter("h", "p", "q", "r", "u")] == [str((i + 1) % 6) for i in range(6) for _ in "hpq"] + ["0", "0"]
 
 
+@pytest.mark.parametrize("refroot", ["s1", "x:s1", "y"])
+def test_peer_refroots_met_for_the_first_time_load_like_the_general_parse(refroot: str) -> None:
+    # A refroot met for the first time is parsed in the walk when it is a
+    # plain name; a prefixed one (declared or not) takes the general parse.
+    def peers(extra: str) -> str:
+        lists = f'<s0><n>0</n><a cdl:refroot="s1" cdl:ref="/n"/><b cdl:refroot="{refroot}" cdl:ref="/n"{extra}/></s0><s1><n>1</n></s1>'
+        return system(lists, 'xmlns:x="urn:x"')
+
+    try:
+        fast = _loaded_refs(load_text(peers("")))
+    except CdlError as exc:
+        with pytest.raises(CdlError) as info:
+            load_text(peers(' u="1"'))
+        assert (exc.code, exc.line, exc.path, str(exc)) == (info.value.code, info.value.line, info.value.path, str(info.value))
+        return
+    general = _loaded_refs(load_text(peers(' u="1"')))
+    assert [(tag, ref) for tag, _, ref in fast] == [(tag, ref) for tag, _, ref in general]
+
+
+def test_relative_references_met_once_load_like_the_general_parse() -> None:
+    # A relative cdl:ref alone takes the loader's shortest path; with another
+    # attribute beside it, the general parse. Paths with '.', '..', prefixed
+    # and new steps, met once and again.
+    paths = ["../s1/n", "../s2/n", "./../s1/n", "../x:s3/n", "../s1/./n", " ../s2/n ", "../s1/n", "../s3/../s1/n"]
+
+    def refs(extra: str) -> str:
+        body = "".join(f'<p{i} cdl:ref="{path}"{extra}/>' for i, path in enumerate(paths))
+        lists = f"<s0><n>0</n>{body}</s0><s1><n>1</n></s1><s2><n>2</n></s2><x:s3><n>3</n></x:s3>"
+        return system(lists, 'xmlns:x="urn:x"')
+
+    fast, general = _loaded_refs(load_text(refs(""))), _loaded_refs(load_text(refs(' u="1"')))
+    assert [(tag, ref) for tag, _, ref in fast] == [(tag, ref) for tag, _, ref in general]
+    assert [ref is not None for _, _, ref in fast].count(True) == len(paths)
+    assert all(source.uniform_namespaces for source in load_text(refs(""))._docs)
+
+
 def test_peer_reference_with_a_value_after_its_texts_were_met() -> None:
     # The shortest path's content check: a value is reported by the general parse.
     with pytest.raises(CdlError) as info:
