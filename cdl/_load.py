@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 import xml.parsers.expat as expat
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from lxml import etree
 
@@ -468,7 +469,12 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
     # and replayed here after; only the checks that look at the element's
     # content run every time.
     plans = cache.plans
-    item_tags = tables.item_tags
+    # The walk meets only elements (the parser drops comments and processing
+    # instructions, and no entity is left unexpanded), whose tag is a str:
+    # added as read, without tag_of's check, which costs as much again.
+    add_item_tag = cast("Callable[[object], None]", tables.item_tags.add)
+    names, paths, seen, add_ref = cache.names, cache.paths, cache.seen, tables.add_ref
+    nsmap = doc.nsmap
     count = 0
     for parent in parents:
         for el in parent.iterdescendants():
@@ -481,7 +487,48 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
                 continue
             before = tuple(items)
             plan = plans.get(before)
-            if plan is not None:
+            if plan is None and len(before) <= 2 and not len(el) and not ((text := el.text) and text.strip()):
+                # A reference alone met for the first time, the set most often
+                # met once: what ``_load_attributes`` would do for it, without
+                # its calls and its cache of indexes (the table gives equal
+                # references one index anyway). Anything else, or a text that
+                # does not parse, is left to it (and the general parse, which
+                # reports what is wrong).
+                index = None
+                first = before[0]
+                if len(before) == 2:
+                    # A peer's reference: cdl:refroot then cdl:ref, as
+                    # written, a plain refroot (they come in pairs) and a
+                    # path met before (paths repeat under many refroots).
+                    second = before[1]
+                    if (
+                        first[0] == A_REFROOT
+                        and second[0] == A_CREF
+                        and ((refroot := names.get(first[1])) is not None or (refroot := _plain_name(first[1], doc, names)))
+                        and (path := paths.get(second[1])) is not None
+                    ):
+                        index = add_ref(Ref(second[1].strip(), refroot, path[1]))
+                elif first[0] == A_CREF and not (body := first[1].strip()).startswith("/"):
+                    # A relative path (one naming a sibling list is met once):
+                    # below a list (a list's sets hold its mark), so the depth
+                    # changes nothing.
+                    try:
+                        steps = (paths.get(first[1]) or _path(first[1], nsmap, cache))[1]
+                    except PathSyntaxError:
+                        pass
+                    else:
+                        index = add_ref(Ref(body, None, steps))
+                if index is not None:
+                    el.attrib.clear()
+                    el.set(P_REF, index)
+                    add_item_tag(el.tag)
+                    key = hash(before)
+                    if key in seen:  # met again: remembered as a set from now on
+                        plans[before] = _Plan(None, ((P_REF, index),), True, {})
+                    else:
+                        seen.add(key)
+                    continue
+            elif plan is not None:
                 if plan is _UNCHANGED:
                     continue
                 drop, put, content_check, by_depth = plan
@@ -499,7 +546,7 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
                     for name, value in put:
                         el.set(name, value)
                     if content_check:  # a reference or a lazy property: an item (find_items)
-                        item_tags.add(tag_of(el))
+                        add_item_tag(el.tag)
                     continue
             try:
                 _load_attributes(el, before, plan, doc, tables, cache)
@@ -799,6 +846,16 @@ def _refroot_index(
         # relative_ref with a refroot: the steps stand as they are.
         index = cache.ref_index[key] = tables.add_ref(Ref(text.strip(), refroot, path[1]))
     return index
+
+
+def _plain_name(text: str, doc: SourceDoc, names: dict[str, NameRef]) -> NameRef | None:
+    """A refroot met for the first time, when it is a plain unprefixed ASCII
+    name (``_name_ref``, which cannot fail for one), remembered in ``names``;
+    None for any other, which the general parse takes."""
+    if not (text.isascii() and text.isidentifier()):
+        return None
+    name = names[text] = _name_ref(text, doc.nsmap, doc.target_ns)
+    return name
 
 
 def _name_ref(text: str, nsmap: dict[str | None, str], target_ns: str) -> NameRef:

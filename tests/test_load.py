@@ -316,6 +316,83 @@ def test_path_with_a_bad_step_after_paths_with_good_ones(bad: str, message: str)
     assert message in str(info.value)
 
 
+def _loaded_refs(doc: cdl.Document) -> list[tuple[str, dict[str, str], object]]:
+    """Each element of the lists: its name, attributes and the reference its index names."""
+    tables = doc._tables
+    found = []
+    for el in doc._docs[0].root.iter(etree.Element):
+        index = el.get(f"{{{ENGINE_NS}}}ref")
+        found.append((el.tag, dict(el.attrib), tables.refs[int(index)] if index is not None else None))
+    return found
+
+
+def test_peer_references_met_once_load_like_the_general_parse() -> None:
+    # cdl:refroot before cdl:ref, refroot and path both met before, takes the
+    # loader's shortest path; written the other way round, the same references
+    # take the general one. Both must leave the same tree and references, and
+    # a set met a second time is replayed with the same result.
+    def peers(order: str) -> str:
+        lists = []
+        for i in range(6):
+            a, b = f'cdl:refroot="s{(i + 1) % 6}"', 'cdl:ref="/n"'
+            attributes = f"{a} {b}" if order == "refroot first" else f"{b} {a}"
+            lists.append(f"<s{i}><n>{i}</n><h {attributes}/><p {attributes}/><q {attributes}/></s{i}>")
+        return system("".join(lists) + "<t><n>x</n><r cdl:refroot='s0' cdl:ref='/n'/><u cdl:ref='/n' cdl:refroot='s0'/></t>")
+
+    fast, general = load_text(peers("refroot first")), load_text(peers("ref first"))
+    assert _loaded_refs(fast) == _loaded_refs(general)
+    res = fast.resolve()
+    assert [el.text for el in res.tree().iter("h", "p", "q", "r", "u")] == [str((i + 1) % 6) for i in range(6) for _ in "hpq"] + ["0", "0"]
+
+
+@pytest.mark.parametrize("refroot", ["s1", "x:s1", "y"])
+def test_peer_refroots_met_for_the_first_time_load_like_the_general_parse(refroot: str) -> None:
+    # A refroot met for the first time is parsed in the walk when it is a
+    # plain name; a prefixed one (declared or not) takes the general parse.
+    def peers(extra: str) -> str:
+        lists = f'<s0><n>0</n><a cdl:refroot="s1" cdl:ref="/n"/><b cdl:refroot="{refroot}" cdl:ref="/n"{extra}/></s0><s1><n>1</n></s1>'
+        return system(lists, 'xmlns:x="urn:x"')
+
+    try:
+        fast = _loaded_refs(load_text(peers("")))
+    except CdlError as exc:
+        with pytest.raises(CdlError) as info:
+            load_text(peers(' u="1"'))
+        assert (exc.code, exc.line, exc.path, str(exc)) == (info.value.code, info.value.line, info.value.path, str(info.value))
+        return
+    general = _loaded_refs(load_text(peers(' u="1"')))
+    assert [(tag, ref) for tag, _, ref in fast] == [(tag, ref) for tag, _, ref in general]
+
+
+def test_relative_references_met_once_load_like_the_general_parse() -> None:
+    # A relative cdl:ref alone takes the loader's shortest path; with another
+    # attribute beside it, the general parse. Paths with '.', '..', prefixed
+    # and new steps, met once and again.
+    paths = ["../s1/n", "../s2/n", "./../s1/n", "../x:s3/n", "../s1/./n", " ../s2/n ", "../s1/n", "../s3/../s1/n"]
+
+    def refs(extra: str) -> str:
+        body = "".join(f'<p{i} cdl:ref="{path}"{extra}/>' for i, path in enumerate(paths))
+        lists = f"<s0><n>0</n>{body}</s0><s1><n>1</n></s1><s2><n>2</n></s2><x:s3><n>3</n></x:s3>"
+        return system(lists, 'xmlns:x="urn:x"')
+
+    fast, general = _loaded_refs(load_text(refs(""))), _loaded_refs(load_text(refs(' u="1"')))
+    assert [(tag, ref) for tag, _, ref in fast] == [(tag, ref) for tag, _, ref in general]
+    assert [ref is not None for _, _, ref in fast].count(True) == len(paths)
+    assert all(source.uniform_namespaces for source in load_text(refs(""))._docs)
+
+
+def test_peer_reference_with_a_value_after_its_texts_were_met() -> None:
+    # The shortest path's content check: a value is reported by the general parse.
+    with pytest.raises(CdlError) as info:
+        load_text(system('<s><n>1</n><a cdl:refroot="s" cdl:ref="/n"/><b cdl:refroot="t" cdl:ref="/n"/></s>'
+                         '<t><n>2</n>\n<c cdl:refroot="s" cdl:ref="/n">5</c></t>'))
+    assert (info.value.code, info.value.line, info.value.path) == ("REF_WITH_CHILDREN", 2, "/t/c")
+    with pytest.raises(CdlError) as info:
+        load_text(system('<s><n>1</n><a cdl:refroot="s" cdl:ref="/n"/></s>'
+                         '<t><n>2</n>\n<c cdl:refroot="s" cdl:ref="/n"><d/></c></t>'))
+    assert (info.value.code, info.value.line, info.value.path) == ("REF_WITH_CHILDREN", 2, "/t/c")
+
+
 def test_refroot_with_an_undeclared_prefix_after_its_path_was_parsed() -> None:
     with pytest.raises(CdlError) as info:
         load_text(system('<s><v>1</v><a cdl:refroot="s" cdl:ref="/v"/>\n<b cdl:refroot="q:s" cdl:ref="/v"/></s>'))
