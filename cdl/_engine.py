@@ -413,13 +413,29 @@ def _cyclic_gc_paused() -> Iterator[None]:
     (about 18% of a 200,000-component resolution, benchmarks/README.md).
     Reference counting still frees everything as usual; the collector is
     switched back on (if it was on) when the phase ends, even on error.
+
+    What the phase leaves alive goes straight to the oldest generation, where
+    the young collections that follow each phase would have moved it
+    (``gc.freeze()`` then ``gc.unfreeze()``: two list splices). Those
+    collections walked every survivor, found nothing to free, and took about
+    0.03 s at 20,000 components. The young objects from before the phase
+    are collected first, as the collector would have done, so only what the
+    phase made skips the young collections; a full collection still walks
+    (and frees) all of it. Skipped when the caller froze objects of its own,
+    which ``unfreeze`` would release.
     """
     enabled = gc.isenabled()
+    promote = enabled and gc.get_freeze_count() == 0
+    if promote:
+        gc.collect(1)
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            if promote and gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
