@@ -473,7 +473,7 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
     # instructions, and no entity is left unexpanded), whose tag is a str:
     # added as read, without tag_of's check, which costs as much again.
     add_item_tag = cast("Callable[[object], None]", tables.item_tags.add)
-    names, paths, seen, add_ref = cache.names, cache.paths, cache.seen, tables.add_ref
+    names, paths, add_ref = cache.names, cache.paths, tables.add_ref
     nsmap = doc.nsmap
     count = 0
     for parent in parents:
@@ -519,14 +519,7 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
                     else:
                         index = add_ref(Ref(body, None, steps))
                 if index is not None:
-                    el.attrib.clear()
-                    el.set(P_REF, index)
-                    add_item_tag(el.tag)
-                    key = hash(before)
-                    if key in seen:  # met again: remembered as a set from now on
-                        plans[before] = _Plan(None, ((P_REF, index),), True, {})
-                    else:
-                        seen.add(key)
+                    _put_reference_alone(el, before, index, add_item_tag, cache)
                     continue
             elif plan is not None:
                 if plan is _UNCHANGED:
@@ -700,14 +693,7 @@ def _load_attributes(
             elif first == A_CREF and second == A_REFROOT:
                 index = _refroot_index(first_value, second_value, el, doc, tables, cache)
         if index is not None:
-            el.attrib.clear()
-            el.set(P_REF, index)
-            tables.item_tags.add(tag_of(el))  # an item (find_items)
-            key = hash(before)
-            if key in cache.seen:
-                cache.plans[before] = _Plan(None, ((P_REF, index),), True, {})
-            else:
-                cache.seen.add(key)
+            _put_reference_alone(el, before, index, cast("Callable[[object], None]", tables.item_tags.add), cache)
             return
     _parse_attributes(el, doc, tables, cache)
     key = hash(before)
@@ -729,6 +715,22 @@ def _load_attributes(
         plan = cache.plans[before] = _Plan(None if len(drop) == len(before) else drop, None if depth_bound else put, content_check, {})
     if plan.put is None:
         plan.by_depth[_depth(el)] = _changed(before, after)
+
+
+def _put_reference_alone(
+    el: etree._Element, before: _Attributes, index: str, add_item_tag: Callable[[object], None], cache: _LoadCache
+) -> None:
+    """Write the working form of ``el``, whose attributes ``before`` are a
+    reference alone (table entry ``index``); its set is remembered as a plan
+    only when it comes again (most never do)."""
+    el.attrib.clear()
+    el.set(P_REF, index)
+    add_item_tag(el.tag)  # an item (find_items); a walked element's tag is a str
+    key = hash(before)
+    if key in cache.seen:
+        cache.plans[before] = _Plan(None, ((P_REF, index),), True, {})
+    else:
+        cache.seen.add(key)
 
 
 def _changed(before: _Attributes, after: _Attributes) -> _Attributes:
