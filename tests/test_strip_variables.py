@@ -97,6 +97,8 @@ def test_pending_copies_are_written_back_with_their_variables() -> None:
     system = etree.fromstring(out).find(f"{{{CDL_NS}}}system")
     assert system is not None
     for component in system:
+        (expression,) = component.iter(T_EXPRESSION)
+        assert list(expression.attrib.items()) == [("value-of", "concat($a, '-', $b, '-', $c)")]
         variables = [v.attrib for v in component.iter(T_VARIABLE)]
         assert [dict(v) for v in variables] == [{"name": "a", "ref": "./a"}, {"name": "b", "ref": "./b"}, {"name": "c", "ref": "./d"}]
     assert _both(text, lambda doc: [str(p) for p in doc.resolve().pending])
@@ -151,3 +153,20 @@ def test_every_stripped_expression_is_restored_or_gone(count: int) -> None:
     expressions = list(ws.roots[0].iter(T_EXPRESSION))
     assert len(expressions) == count + 1  # the template's and each inheritor's wait
     assert all(len(e) == 3 for e in expressions)
+
+
+def test_expressions_with_attributes_of_their_own_or_no_variables() -> None:
+    # An attribute of another namespace stays where it is written (such an
+    # expression is copied whole: h waits in every user, and is written
+    # back); an expression without variables is stripped of its value-of alone.
+    extra = """
+    <U xmlns:n="urn:n"><e>5</e>
+      <f><cdl:expression value-of="concat($e, '!')"><cdl:variable name="e" ref="/e"/></cdl:expression></f>
+      <g><cdl:expression value-of="1 + 1"/></g>
+      <h><cdl:expression n:note="x" value-of="concat($e, $z)"><cdl:variable name="e" ref="/e"/><cdl:variable name="z" ref="/z"/></cdl:expression></h>
+    </U>"""
+    users = "\n".join(f'    <u{i} cdl:extends="U"><z cdl:lazy="true"/></u{i}>' for i in range(3))
+    text = _document("/a", _components(3) + "\n" + users, extra)
+    out = _both(text, lambda doc: doc.resolve().to_bytes())
+    assert out.count(b"<f>5!</f>") == 4 and out.count(b"<g>2</g>") == 4
+    assert out.count(b'n:note="x" value-of="concat($e, $z)"') == 4 and out.count(b'<cdl:variable name="z" ref="./z"/>') == 3 + 1
