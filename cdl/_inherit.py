@@ -30,6 +30,7 @@ from ._model import (
     doc_index_of,
     has_value,
     stamp,
+    strip_variables,
     table_index,
     tag_of,
     top_level_of,
@@ -305,7 +306,7 @@ class _Plan:
         self.used = False
         self.indices: list[int] = []
 
-    def copy(self, children: list[etree._Element]) -> list[etree._Element]:
+    def copy(self, children: list[etree._Element], ws: Workspace) -> list[etree._Element]:
         """New copies of the prototype's ``children`` this plan copies, in
         order, for a plan whose own children move (see ``insert`` for the
         others): from the template once the plan is used again."""
@@ -313,14 +314,14 @@ class _Plan:
             self.used = True
             return self._each(children)
         if self.template is None:
-            self.template = self._template(children, [(0, len(self.copies))])
+            self.template = self._template(children, [(0, len(self.copies))], ws)
         return list(self.template.__deepcopy__(None))  # type: ignore[attr-defined]
 
     def _each(self, children: list[etree._Element]) -> list[etree._Element]:
         """New copies of the children this plan copies, made one by one."""
         return [children[p].__deepcopy__(None) for p in self.copies]  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
 
-    def insert(self, n: etree._Element, children: list[etree._Element]) -> None:
+    def insert(self, n: etree._Element, children: list[etree._Element], ws: Workspace) -> None:
         """Insert new copies of the prototype's ``children`` into ``n`` at the
         plan's runs (own children stay linked).
 
@@ -347,7 +348,7 @@ class _Plan:
                     n[position:position] = made[start : start + count]
                     start += count
                 return
-            template = self.template = self._template(children, runs)
+            template = self.template = self._template(children, runs, ws)
         copied = template.__deepcopy__(None)  # type: ignore[attr-defined]
         if len(runs) == 1:
             n.insert(runs[0][0], copied)
@@ -356,12 +357,14 @@ class _Plan:
                 n.insert(index, wrapper)
         etree.strip_tags(n, _WRAPPER)
 
-    def _template(self, children: list[etree._Element], runs: list[tuple[int, int]]) -> etree._Element:
+    def _template(self, children: list[etree._Element], runs: list[tuple[int, int]], ws: Workspace) -> etree._Element:
         """The element whose copy ``insert`` puts in: the run's copies as
-        its children (_model.stamp), or for several runs a wrapper per run."""
+        its children (_model.stamp), or for several runs a wrapper per run;
+        without the variables of expressions (_model.strip_variables)."""
         scope = children[0].getparent()
         assert scope is not None  # a prototype's child
         template = stamp(self._each(children), scope)
+        strip_variables(ws, template)
         if len(runs) > 1:
             #: Where each run's wrapper goes: before it, the own children
             #: of the final list and one wrapper for each earlier run.
@@ -420,9 +423,9 @@ def _merge(
     if plan.runs is not None:
         if copies:
             # Own children stay linked; each run of copies goes in with one call.
-            plan.insert(n, shape.children)
+            plan.insert(n, shape.children, ws)
     else:
-        made = plan.copy(shape.children) if copies else []
+        made = plan.copy(shape.children, ws) if copies else []
         made.reverse()
         n[:] = [made.pop() if is_copy else own_children[i] for is_copy, i in plan.order]
     if not own_value and proto.text and proto.text.strip():

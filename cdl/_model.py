@@ -344,6 +344,58 @@ def stamp(copies: Iterable[etree._Element], scope: etree._Element) -> etree._Ele
     return holder
 
 
+def strip_variables(ws: Workspace, copies: etree._Element) -> None:
+    """Take the cdl:variable children and the value-of attribute out of the
+    expressions below ``copies`` (a stamp that inherited copies are made
+    from), keeping the variables of each in ``ws.variables`` for
+    :func:`restore_variables`.
+
+    An expression's text and variables live in the tables (its P_EXPR);
+    the fast path reads them there, and most inherited expressions are
+    evaluated and removed, so copying them (four variables in a typical
+    expression, each an element with an attribute) and freeing them again
+    is wasted. The general resolution, which reads them (error locations)
+    and through which every expression the fast path does not evaluate
+    passes (the output writes back those left unresolved), restores them
+    first. Only expressions with no other attributes, whose restored
+    attributes are then those written, in order; and not when a variable
+    may be lazy (``Tables.lazy_variables``): the fast path, the pending
+    checks and deploy-time releases read that on the variables. The
+    budget and the depth checks count the copies as if nothing was taken
+    out, so every limit is met where it was.
+    """
+    if ws.ctx.tables.lazy_variables:
+        return
+    kept = ws.variables
+    for expression in copies.iter(T_EXPRESSION):
+        keys = expression.keys()
+        if keys != _EXPRESSION_KEYS:
+            continue
+        index = expression.get(P_EXPR)
+        assert index is not None
+        variables = list(expression)
+        for variable in variables:
+            expression.remove(variable)
+        kept.setdefault(index, variables)
+        del expression.attrib["value-of"]
+
+
+#: The attributes of a loaded cdl:expression, in order (cdl/_load.py).
+_EXPRESSION_KEYS = ["value-of", P_EXPR]
+
+
+def restore_variables(ws: Workspace, expression: etree._Element) -> None:
+    """Give an expression copy what :func:`strip_variables` took out of it
+    (its value-of is the mark), as written, lines and all."""
+    if expression.get("value-of") is None:
+        index = expression.get(P_EXPR)
+        assert index is not None  # every loaded expression has one
+        expression.attrib.clear()
+        expression.set("value-of", ws.ctx.tables.exprs[int(index)].text)
+        expression.set(P_EXPR, index)
+        expression.extend([variable.__deepcopy__(None) for variable in ws.variables.get(index, ())])  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
+
+
 class Problems:
     """Collects independent errors so one run can report all of them."""
 
@@ -417,6 +469,11 @@ class Workspace:
     recorder: Recorder | None = None
     #: Children by name of wide elements, for path steps (cdl/_children.py).
     children: ChildIndex = field(default_factory=ChildIndex)
+    #: The cdl:variable children taken out of inherited copies of
+    #: expressions (strip_variables), by the expressions' P_EXPR: one
+    #: detached set each, copied back into a copy that needs them.
+    #: (An expression without variables has an empty set.)
+    variables: dict[str, list[etree._Element]] = field(default_factory=dict)
 
     def size_bound(self) -> int:
         """An upper bound on the elements of the working trees now: what was

@@ -64,6 +64,7 @@ from ._model import (
     doc_index_of,
     has_value,
     replace_with_text,
+    restore_variables,
     stamp,
     table_index,
     top_level_of,
@@ -624,9 +625,12 @@ class ReferenceResolver:
         if index is None or holder is None:
             return False
         expr = tables.exprs[int(index)]
-        if len(expr.variables) != len(item):
+        count = len(item)  # (len() makes no proxy)
+        if count != len(expr.variables) and count:
             # Never made so (the loader allows only cdl:variable children);
-            # the general code pairs them as it does. len() makes no proxy.
+            # the general code pairs them as it does. None: an inherited
+            # copy without its variables (_model.strip_variables), which
+            # are read from the tables here.
             return False
         plan = self._plans.get(id(expr))
         if plan is None:
@@ -1078,6 +1082,7 @@ class ReferenceResolver:
         expr = ctx.tables.exprs[table_index(el, P_EXPR)]
         holder = el.getparent()
         assert holder is not None
+        restore_variables(self.ws, el)  # their elements locate errors
         values: dict[str, str] = {}
         chosen: list[etree._Element] = []  # each variable's node, for provenance
         blockers: list[etree._Element] = []
