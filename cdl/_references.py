@@ -431,20 +431,27 @@ class ReferenceResolver:
                 leaf, value, size = target
         else:
             known = self.fixed.get(id(ref))
-            if known is not None and (known[1] or len(known[0]) != 1):
-                # Clean targets with children, or several: copied as
-                # _reference copies them, which raises before changing anything.
-                if depth:
-                    return False  # a copy gives children (or siblings) to a leaf the caller has found
-                try:
-                    self._place(item, ref, *known)
-                except CdlError:
+            if known is None:
+                target = self._quick_target(ref, item, depth)
+                if target is None:
                     return False
-                return True  # only from run (depth 0): the caller records it, or needs not
-            target = self._quick_target(ref, item, depth)
-            if target is None:
-                return False
-            leaf, value, size = target
+                leaf, value, size = target
+            else:
+                nodes, elements, size = known
+                if elements or len(nodes) != 1:
+                    # Clean targets with children, or several: copied as
+                    # _reference copies them, which raises before changing anything.
+                    if depth:
+                        return False  # a copy gives children (or siblings) to a leaf the caller has found
+                    try:
+                        self._place(item, ref, nodes, elements, size)
+                    except CdlError:
+                        return False
+                    return True  # only from run (depth 0): the caller records it, or needs not
+                # One clean leaf found before (_quick_target for a known
+                # target, written out; the text limit is checked below).
+                leaf = nodes[0]
+                value = leaf.text
         budget = self.ws.budget
         # Charged as _reference charges one leaf: no element, its text; and
         # _targets refuses a text over the limit before anything else.
