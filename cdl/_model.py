@@ -248,11 +248,13 @@ def has_value(el: etree._Element) -> bool:
     return len(el) > 0 or bool(el.text and el.text.strip())
 
 
-def replace_with_text(el: etree._Element, text: str = "") -> None:
-    """Remove ``el``, leaving ``text`` (and ``el``'s tail text) where it stood."""
-    parent = el.getparent()
+def replace_with_text(el: etree._Element, text: str = "", parent: etree._Element | None = None) -> None:
+    """Remove ``el``, leaving ``text`` (and ``el``'s tail text) where it stood
+    (``parent``: its parent, when the caller has it)."""
     if parent is None:
-        return
+        parent = el.getparent()
+        if parent is None:
+            return
     joined = text + (el.tail or "")
     if joined:
         prev = el.getprevious()

@@ -509,7 +509,6 @@ class ReferenceResolver:
         node at the end, else None."""
         passable = self._passable
         children = self.ws.children
-        item_tags = self._item_tags
         for step in steps:
             if step == UP:
                 parent = node.getparent()
@@ -519,19 +518,9 @@ class ReferenceResolver:
                 continue
             count = passable.get(node)
             if count is None:
-                # _items.is_unresolved, inlined and conservative (a lazy
-                # variable falls back too): the general code decides. Only
-                # elements of the names items have are looked at.
-                tag = node.tag
-                if (tag in item_tags or tag in _CDL_TAGS) and (
-                    node.get(P_REF) is not None or tag == T_EXPRESSION or node.get(A_LAZY) == "true"
-                ):
+                count = self._passed(node)
+                if count is None:
                     return None
-                if len(passable) >= _PASSABLE_MAX:
-                    _make_room(passable, self._wide)
-                count = passable[node] = len(node)
-                if count > WIDE:
-                    self._wide[node] = count
             if count > WIDE:
                 listed = children.wide.get(node)
                 if listed is None:
@@ -558,22 +547,37 @@ class ReferenceResolver:
             node = child
         return node
 
+    def _passed(self, node: etree._Element) -> int | None:
+        """Remember ``node``, met on a path for the first time, as passable
+        with its number of children; None (nothing remembered) if it is
+        unresolved.
+
+        _items.is_unresolved, inlined and conservative (a lazy variable falls
+        back too): the general code decides. Only elements of the names
+        items have are looked at.
+        """
+        tag = node.tag
+        if (tag in self._item_tags or tag in _CDL_TAGS) and (
+            node.get(P_REF) is not None or tag == T_EXPRESSION or node.get(A_LAZY) == "true"
+        ):
+            return None
+        passable = self._passable
+        if len(passable) >= _PASSABLE_MAX:
+            _make_room(passable, self._wide)
+        count = passable[node] = len(node)
+        if count > WIDE:
+            self._wide[node] = count
+        return count
+
     def _quick_named(self, parent: etree._Element, tags: tuple[str, ...]) -> dict[str, etree._Element | None] | None:
         """A step from ``parent`` to each of ``tags`` at once, as
         :meth:`_quick_walk` takes one: each name's only child, or None for a
         name with several; None if ``parent`` is unresolved."""
         count = self._passable.get(parent)
         if count is None:
-            tag = parent.tag
-            if (tag in self._item_tags or tag in _CDL_TAGS) and (
-                parent.get(P_REF) is not None or tag == T_EXPRESSION or parent.get(A_LAZY) == "true"
-            ):
+            count = self._passed(parent)
+            if count is None:
                 return None
-            if len(self._passable) >= _PASSABLE_MAX:
-                _make_room(self._passable, self._wide)
-            count = self._passable[parent] = len(parent)
-            if count > WIDE:
-                self._wide[parent] = count
         named: dict[str, etree._Element | None] = {}
         if count > WIDE:
             children = self.ws.children
@@ -696,17 +700,7 @@ class ReferenceResolver:
         wide = self.ws.children.wide
         if wide and holder in wide:
             self.ws.children.removing(item)
-        # replace_with_text, with the holder known.
-        tail = item.tail
-        joined = result + tail if tail else result
-        if joined:
-            prev = item.getprevious()
-            if prev is not None:
-                prev.tail = (prev.tail or "") + joined
-            else:
-                text = holder.text
-                holder.text = text + joined if text else joined
-        holder.remove(item)
+        replace_with_text(item, result, holder)
         if depth:  # from run, the caller records it (or needs not)
             self._state[item] = _DONE
         return True
