@@ -473,8 +473,6 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
     # instructions, and no entity is left unexpanded), whose tag is a str:
     # added as read, without tag_of's check, which costs as much again.
     add_item_tag = cast("Callable[[object], None]", tables.item_tags.add)
-    names, paths, add_ref = cache.names, cache.paths, tables.add_ref
-    nsmap = doc.nsmap
     count = 0
     for parent in parents:
         for el in parent.iterdescendants():
@@ -487,41 +485,7 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
                 continue
             before = tuple(items)
             plan = plans.get(before)
-            if plan is None and len(before) <= 2 and not len(el) and not ((text := el.text) and text.strip()):
-                # A reference alone met for the first time, the set most often
-                # met once: what ``_load_attributes`` would do for it, without
-                # its calls and its cache of indexes (the table gives equal
-                # references one index anyway). Anything else, or a text that
-                # does not parse, is left to it (and the general parse, which
-                # reports what is wrong).
-                index = None
-                first = before[0]
-                if len(before) == 2:
-                    # A peer's reference: cdl:refroot then cdl:ref, as
-                    # written, a plain refroot (they come in pairs) and a
-                    # path met before (paths repeat under many refroots).
-                    second = before[1]
-                    if (
-                        first[0] == A_REFROOT
-                        and second[0] == A_CREF
-                        and ((refroot := names.get(first[1])) is not None or (refroot := _plain_name(first[1], doc, names)))
-                        and (path := paths.get(second[1])) is not None
-                    ):
-                        index = add_ref(Ref(second[1].strip(), refroot, path[1]))
-                elif first[0] == A_CREF and not (body := first[1].strip()).startswith("/"):
-                    # A relative path (one naming a sibling list is met once):
-                    # below a list (a list's sets hold its mark), so the depth
-                    # changes nothing.
-                    try:
-                        steps = (paths.get(first[1]) or _path(first[1], nsmap, cache))[1]
-                    except PathSyntaxError:
-                        pass
-                    else:
-                        index = add_ref(Ref(body, None, steps))
-                if index is not None:
-                    _put_reference_alone(el, before, index, add_item_tag, cache)
-                    continue
-            elif plan is not None:
+            if plan is not None:
                 if plan is _UNCHANGED:
                     continue
                 drop, put, content_check, by_depth = plan
@@ -542,6 +506,13 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
                         add_item_tag(el.tag)
                     continue
             try:
+                if plan is None and len(before) <= 2 and not len(el) and not ((text := el.text) and text.strip()):
+                    # Perhaps a reference alone, the set most often met once
+                    # (a peer's refroot, a path naming a sibling list).
+                    index = _reference_alone(before, el, doc, tables, cache)
+                    if index is not None:
+                        _put_reference_alone(el, before, index, add_item_tag, cache)
+                        continue
                 _load_attributes(el, before, plan, doc, tables, cache)
             except CdlError as exc:
                 _problem(exc, el, problems)
@@ -637,7 +608,7 @@ class _LoadCache:
         #: References of cdl:variable by (path, refroot, depth of the property).
         self.refs: dict[tuple[str, str | None, int], Ref] = {}
         #: Table indexes of cdl:ref by (path, refroot, depth of the property;
-        #: -1 with a refroot, where the depth changes nothing): the text
+        #: -1 where the depth changes nothing), for _ref_index: the text
         #: is hashed, not the parsed reference.
         self.ref_index: dict[tuple[str, str | None, int], str] = {}
         #: Attributes as written -> what loading does to them; with uniform
@@ -666,7 +637,8 @@ def _load_attributes(
     el: etree._Element, before: _Attributes, plan: _Plan | None, doc: SourceDoc, tables: Tables, cache: _LoadCache
 ) -> None:
     """Check and parse the CDL attributes ``before`` of ``el``, rewriting them
-    into their working form, when ``_normalize`` cannot replay ``plan``.
+    into their working form, when ``_normalize`` can neither replay ``plan``
+    nor write a reference alone (``_reference_alone``).
 
     Uniform namespaces only. ``plan`` is what was remembered for the set:
     None the first times, else one whose rewrite depends on the depth and
@@ -675,26 +647,6 @@ def _load_attributes(
     sets never meet those of the elements below it (a relative path is
     refused on a list).
     """
-    if plan is None and len(before) <= 2 and not len(el) and not ((text := el.text) and text.strip()):
-        # A reference alone, the set most often met once (a peer's own
-        # refroot, a path naming a sibling list): looked up by its texts,
-        # and remembered as a set only when it comes again.
-        index = None
-        if len(before) == 1:
-            name, value = before[0]
-            if name == A_CREF and not value.strip().startswith("/"):
-                # Relative, without refroot, below a list (a list's sets
-                # hold its mark): the depth changes nothing.
-                index = _ref_index(value, None, el, doc, tables, cache, -1)
-        else:
-            (first, first_value), (second, second_value) = before
-            if first == A_REFROOT and second == A_CREF:
-                index = _refroot_index(second_value, first_value, el, doc, tables, cache)
-            elif first == A_CREF and second == A_REFROOT:
-                index = _refroot_index(first_value, second_value, el, doc, tables, cache)
-        if index is not None:
-            _put_reference_alone(el, before, index, cast("Callable[[object], None]", tables.item_tags.add), cache)
-            return
     _parse_attributes(el, doc, tables, cache)
     key = hash(before)
     if plan is None and key not in cache.seen:
@@ -826,38 +778,54 @@ def _boolean(text: str, doc: SourceDoc, el: etree._Element, attribute: str = A_L
     return value
 
 
+def _reference_alone(
+    before: _Attributes, el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache
+) -> str | None:
+    """The table index of the reference that ``before``, the attributes of
+    ``el`` (a property without a value, the set met for the first time), write
+    alone: a relative cdl:ref, or a cdl:ref with its cdl:refroot (uniform
+    namespaces). None for any other set, which ``_load_attributes`` parses.
+    A text that does not parse goes to ``_ref_index``, which reports it.
+    """
+    if len(before) == 1:
+        name, text = before[0]
+        if name != A_CREF or (body := text.strip()).startswith("/"):
+            return None
+        # Relative, without refroot, below a list (a list's sets hold its
+        # mark, so a set of one is never a list's): the depth changes nothing.
+        try:
+            path = cache.paths.get(text) or _path(text, doc.nsmap, cache)
+        except PathSyntaxError:
+            return _ref_index(text, None, el, doc, tables, cache, -1)
+        return tables.add_ref(Ref(body, None, path[1]))
+    (first, first_text), (second, second_text) = before
+    if first == A_REFROOT and second == A_CREF:
+        return _refroot_index(second_text, first_text, el, doc, tables, cache)
+    if first == A_CREF and second == A_REFROOT:
+        return _refroot_index(first_text, second_text, el, doc, tables, cache)
+    return None
+
+
 def _refroot_index(
     text: str, refroot_text: str, el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache
 ) -> str:
     """``_ref_index`` for a reference with a refroot in a document with uniform
     namespaces, made directly from its parsed refroot and path (a path
-    repeats under many refroots, a refroot under several paths); any
-    error is left to ``_ref_index``, which reports it."""
-    key = (text, refroot_text, -1)
-    index = cache.ref_index.get(key)
-    if index is None:
-        path = cache.paths.get(text)
-        if path is None:
+    repeats under many refroots, a refroot under several paths; the table
+    gives equal references one index); any error is left to ``_ref_index``,
+    which reports it, the refroot's first."""
+    refroot = cache.names.get(refroot_text)
+    if refroot is None:
+        try:
+            refroot = cache.names[refroot_text] = _name_ref(refroot_text, doc.nsmap, doc.target_ns)
+        except PrefixError:
             return _ref_index(text, refroot_text, el, doc, tables, cache)
-        refroot = cache.names.get(refroot_text)
-        if refroot is None:
-            try:
-                refroot = cache.names[refroot_text] = _name_ref(refroot_text, doc.nsmap, doc.target_ns)
-            except PrefixError:
-                return _ref_index(text, refroot_text, el, doc, tables, cache)
-        # relative_ref with a refroot: the steps stand as they are.
-        index = cache.ref_index[key] = tables.add_ref(Ref(text.strip(), refroot, path[1]))
-    return index
-
-
-def _plain_name(text: str, doc: SourceDoc, names: dict[str, NameRef]) -> NameRef | None:
-    """A refroot met for the first time, when it is a plain unprefixed ASCII
-    name (``_name_ref``, which cannot fail for one), remembered in ``names``;
-    None for any other, which the general parse takes."""
-    if not (text.isascii() and text.isidentifier()):
-        return None
-    name = names[text] = _name_ref(text, doc.nsmap, doc.target_ns)
-    return name
+    try:
+        path = cache.paths.get(text) or _path(text, doc.nsmap, cache)
+    except PathSyntaxError:
+        return _ref_index(text, refroot_text, el, doc, tables, cache)
+    # relative_ref with a refroot: the steps stand as they are.
+    return tables.add_ref(Ref(text.strip(), refroot, path[1]))
 
 
 def _name_ref(text: str, nsmap: dict[str | None, str], target_ns: str) -> NameRef:
