@@ -327,28 +327,31 @@ def _loaded_refs(doc: cdl.Document) -> list[tuple[str, dict[str, str], object]]:
 
 
 def test_peer_references_met_once_load_like_the_general_parse() -> None:
-    # cdl:refroot before cdl:ref, refroot and path both met before, takes the
-    # loader's shortest path; written the other way round, the same references
-    # take the general one. Both must leave the same tree and references, and
-    # a set met a second time is replayed with the same result.
-    def peers(order: str) -> str:
+    # A cdl:ref with its cdl:refroot alone, in either order, takes the
+    # loader's shortest path (_reference_alone); with another attribute beside
+    # them, the general parse. All must leave the same tree and references,
+    # and a set met a second time is replayed with the same result.
+    def peers(order: str, extra: str = "") -> str:
         lists = []
         for i in range(6):
             a, b = f'cdl:refroot="s{(i + 1) % 6}"', 'cdl:ref="/n"'
-            attributes = f"{a} {b}" if order == "refroot first" else f"{b} {a}"
+            attributes = (f"{a} {b}" if order == "refroot first" else f"{b} {a}") + extra
             lists.append(f"<s{i}><n>{i}</n><h {attributes}/><p {attributes}/><q {attributes}/></s{i}>")
         return system("".join(lists) + "<t><n>x</n><r cdl:refroot='s0' cdl:ref='/n'/><u cdl:ref='/n' cdl:refroot='s0'/></t>")
 
     fast, general = load_text(peers("refroot first")), load_text(peers("ref first"))
     assert _loaded_refs(fast) == _loaded_refs(general)
+    parsed = load_text(peers("refroot first", ' w="1"'))
+    assert [(tag, ref) for tag, _, ref in _loaded_refs(fast)] == [(tag, ref) for tag, _, ref in _loaded_refs(parsed)]
     res = fast.resolve()
     assert [el.text for el in res.tree().iter("h", "p", "q", "r", "u")] == [str((i + 1) % 6) for i in range(6) for _ in "hpq"] + ["0", "0"]
 
 
 @pytest.mark.parametrize("refroot", ["s1", "x:s1", "y"])
 def test_peer_refroots_met_for_the_first_time_load_like_the_general_parse(refroot: str) -> None:
-    # A refroot met for the first time is parsed in the walk when it is a
-    # plain name; a prefixed one (declared or not) takes the general parse.
+    # A refroot met for the first time is parsed by the shortest path
+    # (_refroot_index); one that does not parse is reported by the general
+    # parse, as with another attribute beside it.
     def peers(extra: str) -> str:
         lists = f'<s0><n>0</n><a cdl:refroot="s1" cdl:ref="/n"/><b cdl:refroot="{refroot}" cdl:ref="/n"{extra}/></s0><s1><n>1</n></s1>'
         return system(lists, 'xmlns:x="urn:x"')

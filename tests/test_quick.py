@@ -128,8 +128,6 @@ def test_the_fast_path_decides_as_the_general_code_at_every_width(xml: str, monk
 def test_emptying_the_passable_set_keeps_the_wide_elements_only() -> None:
     # A wide list forgotten would have its children counted again at each
     # emptying: O(N) per O(N) items (the wide benchmark shape at 200k).
-    from lxml import etree
-
     from cdl._references import _PASSABLE_MAX, _make_room
 
     wide_one, narrow = etree.Element("w"), [etree.Element(f"n{i}") for i in range(3)]
