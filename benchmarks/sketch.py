@@ -23,7 +23,8 @@ and the floor measured the way ``run.py`` measures them:
   parents), a reference found on the way resolved first; each
   cdl:expression's variables followed the same way and their values joined;
 - **write**: the output text built in Python, indented as lxml indents it;
-  or (``--lxml``) an lxml tree built from the data and serialized by lxml.
+  or an lxml tree built from the data and serialized by lxml (both are run);
+- **free**: the data dropped, inside the clock as the engine's trees are.
 
 Everything the engine does beyond that is left out: no namespaces beyond
 the prefixes of the root, no checks (names, limits, depth, types, required
@@ -126,9 +127,9 @@ class _Inherit:
                 merged.append(child)
                 continue
             old = merged[i]
-            if child[1] and _EXTENDS in child[1]:
-                merged[i] = child  # merged with its own prototype already (merge)
-            elif child[3] and old[3]:
+            # (A child that extends a prototype of its own was merged with it
+            # already, by merge(), and merges here like any other.)
+            if child[3] and old[3]:
                 merged[i] = [child[0], child[1], child[2], self.children(old[3], child[3]), child[4]]
             else:
                 attributes = {**old[1], **child[1]} if old[1] and child[1] else (child[1] or old[1])
@@ -355,10 +356,17 @@ def sketch(directory: str, with_lxml: bool, output: str) -> dict[str, float]:
     start = clock()
     data = _build_lxml(components, nsmap) if with_lxml else _write(components, nsmap)
     times["write (lxml)" if with_lxml else "write"] = clock() - start
-    times["followed"] = resolve.followed
-    times["bytes"] = len(data)
+    followed = resolve.followed
     with open(output, "wb") as handle:
         handle.write(data)
+    size = len(data)
+
+    # Freed inside the clock, as the engine's measurement frees its trees.
+    start = clock()
+    del system, templates, inherit, configuration, tops, components, resolve, data
+    times["free"] = clock() - start
+    times["followed"] = followed
+    times["bytes"] = size
     return times
 
 
