@@ -50,15 +50,9 @@ sys.path.insert(0, HERE)
 
 from generate import SHAPES, generate  # noqa: E402
 
-CDL = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
-_EXTENDS = f"{{{CDL}}}extends"
-_REF = f"{{{CDL}}}ref"
-_REFROOT = f"{{{CDL}}}refroot"
-_EXPRESSION = f"{{{CDL}}}expression"
-_VARIABLE = f"{{{CDL}}}variable"
-_CONFIGURATION = f"{{{CDL}}}configuration"
-_SYSTEM = f"{{{CDL}}}system"
-_WIDE = 16
+# The engine's names (only names: the sketch calls nothing of the engine).
+from cdl._children import WIDE  # noqa: E402
+from cdl._model import A_CREF, A_EXTENDS, A_REFROOT, T_CDL, T_CONFIGURATION, T_EXPRESSION, T_SYSTEM, T_VARIABLE  # noqa: E402
 
 #: A node: [tag, attributes or None, text, children, source line].
 Node = list[Any]
@@ -76,9 +70,9 @@ def _read(root: Any) -> Node:
             attributes = dict(items) if items else None
             if attributes is not None:
                 # A variable's path starts where its expression's holder is.
-                key, up = ("ref", depth - 2) if child.tag == _VARIABLE else (_REF, depth)
+                key, up = ("ref", depth - 2) if child.tag == T_VARIABLE else (A_CREF, depth)
                 path = attributes.get(key)
-                if path is not None and path[:1] == "/" and "refroot" not in attributes and _REFROOT not in attributes:
+                if path is not None and path[:1] == "/" and "refroot" not in attributes and A_REFROOT not in attributes:
                     attributes[key] = "../" * up + path[1:]
             made = [child.tag, attributes, child.text, [], child.sourceline]
             kids.append(made)
@@ -109,13 +103,13 @@ class _Inherit:
         """``node`` with every cdl:extends at or below it merged (recursive: generated documents are shallow)."""
         kids = node[3]
         if kids:
-            kids = [self.merge(kid) if kid[3] or (kid[1] and _EXTENDS in kid[1]) else kid for kid in kids]
+            kids = [self.merge(kid) if kid[3] or (kid[1] and A_EXTENDS in kid[1]) else kid for kid in kids]
         attributes = node[1]
-        extends = attributes.get(_EXTENDS) if attributes else None
+        extends = attributes.get(A_EXTENDS) if attributes else None
         if extends is None:
             return [node[0], attributes, node[2], kids, node[4]] if kids else node
         proto = self.flatten(extends.rpartition(":")[2])
-        kept = {k: v for k, v in attributes.items() if k != _EXTENDS} or None
+        kept = {k: v for k, v in attributes.items() if k != A_EXTENDS} or None
         return [node[0], kept, node[2], self.children(proto[3], kids), node[4]]
 
     def children(self, inherited: list[Node], own: list[Node]) -> list[Node]:
@@ -163,7 +157,7 @@ class _Resolve:
 
     def child(self, node: Node, name: str) -> Node | None:
         kids: list[Node] = node[3]
-        if len(kids) > _WIDE:
+        if len(kids) > WIDE:
             table = self.index.get(id(node))
             if table is None:
                 table = self.index[id(node)] = {kid[0]: kid for kid in kids}
@@ -197,9 +191,9 @@ class _Resolve:
                 chain.append(found)
         found = chain.pop()
         attributes = found[1]
-        if attributes and _REF in attributes and depth < 8:
+        if attributes and A_CREF in attributes and depth < 8:
             # A reference: resolved first, in its own container.
-            value = self.target(attributes[_REF], attributes.get(_REFROOT), chain, depth + 1)
+            value = self.target(attributes[A_CREF], attributes.get(A_REFROOT), chain, depth + 1)
             if value is None:
                 return None
             parent = chain[-1][3]
@@ -209,7 +203,7 @@ class _Resolve:
 
     def resolved(self, item: Node, value: Node) -> Node:
         self.followed += 1
-        kept = {k: v for k, v in item[1].items() if k != _REF and k != _REFROOT} or None
+        kept = {k: v for k, v in item[1].items() if k != A_CREF and k != A_REFROOT} or None
         return [item[0], kept, value[2], value[3], item[4]]
 
     def run(self, top: Node) -> None:
@@ -219,11 +213,11 @@ class _Resolve:
             kids = chain[-1][3]
             for i, kid in enumerate(kids):
                 attributes = kid[1]
-                if attributes is not None and _REF in attributes:
-                    value = self.target(attributes[_REF], attributes.get(_REFROOT), chain)
+                if attributes is not None and A_CREF in attributes:
+                    value = self.target(attributes[A_CREF], attributes.get(A_REFROOT), chain)
                     if value is not None:
                         kids[i] = self.resolved(kid, value)
-                elif kid[3] and kid[3][0][0] == _EXPRESSION:
+                elif kid[3] and kid[3][0][0] == T_EXPRESSION:
                     self.expression(kids, i, chain)
                 elif kid[3]:
                     stack.append([*chain, kid])
@@ -301,8 +295,8 @@ def _write(tops: list[Node], nsmap: dict[str | None, str]) -> bytes:
 def _build_lxml(tops: list[Node], nsmap: dict[str | None, str]) -> bytes:
     from lxml import etree
 
-    root = etree.Element(f"{{{CDL}}}cdl", nsmap=nsmap)
-    system = etree.SubElement(root, _SYSTEM)
+    root = etree.Element(T_CDL, nsmap=nsmap)
+    system = etree.SubElement(root, T_SYSTEM)
     sub = etree.SubElement
     stack = [(top, system) for top in reversed(tops)]
     while stack:
@@ -335,11 +329,11 @@ def sketch(directory: str, with_lxml: bool, output: str) -> dict[str, float]:
     times["read"] = clock() - start
 
     start = clock()
-    inherit = _Inherit({t[0]: t for t in _lists(templates, _CONFIGURATION) + _lists(system, _CONFIGURATION)})
-    configuration = [_own_containers(inherit.merge(top)) for top in _lists(system, _CONFIGURATION)]
+    inherit = _Inherit({t[0]: t for t in _lists(templates, T_CONFIGURATION) + _lists(system, T_CONFIGURATION)})
+    configuration = [_own_containers(inherit.merge(top)) for top in _lists(system, T_CONFIGURATION)]
     tops = {top[0]: top for top in configuration}
     # (In the wide shape, one list holds every component: merge() reaches them.)
-    components = [_own_containers(inherit.merge(top)) for top in _lists(system, _SYSTEM)]
+    components = [_own_containers(inherit.merge(top)) for top in _lists(system, T_SYSTEM)]
     tops.update((top[0], top) for top in components)
     for name in inherit.templates:
         tops.setdefault(name, inherit.flatten(name))
