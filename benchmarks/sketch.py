@@ -50,8 +50,9 @@ sys.path.insert(0, HERE)
 
 from generate import SHAPES, generate  # noqa: E402
 
-# The engine's names (only names: the sketch calls nothing of the engine).
+# The engine's names and parser (nothing else of the engine runs in the sketch).
 from cdl._children import WIDE  # noqa: E402
+from cdl._load import hardened_parser  # noqa: E402
 from cdl._model import A_CREF, A_EXTENDS, A_REFROOT, T_CDL, T_CONFIGURATION, T_EXPRESSION, T_SYSTEM, T_VARIABLE  # noqa: E402
 
 #: A node: [tag, attributes or None, text, children, source line].
@@ -317,15 +318,20 @@ def sketch(directory: str, with_lxml: bool, output: str) -> dict[str, float]:
     clock = time.process_time
     times: dict[str, float] = {}
     start = clock()
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_blank_text=True, remove_comments=True)
-    system_root = etree.parse(os.path.join(directory, "system.cdl"), parser).getroot()
-    templates_root = etree.parse(os.path.join(directory, "templates.cdl"), parser).getroot()
+    # The engine's own parser, with the options its loader passes, on the
+    # bytes read first (_load._parse: the parser's resolver refuses every load).
+    parser = hardened_parser(remove_blank_text=True, remove_comments=True, remove_pis=True, collect_ids=False)
+    roots = []
+    for name in ("system.cdl", "templates.cdl"):
+        with open(os.path.join(directory, name), "rb") as handle:
+            roots.append(etree.fromstring(handle.read(), parser))
+    system_root, templates_root = roots
     times["parse"] = clock() - start
 
     start = clock()
     system, templates = _read(system_root), _read(templates_root)
     nsmap = dict(system_root.nsmap)
-    del system_root, templates_root
+    del system_root, templates_root, roots
     times["read"] = clock() - start
 
     start = clock()
