@@ -11,8 +11,9 @@ from __future__ import annotations
 import copy
 import gc
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from lxml import etree
@@ -51,6 +52,7 @@ from ._naming import Prefixes
 from ._plan import Plan, build_plan
 from ._references import ReferenceResolver, find_candidates, items_in
 from ._serialize import Data, build_output, prepare_output, to_bytes, to_data
+from ._switch import fast_paths_enabled
 from .errors import CdlError, CdlErrorGroup, DeployValueError
 
 RoundLike = Round | Mapping[str, Any]
@@ -129,12 +131,13 @@ class Document:
     # -- used by Resolution -------------------------------------------------------
 
     def _workspace(self) -> Workspace:
-        ctx = Context(self._docs, self._tables, Prefixes(self._prefixes_seed, self._docs[0].nsmap.get(None)), self._options.limits)
+        prefixes = Prefixes(self._prefixes_seed, self._docs[0].nsmap.get(None))
+        ctx = Context(self._docs, self._tables, prefixes, self._options.limits, fast_paths_enabled())
         roots = [copy.deepcopy(d.root) for d in self._docs]
         # Children as Python lists: indexing an lxml element walks its children.
         parents = [[list(p) for p in d.list_parents(root)] for d, root in zip(self._docs, roots)]
         lists = {name: parents[s.doc][s.parent][s.position] for name, s in self._registry.slots.items()}
-        return Workspace(ctx, roots, lists, Budget(self._options.limits))
+        return Workspace(ctx, roots, lists, Budget(self._options.limits), item_tags=set(self._tables.item_tags))
 
 
 class Resolution:
@@ -369,6 +372,73 @@ class Resolution:
 _LIST_TAGS = (T_CONFIGURATION, T_SYSTEM)
 
 
+@dataclass
+class _Run:
+    """One resolution as the phases hand it on (see :data:`RESOLUTION_PHASES`)."""
+
+    document: Document
+    rounds: Sequence[Round]
+    recorder: Recorder | None = None
+    ws: Workspace = field(init=False)
+    resolver: ReferenceResolver = field(init=False)
+    #: Every item, among other elements of their names (find_candidates).
+    items: list[etree._Element] = field(init=False)
+    #: The main document's items left unresolved, in document order.
+    left: list[etree._Element] = field(init=False)
+
+
+def _copy_documents(run: _Run) -> None:
+    run.ws = run.document._workspace()
+    run.ws.recorder = run.recorder
+
+
+def _prototypes(run: _Run) -> None:
+    resolve_prototypes(run.ws)
+
+
+def _find_items(run: _Run) -> None:
+    # Every item, among other elements of their names: the resolver tells
+    # them apart as it goes (find_candidates).
+    run.items = find_candidates(run.ws, run.ws.roots[0].iterchildren(*_LIST_TAGS))
+
+
+def _references(run: _Run) -> None:
+    run.resolver = ReferenceResolver(run.ws)
+    run.resolver.run(run.items, candidates=True)
+
+
+def _deploy_time_rounds(run: _Run) -> None:
+    for number, step in enumerate(run.rounds, 1):
+        if run.recorder is not None:
+            run.recorder.round = number
+        apply_round(run.ws, run.resolver, step)
+
+
+def _required(run: _Run) -> None:
+    check_required(run.ws, run.resolver, run.document._required_tags)
+
+
+def _left_unresolved(run: _Run) -> None:
+    run.left = left_unresolved(run.resolver, run.items)
+    # Freed here, while the collector is paused: nothing resolves these
+    # trees again (explain resolves its own).
+    run.items = []
+    run.resolver.forget_targets()
+
+
+#: The phases of one resolution, in order, with what each does: the one
+#: composition, which :func:`_resolved` runs and benchmarks/phases.py times.
+RESOLUTION_PHASES: tuple[tuple[str, Callable[[_Run], None]], ...] = (
+    ("copy the documents", _copy_documents),
+    ("prototypes (cdl:extends)", _prototypes),
+    ("find items", _find_items),
+    ("references and expressions", _references),
+    ("deploy-time rounds", _deploy_time_rounds),
+    ("required check", _required),
+    ("what is left unresolved", _left_unresolved),
+)
+
+
 def _resolved(
     document: Document, rounds: Sequence[Round], recorder: Recorder | None = None
 ) -> tuple[Workspace, ReferenceResolver, list[etree._Element]]:
@@ -377,29 +447,14 @@ def _resolved(
     in document order. With a ``recorder``, the phases record provenance
     (``Resolution.explain``).
 
-    Only the few items left are kept: holding all of them (205,000 at
-    20,000 components) until an output took the trees cost a collection
-    over their proxies (about 0.05 s) once the collector was back on."""
+    Only the few items left are kept: holding all of them until an output
+    took the trees cost a collection over their proxies once the collector
+    was back on."""
+    run = _Run(document, rounds, recorder)
     with _cyclic_gc_paused():
-        ws = document._workspace()
-        ws.recorder = recorder
-        resolve_prototypes(ws)
-        resolver = ReferenceResolver(ws)
-        # Every item, among other elements of their names: the resolver
-        # tells them apart as it goes (find_candidates).
-        items = find_candidates(ws, ws.roots[0].iterchildren(*_LIST_TAGS))
-        resolver.run(items, candidates=True)
-        for number, step in enumerate(rounds, 1):
-            if recorder is not None:
-                recorder.round = number
-            apply_round(ws, resolver, step)
-        check_required(ws, resolver, document._required_tags)
-        left = left_unresolved(resolver, items)
-        # Freed here, while the collector is paused: nothing resolves these
-        # trees again (explain resolves its own).
-        del items
-        resolver.forget_targets()
-    return ws, resolver, left
+        for _, phase in RESOLUTION_PHASES:
+            phase(run)
+    return run.ws, run.resolver, run.left
 
 
 @contextmanager

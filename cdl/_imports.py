@@ -28,6 +28,7 @@ from ._catalog import Catalogs, Mapped
 from ._limits import Limits
 from ._load import load_document
 from ._model import T_IMPORT, T_SYSTEM, SourceDoc, Tables
+from ._switch import fast_paths_enabled
 from .errors import CdlError, ImportRefusedError, LimitError, LoadError
 
 #: A resolver receives an absolute URL and returns the document's bytes.
@@ -48,6 +49,9 @@ class LoadOptions:
     catalogs: tuple[str, ...] = ()
     #: Seconds to wait for a remote document (only when allowed).
     timeout: float = 30.0
+    #: Whether the loader may use its specialisations (cdl/_switch.py),
+    #: read when the load starts.
+    fast_paths: bool = field(default_factory=fast_paths_enabled)
 
 
 @dataclass
@@ -85,7 +89,7 @@ def load_set(source: str | os.PathLike[str] | bytes, options: LoadOptions, name:
     seen: set[str] = {main.key}
     # Depth-first in declaration order, without recursion: a stack of
     # (document, its remaining imports).
-    first = load_document(data, main.display, 0, tables, options.limits)
+    first = load_document(data, main.display, 0, tables, options.limits, fast_paths=options.fast_paths)
     first.file = str(main.file) if main.file is not None else None
     docs.append(first)
     stack: list[tuple[SourceDoc, _Location, list[etree._Element]]] = [(first, main, _import_elements(first))]
@@ -107,7 +111,7 @@ def load_set(source: str | os.PathLike[str] | bytes, options: LoadOptions, name:
                 line=imp.sourceline,
             )
         data = _read(target, options, where=(doc, imp))
-        imported = load_document(data, target.display, len(docs), tables, options.limits)
+        imported = load_document(data, target.display, len(docs), tables, options.limits, fast_paths=options.fast_paths)
         imported.file = str(target.file) if target.file is not None else None
         system = imported.root.find(T_SYSTEM)
         if system is not None:

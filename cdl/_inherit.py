@@ -417,7 +417,7 @@ def _merge(
             # Nothing to keep and nothing that depends on a value: take them all.
             attrib.update(attributes)
         else:
-            _inherit_attributes(attributes, own, ws.ctx.tables.item_tags)
+            _inherit_attributes(attributes, own, ws.item_tags)
     if copies:
         _mark_copies(n, shape, plan)
     if plan.runs is not None:
@@ -435,7 +435,7 @@ def _merge(
         # Whitespace the list held when it had no children is formatting (see _merge_general).
         n.text = None
     if shape.attributes:
-        _inherit_attributes(shape.attributes, n, ws.ctx.tables.item_tags, own_value=own_value, own_ref=False)
+        _inherit_attributes(shape.attributes, n, ws.item_tags, own_value=own_value, own_ref=False)
     del n.attrib[P_EXT]
 
 
@@ -484,7 +484,7 @@ def _merge_general(
                         rec.overrides(own, same_named[tag])
                 if attributes:
                     for own in group:
-                        _inherit_attributes(attributes, own, ws.ctx.tables.item_tags)
+                        _inherit_attributes(attributes, own, ws.item_tags)
                 merged.extend(group)
         if inherited:
             _mark_copies(n, shape, tuple([shape.child_tags[i] for i in inherited]))
@@ -499,7 +499,7 @@ def _merge_general(
         # content, which the pretty printer leaves on one line.
         n.text = None
     if shape.attributes:
-        _inherit_attributes(shape.attributes, n, ws.ctx.tables.item_tags, own_value=own_value, own_ref=own_ref)
+        _inherit_attributes(shape.attributes, n, ws.item_tags, own_value=own_value, own_ref=own_ref)
     del n.attrib[P_EXT]
     if rec is not None:  # provenance hook
         rec.extends(n, proto)

@@ -24,12 +24,12 @@ from ._model import (
     P_REF,
     T_EXPRESSION,
     T_SYSTEM,
-    T_VARIABLE,
     Problems,
     SourceDoc,
     Workspace,
     has_value,
     tag_of,
+    variables_of,
 )
 from ._naming import Prefixes
 from ._paths import PrefixError, parse_user_path
@@ -179,7 +179,7 @@ def _supply(ws: Workspace, resolver: ReferenceResolver, el: etree._Element, path
 def _release(ws: Workspace, el: etree._Element, path: str) -> etree._Element:
     expr = _pending_expression(el)
     if expr is not None:
-        for var in expr.iterchildren(T_VARIABLE):
+        for var in variables_of(ws, expr):
             var.attrib.pop(A_LAZY, None)
         return expr
     if el.get(P_REF) is None or not is_lazy(el):

@@ -66,6 +66,17 @@ class Budget:
                 at=ctx.where(el),
             )
 
+    def fits(self, elements: int, text: int) -> bool:
+        """Whether a copy of this size is within the limits (charges nothing, never raises)."""
+        limits = self.limits
+        return self.elements + elements <= limits.max_elements and self.text + text <= limits.max_text
+
+    def refund(self, elements: int, text: int) -> None:
+        """Take back a charge whose copy is not made after all (its maker
+        charges again for what it does make)."""
+        self.elements -= elements
+        self.text -= text
+
     def charge(self, elements: int, text: int, ctx: Context, el: etree._Element) -> None:
         """Count a copy about to be made."""
         total_elements, total_text = self.elements + elements, self.text + text

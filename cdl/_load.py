@@ -76,7 +76,7 @@ _CDL_PREFIX = "{" + CDL_NS + "}"
 _BOOLEANS = {"true": "true", "1": "true", "false": "false", "0": "false"}
 
 
-def load_document(data: bytes, url: str, index: int, tables: Tables, limits: Limits) -> SourceDoc:
+def load_document(data: bytes, url: str, index: int, tables: Tables, limits: Limits, *, fast_paths: bool = True) -> SourceDoc:
     """Parse and normalize one document; raise CdlError (possibly a group)."""
     if len(data) > limits.max_bytes:
         raise LimitError(

@@ -144,12 +144,10 @@ class Tables:
     refs: list[Ref] = field(default_factory=list)
     names: list[NameRef] = field(default_factory=list)
     exprs: list[Expression] = field(default_factory=list)
-    #: Every name an unresolved item other than a cdl:expression may have in
-    #: a working tree before references are resolved (``find_items``): those
-    #: of written references and lazy properties, in every document (the
-    #: loader adds them), and of elements that inherit a reference or
-    #: cdl:lazy from a prototype (prototypes add them; only ever grows). An
-    #: inherited copy holds items of the names its prototype's items have.
+    #: The names of the loaded documents' unresolved items other than
+    #: cdl:expression: written references and lazy properties, in every
+    #: document (the loader adds them). Each resolution starts its own set
+    #: from it (``Workspace.item_tags``), which prototypes extend.
     item_tags: set[str] = field(default_factory=set)
     #: Whether some loaded cdl:variable is lazy. Only the loader makes one
     #: lazy (prototypes copy loaded attributes, deploy-time rounds only clear
@@ -398,6 +396,14 @@ def restore_variables(ws: Workspace, expression: etree._Element) -> None:
         expression.extend([variable.__deepcopy__(None) for variable in ws.variables.get(index, ())])  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
 
 
+def variables_of(ws: Workspace, expression: etree._Element) -> list[etree._Element]:
+    """The cdl:variable elements of a cdl:expression of the working trees,
+    as written: the one way to read them (an inherited copy may have had
+    them taken out, :func:`strip_variables`; they are put back first)."""
+    restore_variables(ws, expression)
+    return list(expression.iterchildren(T_VARIABLE))
+
+
 class Problems:
     """Collects independent errors so one run can report all of them."""
 
@@ -434,6 +440,9 @@ class Context:
     tables: Tables
     prefixes: Prefixes
     limits: Limits
+    #: Whether the phases may use their specialisations (cdl/_switch.py),
+    #: read when the resolution starts.
+    fast_paths: bool = True
 
     def where(self, el: etree._Element) -> Location:
         """Where ``el`` is: its document, line and property path."""
@@ -476,6 +485,12 @@ class Workspace:
     #: detached set each, copied back into a copy that needs them.
     #: (An expression without variables has an empty set.)
     variables: dict[str, list[etree._Element]] = field(default_factory=dict)
+    #: Every name an unresolved item other than a cdl:expression may have in
+    #: these working trees: the loader's (``Tables.item_tags``, copied when
+    #: the resolution starts) and those of elements that inherit a reference
+    #: or cdl:lazy from a prototype (added by prototypes; only ever grows).
+    #: The Document's own set never changes.
+    item_tags: set[str] = field(default_factory=set)
 
     def size_bound(self) -> int:
         """An upper bound on the elements of the working trees now: what was

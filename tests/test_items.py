@@ -124,7 +124,7 @@ def test_both_forms_agree_on_the_working_trees_of_every_trusted_document() -> No
             pass  # the trees as far as resolution got are still checked
         for root in ws.roots:
             _agree(root)
-            _named_as_items(root, ws.ctx.tables.item_tags)
+            _named_as_items(root, ws.item_tags)
         checked += 1
     assert checked > 40 and unresolved > 100  # the corpus really was read
 
@@ -277,7 +277,7 @@ def test_items_of_very_many_names_are_found_by_the_scan() -> None:
     count = _MAX_ITEM_TAGS + 2
     props = "".join(f'<p{i} cdl:lazy="true"/>' for i in range(count))
     ws = cdl.load(system(f"<L><x>1</x>{props}</L>").encode(), name="m.cdl")._workspace()
-    assert len(ws.ctx.tables.item_tags) > _MAX_ITEM_TAGS
+    assert len(ws.item_tags) > _MAX_ITEM_TAGS
     items = find_items(ws, ws.roots[0])
     assert [el.tag for el in items] == [f"p{i}" for i in range(count)]
     assert items == [el for part in ws.roots[0] for el in _MATCHES(part) if el is not part]
