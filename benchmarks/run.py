@@ -4,7 +4,7 @@
                              [--reps 3] [--keep DIR] [--json FILE] [--timeout SECONDS]
                              [--engine DIR]
 
-For each shape and size it generates the documents (benchmarks/generate.py)
+For each shape and size it generates the documents (``cdl._synthetic``)
 into a temporary directory, then measures, each time in a fresh Python
 process so that peak memory (``ru_maxrss`` of that process) belongs to one
 measurement only:
@@ -56,10 +56,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-from generate import SHAPES, generate  # noqa: E402
+from cdl._synthetic import SHAPES, generate
 
 GROWTH_FACTOR = 1.1  # linear, with 10% slack: 20k -> 200k at most 11x
 FLOOR_RATIO = 10.0
