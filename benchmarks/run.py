@@ -19,26 +19,29 @@ measurement only:
 
 Times are CPU seconds of the measured process (``time.process_time``: on a
 shared machine, other processes inflate wall-clock time but not this); the
-wall-clock times are shown beside them. Each is the best of ``--reps`` runs
-(default 3) for sizes up to 40,000, one run above; peak memory is the largest
-seen. The engine under test is copied before the first measurement (see
-``--engine``), so edits made during a long run do not mix versions.
+wall-clock times are shown beside them. Each is the median of ``--reps``
+runs (default 3) at every size, so that one disturbed run moves no verdict;
+peak memory is the largest seen. The engine under test is copied before the
+first measurement (see ``--engine``), so edits made during a long run do not
+mix versions.
 
-Then the targets are checked and the exit status is 1 if any fails:
+Then the targets are checked, on every run, and the exit status is 1 if any
+fails. They are what this design (pure Python on lxml) meets, as restated by
+issue 23 (the earlier 10x target of issue 13 is withdrawn); every shape is
+held to all of them:
 
-1. linear growth: between each two consecutive sizes, the engine's *user*
-   CPU time grows at most 1.1 times the size ratio (2k -> 20k and 20k -> 200k:
-   at most 11x). User time, because the kernel's cost per fresh page grows
-   with the process's size on this kind of virtual machine (pagefaults.py);
-2. cost: at 20,000 components (or the largest size if 20,000 is not run)
-   resolution takes at most 10x the floor (CPU time);
+1. cost: at 20,000 components (or the largest size if 20,000 is not run)
+   resolution takes at most 12x the floor (median CPU times);
+2. linear growth: between each two consecutive sizes, the engine's median
+   *user* CPU time grows at most 1.1 times the size ratio (2k -> 20k and
+   20k -> 200k: at most 11x per 10x the work). User time, because the
+   kernel's cost per fresh page grows with the process's size on this kind
+   of virtual machine;
 3. memory: peak memory at most 2x the floor's, at every size of at least
    20,000 components (below, the interpreters' own baseline dominates);
 4. wide lists: when the ``wide`` shape is run at 20,000, it is also run at
-   40,000, which must take at most 2.2x the user time of 20,000 (finding a
-   sibling by name must not scan the list).
-
-Every shape is held to the same targets.
+   40,000, which must take at most 2.2x the median user time of 20,000
+   (finding a sibling by name must not scan the list).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -59,10 +63,9 @@ from dataclasses import asdict, dataclass, field
 from cdl._synthetic import SHAPES, generate
 
 GROWTH_FACTOR = 1.1  # linear, with 10% slack: 20k -> 200k at most 11x
-FLOOR_RATIO = 10.0
+FLOOR_RATIO = 12.0
 MEMORY_RATIO = 2.0
 FLOOR_SIZE = 20_000
-BEST_OF_LIMIT = 40_000
 #: The wide shape's own check: twice the components, at most this much user time.
 WIDE_SIZES, WIDE_GROWTH = (20_000, 40_000), 2.2
 
@@ -80,7 +83,7 @@ def _kernel() -> tuple[float, int]:
 
     Part of the CPU time is the kernel's: mostly zeroing the fresh pages a
     process touches (one minor fault per page), whose cost per page grows
-    with the process's size on some virtual machines (``pagefaults.py``).
+    with the process's size on some virtual machines.
     """
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_stime, usage.ru_minflt
@@ -162,8 +165,14 @@ def _child_main(argv: list[str]) -> int:
 # -- the driver -----------------------------------------------------------------
 
 
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
 @dataclass
 class Measure:
+    """The runs of one shape and size; every time shown or checked is a median of them."""
+
     shape: str
     size: int
     input_bytes: int = 0
@@ -172,13 +181,13 @@ class Measure:
     floor_times: list[float] = field(default_factory=list)
     engine_walls: list[float] = field(default_factory=list)  # wall-clock seconds
     floor_walls: list[float] = field(default_factory=list)
-    floor_parse: float = 0.0
-    floor_serialize: float = 0.0
-    # Kernel share of the best run's CPU time, and its minor page faults.
-    engine_sys: float = 0.0
-    engine_faults: int = 0
-    floor_sys: float = 0.0
-    floor_faults: int = 0
+    floor_parse_times: list[float] = field(default_factory=list)
+    floor_serialize_times: list[float] = field(default_factory=list)
+    # The kernel's share of each run's CPU time, and its minor page faults.
+    engine_sys_times: list[float] = field(default_factory=list)
+    engine_fault_counts: list[float] = field(default_factory=list)
+    floor_sys_times: list[float] = field(default_factory=list)
+    floor_fault_counts: list[float] = field(default_factory=list)
     engine_peak: int = 0
     floor_peak: int = 0
     engine_baseline: int = 0
@@ -190,23 +199,39 @@ class Measure:
 
     @property
     def engine(self) -> float | None:
-        return min(self.engine_times) if self.engine_times and not self.error else None
+        return None if self.error else _median(self.engine_times)
 
     @property
     def engine_user(self) -> float | None:
-        return min(self.engine_users) if self.engine_users and not self.error else None
+        return None if self.error else _median(self.engine_users)
 
     @property
     def floor(self) -> float | None:
-        return min(self.floor_times) if self.floor_times else None
+        return _median(self.floor_times)
 
     @property
     def engine_wall(self) -> float | None:
-        return min(self.engine_walls) if self.engine_walls and not self.error else None
+        return None if self.error else _median(self.engine_walls)
 
     @property
     def floor_wall(self) -> float | None:
-        return min(self.floor_walls) if self.floor_walls else None
+        return _median(self.floor_walls)
+
+    @property
+    def engine_sys(self) -> float:
+        return _median(self.engine_sys_times) or 0.0
+
+    @property
+    def engine_faults(self) -> float:
+        return _median(self.engine_fault_counts) or 0.0
+
+    @property
+    def floor_sys(self) -> float:
+        return _median(self.floor_sys_times) or 0.0
+
+    @property
+    def floor_faults(self) -> float:
+        return _median(self.floor_fault_counts) or 0.0
 
     @property
     def ratio(self) -> float | None:
@@ -301,11 +326,12 @@ def measure(shape: str, size: int, workdir: str, reps: int, timeout: float, log)
         m.floor_times.append(float(floor["time"]))
         m.engine_walls.append(float(engine["wall"]))
         m.floor_walls.append(float(floor["wall"]))
-        if float(floor["time"]) <= min(m.floor_times):
-            m.floor_parse, m.floor_serialize = float(floor["parse"]), float(floor["serialize"])
-            m.floor_sys, m.floor_faults = float(floor["sys"]), int(floor["faults"])
-        if float(engine["time"]) <= min(m.engine_times):
-            m.engine_sys, m.engine_faults = float(engine["sys"]), int(engine["faults"])
+        m.floor_parse_times.append(float(floor["parse"]))
+        m.floor_serialize_times.append(float(floor["serialize"]))
+        m.floor_sys_times.append(float(floor["sys"]))
+        m.floor_fault_counts.append(float(floor["faults"]))
+        m.engine_sys_times.append(float(engine["sys"]))
+        m.engine_fault_counts.append(float(engine["faults"]))
         m.engine_peak = max(m.engine_peak, int(engine["peak"]))
         m.floor_peak = max(m.floor_peak, int(floor["peak"]))
         m.engine_baseline = int(engine["baseline"])
@@ -359,7 +385,7 @@ def table(results: list[Measure]) -> str:
 
 
 def kernel_table(results: list[Measure]) -> str:
-    """The kernel's share of each CPU time above: it pays for every fresh page."""
+    """The kernel's share of each CPU time above (medians of the runs): it pays for every fresh page."""
     header = (
         f"| {'shape':<6} | {'N':>7} | {'engine sys s':>12} | {'page faults':>11} | {'us/fault':>8} | "
         f"{'user s':>8} | {'user growth':>11} | {'floor sys s':>11} | {'page faults':>11} | {'us/fault':>8} |"
@@ -367,15 +393,15 @@ def kernel_table(results: list[Measure]) -> str:
     rows = _headed(header)
     previous: dict[str, Measure] = {}
     for m in results:
-        if m.engine is None:
+        user = m.engine_user
+        if user is None:
             continue
-        user = m.engine - m.engine_sys
         prev = previous.get(m.shape)
-        growth = user / (prev.engine - prev.engine_sys) if prev and prev.engine else None
+        growth = user / prev.engine_user if prev and prev.engine_user else None
         rows.append(
-            f"| {m.shape:<6} | {m.size:>7} | {m.engine_sys:12.3f} | {m.engine_faults:11d} | "
+            f"| {m.shape:<6} | {m.size:>7} | {m.engine_sys:12.3f} | {m.engine_faults:11.0f} | "
             f"{_fmt(m.engine_sys / m.engine_faults * 1e6 if m.engine_faults else None, '8.2f')} | {user:8.3f} | "
-            f"{_fmt(growth, '11.1f')} | {m.floor_sys:11.3f} | {m.floor_faults:11d} | "
+            f"{_fmt(growth, '11.1f')} | {m.floor_sys:11.3f} | {m.floor_faults:11.0f} | "
             f"{_fmt(m.floor_sys / m.floor_faults * 1e6 if m.floor_faults else None, '8.2f')} |"
         )
         previous[m.shape] = m
@@ -433,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="2000,20000,200000", help="comma-separated component counts")
     parser.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of {', '.join(SHAPES)}")
-    parser.add_argument("--reps", type=int, default=3, help="runs per size up to 40,000 (best time is kept)")
+    parser.add_argument("--reps", type=int, default=3, help="runs per shape and size (the median is kept)")
     parser.add_argument("--keep", metavar="DIR", help="generate into DIR and keep the documents and outputs")
     parser.add_argument("--json", metavar="FILE", help="also write the measurements as JSON")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds allowed per measured process")
@@ -462,8 +488,7 @@ def main(argv: list[str] | None = None) -> int:
         for shape in shapes:
             extra = [WIDE_SIZES[1]] if shape == "wide" and WIDE_SIZES[0] in sizes and WIDE_SIZES[1] not in sizes else []
             for size in sorted([*sizes, *extra]):
-                reps = args.reps if size <= BEST_OF_LIMIT else 1
-                results.append(measure(shape, size, workdir, reps, args.timeout, log))
+                results.append(measure(shape, size, workdir, args.reps, args.timeout, log))
                 if args.keep is None:  # the documents of 200k components take hundreds of MB
                     for name in ("system.cdl", "templates.cdl", "resolved.xml"):
                         path = os.path.join(workdir, f"{shape}-{size}", name)
@@ -490,7 +515,11 @@ def main(argv: list[str] | None = None) -> int:
                             **asdict(m),
                             "engine": m.engine,
                             "engine_user": m.engine_user,
+                            "engine_sys": m.engine_sys,
+                            "engine_faults": m.engine_faults,
                             "floor": m.floor,
+                            "floor_sys": m.floor_sys,
+                            "floor_faults": m.floor_faults,
                             "engine_wall": m.engine_wall,
                             "floor_wall": m.floor_wall,
                             "ratio": m.ratio,
