@@ -218,22 +218,6 @@ class Measure:
         return _median(self.floor_walls)
 
     @property
-    def engine_sys(self) -> float:
-        return _median(self.engine_sys_times) or 0.0
-
-    @property
-    def engine_faults(self) -> float:
-        return _median(self.engine_fault_counts) or 0.0
-
-    @property
-    def floor_sys(self) -> float:
-        return _median(self.floor_sys_times) or 0.0
-
-    @property
-    def floor_faults(self) -> float:
-        return _median(self.floor_fault_counts) or 0.0
-
-    @property
     def ratio(self) -> float | None:
         return self.engine / self.floor if self.engine is not None and self.floor else None
 
@@ -396,13 +380,16 @@ def kernel_table(results: list[Measure]) -> str:
         user = m.engine_user
         if user is None:
             continue
+        engine_sys, engine_faults, floor_sys, floor_faults = (
+            _median(values) or 0.0 for values in (m.engine_sys_times, m.engine_fault_counts, m.floor_sys_times, m.floor_fault_counts)
+        )
         prev = previous.get(m.shape)
         growth = user / prev.engine_user if prev and prev.engine_user else None
         rows.append(
-            f"| {m.shape:<6} | {m.size:>7} | {m.engine_sys:12.3f} | {m.engine_faults:11.0f} | "
-            f"{_fmt(m.engine_sys / m.engine_faults * 1e6 if m.engine_faults else None, '8.2f')} | {user:8.3f} | "
-            f"{_fmt(growth, '11.1f')} | {m.floor_sys:11.3f} | {m.floor_faults:11.0f} | "
-            f"{_fmt(m.floor_sys / m.floor_faults * 1e6 if m.floor_faults else None, '8.2f')} |"
+            f"| {m.shape:<6} | {m.size:>7} | {engine_sys:12.3f} | {engine_faults:11.0f} | "
+            f"{_fmt(engine_sys / engine_faults * 1e6 if engine_faults else None, '8.2f')} | {user:8.3f} | "
+            f"{_fmt(growth, '11.1f')} | {floor_sys:11.3f} | {floor_faults:11.0f} | "
+            f"{_fmt(floor_sys / floor_faults * 1e6 if floor_faults else None, '8.2f')} |"
         )
         previous[m.shape] = m
     return "\n".join(rows)
@@ -515,11 +502,7 @@ def main(argv: list[str] | None = None) -> int:
                             **asdict(m),
                             "engine": m.engine,
                             "engine_user": m.engine_user,
-                            "engine_sys": m.engine_sys,
-                            "engine_faults": m.engine_faults,
                             "floor": m.floor,
-                            "floor_sys": m.floor_sys,
-                            "floor_faults": m.floor_faults,
                             "engine_wall": m.engine_wall,
                             "floor_wall": m.floor_wall,
                             "ratio": m.ratio,
