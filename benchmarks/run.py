@@ -60,8 +60,6 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
-from cdl._synthetic import SHAPES, generate
-
 GROWTH_FACTOR = 1.1  # linear, with 10% slack: 20k -> 200k at most 11x
 FLOOR_RATIO = 12.0
 MEMORY_RATIO = 2.0
@@ -294,6 +292,8 @@ def _run_child(args: list[str], timeout: float) -> dict[str, float | int]:
 def measure(shape: str, size: int, workdir: str, reps: int, timeout: float, log) -> Measure:
     m = Measure(shape, size)
     directory = os.path.join(workdir, f"{shape}-{size}")
+    from cdl._synthetic import generate
+
     templates, system = generate(size, directory, shape)
     m.input_bytes = os.path.getsize(templates) + os.path.getsize(system)
     output = os.path.join(directory, "resolved.xml")
@@ -443,6 +443,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
         return _child_main(argv[1:])
+    # Imported here, by the driver only: a measured process imports no more
+    # than it measures, and may run an engine that has no generator.
+    from cdl._synthetic import SHAPES
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="2000,20000,200000", help="comma-separated component counts")
     parser.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of {', '.join(SHAPES)}")
