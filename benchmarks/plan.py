@@ -1,9 +1,9 @@
 """What the deployment plan adds to resolution.
 
-    python benchmarks/plan.py N [N ...] [--shape base|fanin|fanout] [--reps 3]
+    python benchmarks/plan.py N [N ...] [--shape base|fanin|fanout|wide] [--reps 3]
     python benchmarks/plan.py --chain N [N ...] [--reps 3]
 
-For each size it generates the system (benchmarks/generate.py; with
+For each size it generates the system (``cdl._synthetic``; with
 ``--chain``, a chain of N top level lists, each referring to the previous
 one's value, the first lazy: one long chain of references, and N components
 waiting for one lazy property), loads it once, and then, best of ``--reps``:
@@ -17,7 +17,7 @@ shared machine inflate less than wall-clock time. Python's cyclic garbage
 collector is collected, untimed, between resolving and planning: the engine
 pauses it while it works, and the first allocation after resolution pays one
 collection of everything resolution made, whatever runs next; that is
-resolution's cost, not the plan's (benchmarks/README.md, "Deployment plan").
+resolution's cost, not the plan's (docs/performance.md, "Deployment plan").
 """
 
 from __future__ import annotations
@@ -29,12 +29,9 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-from generate import SHAPES, generate  # noqa: E402
-
-CDL_NS = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
+import cdl
+from cdl import CDL_NS
+from cdl._synthetic import SHAPES, generate
 
 
 def chain_system(n: int) -> bytes:
@@ -44,8 +41,6 @@ def chain_system(n: int) -> bytes:
 
 
 def measure(source: str | bytes, reps: int) -> dict[str, float]:
-    import cdl
-
     limits = cdl.Limits(max_bytes=1 << 40, max_elements=1 << 40)
     document = cdl.load(source, limits=limits, name="chain.cdl" if isinstance(source, bytes) else None)
     best: dict[str, float] = {}
@@ -73,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sizes", type=int, nargs="+")
     parser.add_argument("--shape", choices=SHAPES, default="base")
-    parser.add_argument("--chain", action="store_true", help="a chain of references instead of generate.py's system")
+    parser.add_argument("--chain", action="store_true", help="a chain of references instead of the synthetic system")
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args(argv)
     print(f"{'N':>8} {'components':>10} {'pending':>8} {'edges':>6} {'resolve s':>10} {'plan s':>8} {'plan %':>7} "

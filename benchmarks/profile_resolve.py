@@ -1,9 +1,9 @@
 """Profile one resolution of a generated system with cProfile (or pyinstrument).
 
-    python benchmarks/profile_resolve.py N [--shape base|fanin|fanout] [--sort cumulative|tottime]
-                                   [--top 40] [--pyinstrument] [--keep DIR] [--engine DIR]
+    python benchmarks/profile_resolve.py N [--shape base|fanin|fanout|wide] [--sort cumulative|tottime]
+                                   [--top 40] [--pyinstrument] [--keep DIR]
 
-Generates the system (benchmarks/generate.py), then profiles
+Generates the system (``cdl._synthetic``), then profiles
 ``cdl.load(system).resolve().to_bytes()`` as benchmarks/run.py times it, and
 prints the top functions. ``--pyinstrument`` uses pyinstrument instead
 (``pip install pyinstrument``; it is a profiling aid, not a dependency of the
@@ -21,10 +21,8 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-from generate import SHAPES, generate  # noqa: E402
+import cdl
+from cdl._synthetic import SHAPES, generate
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,13 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--pyinstrument", action="store_true")
     parser.add_argument("--keep", metavar="DIR", help="generate into DIR (and save the raw profile there)")
-    parser.add_argument("--engine", metavar="DIR", help="profile the cdl package in DIR/cdl instead of the installed one")
     args = parser.parse_args(argv)
-    if args.engine:
-        sys.path.insert(0, os.path.abspath(args.engine))
-
-    import cdl
-
     limits = cdl.Limits(max_bytes=1 << 40, max_elements=1 << 40)
     with tempfile.TemporaryDirectory(prefix="cdl-profile-") as tmp:
         workdir = args.keep or tmp

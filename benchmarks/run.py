@@ -4,7 +4,7 @@
                              [--reps 3] [--keep DIR] [--json FILE] [--timeout SECONDS]
                              [--engine DIR]
 
-For each shape and size it generates the documents (benchmarks/generate.py)
+For each shape and size it generates the documents (``cdl._synthetic``)
 into a temporary directory, then measures, each time in a fresh Python
 process so that peak memory (``ru_maxrss`` of that process) belongs to one
 measurement only:
@@ -19,26 +19,29 @@ measurement only:
 
 Times are CPU seconds of the measured process (``time.process_time``: on a
 shared machine, other processes inflate wall-clock time but not this); the
-wall-clock times are shown beside them. Each is the best of ``--reps`` runs
-(default 3) for sizes up to 40,000, one run above; peak memory is the largest
-seen. The engine under test is copied before the first measurement (see
-``--engine``), so edits made during a long run do not mix versions.
+wall-clock times are shown beside them. Each is the median of ``--reps``
+runs (default 3) at every size, so that one disturbed run moves no verdict;
+peak memory is the largest seen. The engine under test is copied before the
+first measurement (see ``--engine``), so edits made during a long run do not
+mix versions.
 
-Then the targets are checked and the exit status is 1 if any fails:
+Then the targets are checked, on every run, and the exit status is 1 if any
+fails. They are what this design (pure Python on lxml) meets, as restated by
+issue 23 (the earlier 10x target of issue 13 is withdrawn); every shape is
+held to all of them:
 
-1. linear growth: between each two consecutive sizes, the engine's *user*
-   CPU time grows at most 1.1 times the size ratio (2k -> 20k and 20k -> 200k:
-   at most 11x). User time, because the kernel's cost per fresh page grows
-   with the process's size on this kind of virtual machine (pagefaults.py);
-2. cost: at 20,000 components (or the largest size if 20,000 is not run)
-   resolution takes at most 10x the floor (CPU time);
+1. cost: at 20,000 components (or the largest size if 20,000 is not run)
+   resolution takes at most 12x the floor (median CPU times);
+2. linear growth: between each two consecutive sizes, the engine's median
+   *user* CPU time grows at most 1.1 times the size ratio (2k -> 20k and
+   20k -> 200k: at most 11x per 10x the work). User time, because the
+   kernel's cost per fresh page grows with the process's size on this kind
+   of virtual machine;
 3. memory: peak memory at most 2x the floor's, at every size of at least
    20,000 components (below, the interpreters' own baseline dominates);
 4. wide lists: when the ``wide`` shape is run at 20,000, it is also run at
-   40,000, which must take at most 2.2x the user time of 20,000 (finding a
-   sibling by name must not scan the list).
-
-Every shape is held to the same targets.
+   40,000, which must take at most 2.2x the median user time of 20,000
+   (finding a sibling by name must not scan the list).
 """
 
 from __future__ import annotations
@@ -50,22 +53,17 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-from generate import SHAPES, generate  # noqa: E402
-
 GROWTH_FACTOR = 1.1  # linear, with 10% slack: 20k -> 200k at most 11x
-FLOOR_RATIO = 10.0
+FLOOR_RATIO = 12.0
 MEMORY_RATIO = 2.0
 FLOOR_SIZE = 20_000
-BEST_OF_LIMIT = 40_000
 #: The wide shape's own check: twice the components, at most this much user time.
 WIDE_SIZES, WIDE_GROWTH = (20_000, 40_000), 2.2
 
@@ -83,7 +81,7 @@ def _kernel() -> tuple[float, int]:
 
     Part of the CPU time is the kernel's: mostly zeroing the fresh pages a
     process touches (one minor fault per page), whose cost per page grows
-    with the process's size on some virtual machines (``pagefaults.py``).
+    with the process's size on some virtual machines.
     """
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_stime, usage.ru_minflt
@@ -165,8 +163,14 @@ def _child_main(argv: list[str]) -> int:
 # -- the driver -----------------------------------------------------------------
 
 
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
 @dataclass
 class Measure:
+    """The runs of one shape and size; every time shown or checked is a median of them."""
+
     shape: str
     size: int
     input_bytes: int = 0
@@ -175,13 +179,13 @@ class Measure:
     floor_times: list[float] = field(default_factory=list)
     engine_walls: list[float] = field(default_factory=list)  # wall-clock seconds
     floor_walls: list[float] = field(default_factory=list)
-    floor_parse: float = 0.0
-    floor_serialize: float = 0.0
-    # Kernel share of the best run's CPU time, and its minor page faults.
-    engine_sys: float = 0.0
-    engine_faults: int = 0
-    floor_sys: float = 0.0
-    floor_faults: int = 0
+    floor_parse_times: list[float] = field(default_factory=list)
+    floor_serialize_times: list[float] = field(default_factory=list)
+    # The kernel's share of each run's CPU time, and its minor page faults.
+    engine_sys_times: list[float] = field(default_factory=list)
+    engine_fault_counts: list[float] = field(default_factory=list)
+    floor_sys_times: list[float] = field(default_factory=list)
+    floor_fault_counts: list[float] = field(default_factory=list)
     engine_peak: int = 0
     floor_peak: int = 0
     engine_baseline: int = 0
@@ -193,23 +197,23 @@ class Measure:
 
     @property
     def engine(self) -> float | None:
-        return min(self.engine_times) if self.engine_times and not self.error else None
+        return None if self.error else _median(self.engine_times)
 
     @property
     def engine_user(self) -> float | None:
-        return min(self.engine_users) if self.engine_users and not self.error else None
+        return None if self.error else _median(self.engine_users)
 
     @property
     def floor(self) -> float | None:
-        return min(self.floor_times) if self.floor_times else None
+        return _median(self.floor_times)
 
     @property
     def engine_wall(self) -> float | None:
-        return min(self.engine_walls) if self.engine_walls and not self.error else None
+        return None if self.error else _median(self.engine_walls)
 
     @property
     def floor_wall(self) -> float | None:
-        return min(self.floor_walls) if self.floor_walls else None
+        return _median(self.floor_walls)
 
     @property
     def ratio(self) -> float | None:
@@ -288,6 +292,8 @@ def _run_child(args: list[str], timeout: float) -> dict[str, float | int]:
 def measure(shape: str, size: int, workdir: str, reps: int, timeout: float, log) -> Measure:
     m = Measure(shape, size)
     directory = os.path.join(workdir, f"{shape}-{size}")
+    from cdl._synthetic import generate
+
     templates, system = generate(size, directory, shape)
     m.input_bytes = os.path.getsize(templates) + os.path.getsize(system)
     output = os.path.join(directory, "resolved.xml")
@@ -304,11 +310,12 @@ def measure(shape: str, size: int, workdir: str, reps: int, timeout: float, log)
         m.floor_times.append(float(floor["time"]))
         m.engine_walls.append(float(engine["wall"]))
         m.floor_walls.append(float(floor["wall"]))
-        if float(floor["time"]) <= min(m.floor_times):
-            m.floor_parse, m.floor_serialize = float(floor["parse"]), float(floor["serialize"])
-            m.floor_sys, m.floor_faults = float(floor["sys"]), int(floor["faults"])
-        if float(engine["time"]) <= min(m.engine_times):
-            m.engine_sys, m.engine_faults = float(engine["sys"]), int(engine["faults"])
+        m.floor_parse_times.append(float(floor["parse"]))
+        m.floor_serialize_times.append(float(floor["serialize"]))
+        m.floor_sys_times.append(float(floor["sys"]))
+        m.floor_fault_counts.append(float(floor["faults"]))
+        m.engine_sys_times.append(float(engine["sys"]))
+        m.engine_fault_counts.append(float(engine["faults"]))
         m.engine_peak = max(m.engine_peak, int(engine["peak"]))
         m.floor_peak = max(m.floor_peak, int(floor["peak"]))
         m.engine_baseline = int(engine["baseline"])
@@ -362,7 +369,7 @@ def table(results: list[Measure]) -> str:
 
 
 def kernel_table(results: list[Measure]) -> str:
-    """The kernel's share of each CPU time above: it pays for every fresh page."""
+    """The kernel's share of each CPU time above (medians of the runs): it pays for every fresh page."""
     header = (
         f"| {'shape':<6} | {'N':>7} | {'engine sys s':>12} | {'page faults':>11} | {'us/fault':>8} | "
         f"{'user s':>8} | {'user growth':>11} | {'floor sys s':>11} | {'page faults':>11} | {'us/fault':>8} |"
@@ -370,16 +377,19 @@ def kernel_table(results: list[Measure]) -> str:
     rows = _headed(header)
     previous: dict[str, Measure] = {}
     for m in results:
-        if m.engine is None:
+        user = m.engine_user
+        if user is None:
             continue
-        user = m.engine - m.engine_sys
+        engine_sys, engine_faults, floor_sys, floor_faults = (
+            _median(values) or 0.0 for values in (m.engine_sys_times, m.engine_fault_counts, m.floor_sys_times, m.floor_fault_counts)
+        )
         prev = previous.get(m.shape)
-        growth = user / (prev.engine - prev.engine_sys) if prev and prev.engine else None
+        growth = user / prev.engine_user if prev and prev.engine_user else None
         rows.append(
-            f"| {m.shape:<6} | {m.size:>7} | {m.engine_sys:12.3f} | {m.engine_faults:11d} | "
-            f"{_fmt(m.engine_sys / m.engine_faults * 1e6 if m.engine_faults else None, '8.2f')} | {user:8.3f} | "
-            f"{_fmt(growth, '11.1f')} | {m.floor_sys:11.3f} | {m.floor_faults:11d} | "
-            f"{_fmt(m.floor_sys / m.floor_faults * 1e6 if m.floor_faults else None, '8.2f')} |"
+            f"| {m.shape:<6} | {m.size:>7} | {engine_sys:12.3f} | {engine_faults:11.0f} | "
+            f"{_fmt(engine_sys / engine_faults * 1e6 if engine_faults else None, '8.2f')} | {user:8.3f} | "
+            f"{_fmt(growth, '11.1f')} | {floor_sys:11.3f} | {floor_faults:11.0f} | "
+            f"{_fmt(floor_sys / floor_faults * 1e6 if floor_faults else None, '8.2f')} |"
         )
         previous[m.shape] = m
     return "\n".join(rows)
@@ -433,10 +443,14 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
         return _child_main(argv[1:])
+    # Imported here, by the driver only: a measured process imports no more
+    # than it measures, and may run an engine that has no generator.
+    from cdl._synthetic import SHAPES
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="2000,20000,200000", help="comma-separated component counts")
     parser.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of {', '.join(SHAPES)}")
-    parser.add_argument("--reps", type=int, default=3, help="runs per size up to 40,000 (best time is kept)")
+    parser.add_argument("--reps", type=int, default=3, help="runs per shape and size (the median is kept)")
     parser.add_argument("--keep", metavar="DIR", help="generate into DIR and keep the documents and outputs")
     parser.add_argument("--json", metavar="FILE", help="also write the measurements as JSON")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds allowed per measured process")
@@ -465,8 +479,7 @@ def main(argv: list[str] | None = None) -> int:
         for shape in shapes:
             extra = [WIDE_SIZES[1]] if shape == "wide" and WIDE_SIZES[0] in sizes and WIDE_SIZES[1] not in sizes else []
             for size in sorted([*sizes, *extra]):
-                reps = args.reps if size <= BEST_OF_LIMIT else 1
-                results.append(measure(shape, size, workdir, reps, args.timeout, log))
+                results.append(measure(shape, size, workdir, args.reps, args.timeout, log))
                 if args.keep is None:  # the documents of 200k components take hundreds of MB
                     for name in ("system.cdl", "templates.cdl", "resolved.xml"):
                         path = os.path.join(workdir, f"{shape}-{size}", name)

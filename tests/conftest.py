@@ -8,10 +8,13 @@
 - :func:`list_xml` / :func:`lists_xml` render resolved top level lists.
 - the ``write_docs`` fixture writes several small documents into ``tmp_path``
   and returns the path of the first (the main document).
+- :func:`probes` finds the bad-input probes beside the repository
+  (:data:`PROBES`, with the code each is refused with in :data:`PROBE_CODES`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,42 @@ CDL_NS = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
 XSD_NS = "http://www.w3.org/2001/XMLSchema"
 ENGINE_NS = "urn:x-cdl-engine:internal"
 CDL_DECL = f'xmlns:cdl="{CDL_NS}"'
+
+#: The bad-input probes of the acceptance criteria. They live outside the
+#: repository, in the ``shared/`` directory beside its clone, where CI puts a
+#: copy of it too.
+PROBES = Path(__file__).resolve().parent.parent.parent / "shared" / "probes" / "bad"
+
+#: Each probe, and the code of the error it is refused with.
+PROBE_CODES = {
+    "bad-expression.cdl": "BAD_EXPRESSION",
+    "bad-lazy.cdl": "BAD_LAZY",
+    "bad-path.cdl": "BAD_PATH",
+    "bad-prefix.cdl": "BAD_QNAME",
+    "binary.cdl": "XML_SYNTAX",
+    "empty.cdl": "XML_SYNTAX",
+    "extends-loop.cdl": "EXTENDS_CYCLE",
+    "ref-loop.cdl": "REF_CYCLE",
+    "remote-import.cdl": "IMPORT_REFUSED",
+    "traversal-import.cdl": "IMPORT_REFUSED",
+    "truncated.cdl": "XML_SYNTAX",
+    "xxe.cdl": "XML_DTD",
+}
+
+
+def probes() -> Path:
+    """The probes' directory (:data:`PROBES`).
+
+    When it is absent, the calling test fails under CI (the environment
+    variable ``CI`` set, as CI runs with a copy of ``shared/`` beside the
+    clone), and is skipped elsewhere: a checkout on its own lacks them.
+    """
+    if PROBES.is_dir():
+        return PROBES
+    message = f"no probes directory at {PROBES}"
+    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false"):
+        pytest.fail(f"{message}, and CI is set: CI must have a copy of shared/ beside the clone")
+    pytest.skip(message)
 
 
 def cdl_doc(body: str, attrs: str = "") -> str:

@@ -15,10 +15,9 @@ from click.testing import CliRunner
 
 import cdl
 from cdl.cli import main
-from conftest import CDL_DECL, cdl_doc, config, system
+from conftest import CDL_DECL, PROBE_CODES, cdl_doc, config, probes, system
 
 REPO = Path(__file__).resolve().parent.parent
-PROBES = Path("/work/shared/probes/bad")
 
 SERVERS = system(
     "<server1><port cdl:lazy='true'/></server1>"
@@ -281,32 +280,14 @@ def test_import_path_and_limits_options(write_docs, tmp_path: Path) -> None:
 # The probes, through a real process: exit 1, the file named, no traceback
 
 
-PROBE_CODES = {
-    "bad-expression.cdl": "BAD_EXPRESSION",
-    "bad-lazy.cdl": "BAD_LAZY",
-    "bad-path.cdl": "BAD_PATH",
-    "bad-prefix.cdl": "BAD_QNAME",
-    "binary.cdl": "XML_SYNTAX",
-    "empty.cdl": "XML_SYNTAX",
-    "extends-loop.cdl": "EXTENDS_CYCLE",
-    "ref-loop.cdl": "REF_CYCLE",
-    "remote-import.cdl": "IMPORT_REFUSED",
-    "traversal-import.cdl": "IMPORT_REFUSED",
-    "truncated.cdl": "XML_SYNTAX",
-    "xxe.cdl": "XML_DTD",
-}
-
-
-@pytest.mark.skipif(not PROBES.is_dir(), reason="no probes directory")
 def test_every_probe_has_an_expected_code() -> None:
-    assert sorted(p.name for p in PROBES.glob("*.cdl")) == sorted(PROBE_CODES)
+    assert sorted(p.name for p in probes().glob("*.cdl")) == sorted(PROBE_CODES)
 
 
-@pytest.mark.skipif(not PROBES.is_dir(), reason="no probes directory")
 @pytest.mark.parametrize(("name", "code"), sorted(PROBE_CODES.items()))
 @pytest.mark.parametrize("command", ["resolve", "pending"])
 def test_probe(command: str, name: str, code: str, tmp_path: Path) -> None:
-    probe = PROBES / name
+    probe = probes() / name
     out = tmp_path / "out.cdl"
     args = [sys.executable, "-m", "cdl.cli", command, str(probe)] + (["-o", str(out)] if command == "resolve" else [])
     proc = subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=tmp_path)

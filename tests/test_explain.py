@@ -608,11 +608,8 @@ def test_a_copy_holding_an_earlier_copy_names_the_latest_reference_first() -> No
 
 
 def _documents(tmp_path: Path) -> list[tuple[cdl.Document, dict[str, str]]]:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from generate import generate
-    finally:
-        sys.path.pop(0)
+    from cdl._synthetic import generate
+
     _, bench = generate(6, str(tmp_path), "fanin")
     webapp = cdl.load(SAMPLES / "webapp" / "system.cdl")
     return [

@@ -657,7 +657,7 @@ def test_remote_import_through_a_resolver_when_allowed(tree: Path, no_network: l
 
 
 def test_probes_remote_and_traversal_imports(tmp_path: Path) -> None:
-    """The two import probes, on copies (same texts as /work/shared/probes/bad)."""
+    """The two import probes, on copies (same texts as ../shared/probes/bad, beside the repository)."""
     remote = tmp_path / "remote-import.cdl"
     remote.write_text(cdl_doc(imports=("http://127.0.0.1:9/none.cdl",), system="<s/>"))
     traversal = tmp_path / "traversal-import.cdl"

@@ -421,14 +421,18 @@ def test_element_bound_is_the_element_count() -> None:
 
 
 @pytest.mark.parametrize(
-    "lists",
+    ("lists", "written", "pending"),
     [
-        '<s><p cdl:lazy="false">5</p></s>',
-        '<s><p cdl:lazy="true">  </p></s>',
+        # Not lazy: the value stands (no LAZY_WITH_VALUE), and the mark goes.
+        ('<s><p cdl:lazy="false">5</p></s>', '<s><p>5</p></s>', []),
+        # Lazy, holding only white space, which is no value: it waits for deployment.
+        ('<s><p cdl:lazy="true">  </p></s>', '<s><p cdl:lazy="true">  </p></s>', [("/s/p", "lazy-property")]),
     ],
 )
-def test_lazy_with_value_allowed_forms(lists: str) -> None:
-    resolve_text(system(lists))
+def test_lazy_with_value_allowed_forms(lists: str, written: str, pending: list[tuple[str, str]]) -> None:
+    res = resolve_text(system(lists))
+    assert lists_xml(res) == [written]
+    assert [(p.path, p.kind) for p in res.pending] == pending
 
 
 # ---------------------------------------------------------------------------

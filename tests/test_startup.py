@@ -1,6 +1,7 @@
-"""Start-up: a run imports only what it needs (issue 13). elementpath (about
-40 ms) is needed only for documents with expressions, urllib.request (about
-18 ms) only for remote documents, tempfile only for writing a file."""
+"""Start-up: a run imports only what it needs (issue 13), since every run of the
+command line pays for each import. elementpath is needed only for documents
+with expressions, urllib.request only for remote documents, tempfile only for
+writing a file, decimal only for formatting a fractional number."""
 
 from __future__ import annotations
 

@@ -1,11 +1,14 @@
-"""Generate a synthetic CDL system of N components, for benchmarking resolution.
+"""A synthetic CDL system of N components, for benchmarks and tests (private).
 
-    python benchmarks/generate.py N OUTDIR [--shape base|fanin|fanout]
+    python -m cdl._synthetic N OUTDIR [--shape base|fanin|fanout|wide]
 
 writes ``OUTDIR/templates.cdl`` (component templates, published in
 ``urn:cdl-bench:templates``) and ``OUTDIR/system.cdl`` (shared settings and a
 ``cdl:system`` of N components; it imports the templates). The output depends
-only on N and the shape: no randomness, no clock.
+only on N and the shape: no randomness, no clock. The benchmarks
+(``benchmarks/``) and the tests share this generator: it lives in the package
+so that the tests need not import from ``benchmarks/``. The engine never
+imports it.
 
 What the documents exercise (the parts of CDL 1.0 a deployment service meets):
 
@@ -50,7 +53,8 @@ import os
 import sys
 from collections.abc import Iterator
 
-CDL_NS = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
+from ._model import CDL_NS
+
 TEMPLATES_NS = "urn:cdl-bench:templates"
 SHAPES = ("base", "fanin", "fanout", "wide")
 

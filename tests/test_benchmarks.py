@@ -1,0 +1,70 @@
+"""The benchmark scripts still run, on tiny systems.
+
+They are not tests of speed (nothing here is timed): they read the engine's
+list of phases and its public API, and a rename there must show up here rather
+than at the next measurement. They run as the README says, from the
+repository root, in processes of their own.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.skipif(not (ROOT / "benchmarks").is_dir(), reason="needs the source tree (benchmarks/)")
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+
+
+def test_phases_times_every_phase_the_engine_lists() -> None:
+    from cdl._engine import RESOLUTION_PHASES
+
+    proc = _run("benchmarks/phases.py", "30", "--shape", "wide")
+    assert proc.returncode == 0, proc.stderr
+    for label, _ in RESOLUTION_PHASES:
+        assert f"\n{label} " in proc.stdout
+    assert "output: build the tree and serialize it" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("benchmarks/explain_cost.py", "30", "--reps", "1"),
+        ("benchmarks/plan.py", "30", "--reps", "1"),
+        ("benchmarks/plan.py", "--chain", "30", "--reps", "1"),
+        ("benchmarks/profile_resolve.py", "30", "--top", "3"),
+    ],
+    ids=["explain_cost", "plan", "plan-chain", "profile_resolve"],
+)
+def test_script_runs(args: tuple[str, ...]) -> None:
+    proc = _run(*args)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_run_checks_the_targets() -> None:
+    # At 30 components the interpreters' own cost decides the ratios, so the
+    # verdicts may go either way; what matters is that each target is checked.
+    proc = _run("benchmarks/run.py", "--sizes", "30,60", "--shapes", "fanin", "--reps", "1")
+    assert proc.returncode in (0, 1), proc.stderr
+    verdicts = [line for line in proc.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
+    assert [line.split(":", 1)[1].split(",")[0].strip() for line in verdicts] == [
+        "linear growth 30 -> 60",
+        "at 60",
+        "at 60",
+    ]
+    assert "the floor (at most 12x)" in verdicts[1] and "the floor's (at most 2x)" in verdicts[2]
+
+
+def test_synthetic_cli_writes_both_documents(tmp_path: Path) -> None:
+    proc = _run("-m", "cdl._synthetic", "3", str(tmp_path), "--shape", "fanout")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["system.cdl", "templates.cdl"]
