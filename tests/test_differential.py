@@ -26,6 +26,7 @@ from lxml import etree
 
 import cdl
 from cdl._switch import VARIABLE
+from cdl._synthetic import SHAPES, generate
 from cdl.conformance import Case, load_suite, run_case
 from strategies import CASES, Mutant, corpus, mutants
 
@@ -133,6 +134,22 @@ def assert_same_both_ways(main: Path, rounds: list[dict[str, Any]]) -> None:
 def test_corpus_same_both_ways(seed: Any, tmp_path: Path) -> None:
     mutant = Mutant(seed.name, seed.main, dict(seed.files), [dict(r) for r in seed.rounds])
     assert_same_both_ways(mutant.write(tmp_path), mutant.rounds)
+
+
+# ---------------------------------------------------------------------------
+# The systems the benchmarks measure, small (with and without their values)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_synthetic_same_both_ways(shape: str, tmp_path: Path) -> None:
+    _, system = generate(40, tmp_path, shape)
+    assert_same_both_ways(Path(system), [])
+    # Then every deploy-time value supplied and every lazy reference released.
+    pending = cdl.load(system).resolve().pending
+    values = {p.path: f"value-{i}" for i, p in enumerate(pending) if p.kind == "lazy-property"}
+    released = [p.path for p in pending if p.kind == "lazy-reference"]
+    assert values or released
+    assert_same_both_ways(Path(system), [{"set": values, "release": released}])
 
 
 # ---------------------------------------------------------------------------
