@@ -1,6 +1,8 @@
 """The one place where the phases are composed.
 
-load:    read + normalize documents (``_imports`` -> ``_load``), name lists (``_names``)
+load:    read + normalize documents (``_imports`` -> ``_load``), name lists
+         (``_names``), what the output and the required check can know
+         beforehand (``_serialize.prepare_output``, ``_laziness.required_tags``)
 resolve: copy the documents, then prototypes (``_inherit``), references and
          expressions (``_references``), deploy-time rounds and the required
          check (``_laziness``); output by ``_serialize``.
@@ -51,7 +53,7 @@ from ._names import Registry, build_registry
 from ._naming import Prefixes
 from ._plan import Plan, build_plan
 from ._references import ReferenceResolver, find_candidates, items_in
-from ._serialize import Data, build_output, prepare_output, to_bytes, to_data
+from ._serialize import Data, OutputFacts, build_output, prepare_output, to_bytes, to_data
 from ._switch import fast_paths_enabled
 from .errors import CdlError, CdlErrorGroup, DeployValueError
 
@@ -66,17 +68,25 @@ class Document:
     deploy-time values.
     """
 
-    def __init__(self, docs: list[SourceDoc], tables: Tables, registry: Registry, options: LoadOptions) -> None:
+    def __init__(
+        self,
+        docs: list[SourceDoc],
+        tables: Tables,
+        registry: Registry,
+        options: LoadOptions,
+        output_facts: OutputFacts | None = None,
+        required: frozenset[str] | None = None,
+    ) -> None:
         self._docs = docs
         self._tables = tables
         self._registry = registry
         self._options = options
         self._prefixes_seed = [d.declared for d in docs]
-        # What the output and the required check need to know of the loaded
-        # trees, found once here (types are written in their output form,
-        # so that copies carry it).
-        self._output_facts = prepare_output(docs, self._prefixes_seed)
-        self._required_tags = required_tags(docs)
+        #: What the output's known path and the required check by tags need
+        #: to know of the loaded trees, found by :func:`load` (None: unknown,
+        #: the general paths run).
+        self._output_facts = output_facts
+        self._required_tags = required
 
     @property
     def url(self) -> str:
@@ -536,4 +546,9 @@ def load(
     problems = Problems(options.limits.max_errors)
     registry = build_registry(docs, Prefixes([d.declared for d in docs], docs[0].nsmap.get(None)), problems)
     problems.raise_if_any()
-    return Document(docs, tables, registry, options)
+    # The last step of loading, with the load's switch: the output's known
+    # path writes the types in their output form into the loaded trees now,
+    # so that copies carry it; the Document never changes afterwards.
+    facts = prepare_output(docs, [d.declared for d in docs], options.fast_paths)
+    required = required_tags(docs) if options.fast_paths else None
+    return Document(docs, tables, registry, options, facts, required)
