@@ -344,8 +344,8 @@ class Resolution:
             # Everything pending is among the unresolved items, in order.
             left = self._unresolved()
             # Without the collector: the thousands of new objects would set
-            # off full collections over the trees' proxies, which took half
-            # the report's time (0.16 s -> 0.09 s at 20,000 components).
+            # off full collections over the trees' proxies, which find
+            # nothing to free.
             with _cyclic_gc_paused():
                 everything = pending_items(self._resolver, left)
                 system = None if ws.roots[0].find(T_SYSTEM) is None else pending_items(self._resolver, left, True)
@@ -475,15 +475,15 @@ def _cyclic_gc_paused() -> Iterator[None]:
     alive until the phase ends, and they form no cycles. Each full collection
     walks all of them, and collections come more often the more objects
     there are, so with the collector on, time grew faster than the system
-    (about 18% of a 200,000-component resolution, benchmarks/README.md).
+    (docs/performance.md).
     Reference counting still frees everything as usual; the collector is
     switched back on (if it was on) when the phase ends, even on error.
 
     What the phase leaves alive goes straight to the oldest generation, where
     the young collections that follow each phase would have moved it
     (``gc.freeze()`` then ``gc.unfreeze()``: two list splices). Those
-    collections walked every survivor, found nothing to free, and took about
-    0.03 s at 20,000 components. The young objects from before the phase
+    collections would walk every survivor and find nothing to free. The
+    young objects from before the phase
     are collected first, as the collector would have done, so only what the
     phase made skips the young collections; a full collection still walks
     (and frees) all of it. Skipped when the caller froze objects of its own,

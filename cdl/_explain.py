@@ -15,10 +15,10 @@ inheritance, references, expressions and deploy-time values each call the
 recorder at the one place where they copy, replace, compute or supply a value
 (the calls are marked ``provenance hook``). Reconstructing after the fact would
 define inheritance and reference resolution a second time. Plain resolution
-passes no recorder and pays one ``None`` test per event (benchmarks/README.md);
+passes no recorder and pays one ``None`` test per event (docs/performance.md);
 ``Resolution.explain`` resolves the same Document and rounds again with a
 recorder on, so one explanation costs about one and a half resolutions
-(benchmarks/README.md, "Provenance").
+(docs/performance.md, "Provenance").
 
 Each event is appended to a table (so its index is the order in which things
 happened). During inheritance, the element it concerns gets the private
