@@ -261,7 +261,7 @@ class Recorder:
         elements' histories by themselves (lxml copies the mark), so a copy
         costs one event, for its root, however large it is. A source never
         changes while it is copied (a prototype is complete; a reference
-        target is clean)."""
+        target is fully resolved)."""
         if source in self._premarked:
             return
         self._premarked.add(source)
@@ -423,8 +423,8 @@ def _copied(state: _State, el: etree._Element) -> tuple[_Event, etree._Element] 
     such copy's event and the element of the target that ``el`` copies.
 
     Only the root of a copy has the event; below it, the element is found
-    by its position, as the target is clean and never changes after it is
-    copied.
+    by its position, as the target is fully resolved and never changes
+    after it is copied.
     """
     best: tuple[int, etree._Element, list[int]] | None = None
     positions: list[int] = []
