@@ -334,11 +334,13 @@ def _write_values(
     expressions' variables, types, cdl:lazy="false") and strip the private
     marks: the default namespace the output declares, and the prefixes the
     written values use."""
+    marks = _private_marks(keep_origins)
     if known is not None and unresolved is not None:
-        return None, _known_rewrites(ws, content, keep_origins, system_only, unresolved, known)
+        items = [el for el in unresolved if not system_only or in_part(el, T_SYSTEM)]
+        return None, _known_rewrites(ws, content, marks, items, known)
     refs: list[_RefWrite] = []
     typed: list[tuple[etree._Element, str]] = []  # with the type as written
-    _find_rewrites(ws, content, keep_origins, refs, typed)
+    _find_rewrites(ws, content, marks, refs, typed)
     default = _output_default(ws, content, refs, typed)
     writer = _Writer(ws, default)
     for el, written_type in typed:
@@ -365,30 +367,30 @@ def _output_default(
     return default
 
 
+def _private_marks(keep_origins: bool) -> tuple[str, ...]:
+    """The engine's attributes that the output drops, besides those of pending
+    items (P_REF, P_EXPR): the document marks stay with ``keep_origins``."""
+    return (P_EXT,) if keep_origins else (P_EXT, P_DOC, P_COPIES)
+
+
 def _known_rewrites(
-    ws: Workspace,
-    content: list[etree._Element],
-    keep_origins: bool,
-    system_only: bool,
-    unresolved: Sequence[etree._Element],
-    known: OutputFacts,
+    ws: Workspace, content: list[etree._Element], marks: tuple[str, ...], items: list[etree._Element], known: OutputFacts
 ) -> set[str]:
     """The known path of :func:`_write_values` (see :func:`_known_facts`): the
-    references and expressions to write back are the ones left unresolved
-    (all of them items, since copies are made only of resolved targets),
-    there is no cdl:lazy="false" to drop, and types are already written as
-    output. One strip removes the private marks. The prefixes the values use."""
+    references and expressions to write back are ``items``, those left
+    unresolved (all of them items, since copies are made only of resolved
+    targets), there is no cdl:lazy="false" to drop, and types are already
+    written as output. One strip removes the private ``marks``. The prefixes
+    the values use."""
     refs: list[_RefWrite] = []
-    for el in unresolved:
-        if system_only and not in_part(el, T_SYSTEM):
-            continue
+    for el in items:
         _rewrite(el, ws, refs)
     # Written before the strip: right after it, lxml's attribute writes are
     # much slower (the allocator reusing what the strip freed).
     writer = _Writer(ws, None)
     writer.write_refs(refs)
     for part in content:
-        etree.strip_attributes(part, P_EXT, P_REF, P_EXPR, *(() if keep_origins else (P_DOC, P_COPIES)))
+        etree.strip_attributes(part, *marks, P_REF, P_EXPR)
     return _type_prefixes(content, known) | writer.prefixes_used()
 
 
@@ -528,11 +530,7 @@ def _rewrite(el: etree._Element, ws: Workspace, refs: list[_RefWrite]) -> None:
 
 
 def _find_rewrites(
-    ws: Workspace,
-    content: list[etree._Element],
-    keep_origins: bool,
-    refs: list[_RefWrite],
-    typed: list[tuple[etree._Element, str]],
+    ws: Workspace, content: list[etree._Element], marks: tuple[str, ...], refs: list[_RefWrite], typed: list[tuple[etree._Element, str]]
 ) -> None:
     """The general way: one C-level scan finds every element the output changes.
 
@@ -540,10 +538,11 @@ def _find_rewrites(
     they include every rewrite (pending references and expressions, types,
     lazy="false"). libxml2 tests one attribute axis per element at less cost
     than the four tests that pick those out, which Python then applies to
-    the few found.
+    the few found. The private ``marks`` are stripped first, those of the
+    pending items once they are written.
     """
     for part in content:
-        etree.strip_attributes(part, P_EXT, *(() if keep_origins else (P_DOC, P_COPIES)))
+        etree.strip_attributes(part, *marks)
     for el in _ATTRIBUTED(content, ws.size_bound()):
         attrib = el.attrib
         if P_REF in attrib or el.tag == T_EXPRESSION:
