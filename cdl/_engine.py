@@ -1,6 +1,8 @@
 """The one place where the phases are composed.
 
-load:    read + normalize documents (``_imports`` -> ``_load``), name lists (``_names``)
+load:    read + normalize documents (``_imports`` -> ``_load``), name lists
+         (``_names``), what the output and the required check can know
+         beforehand (``_serialize.prepare_output``, ``_laziness.required_tags``)
 resolve: copy the documents, then prototypes (``_inherit``), references and
          expressions (``_references``), deploy-time rounds and the required
          check (``_laziness``); output by ``_serialize``.
@@ -51,7 +53,7 @@ from ._names import Registry, build_registry
 from ._naming import Prefixes
 from ._plan import Plan, build_plan
 from ._references import ReferenceResolver, find_candidates, items_in
-from ._serialize import Data, build_output, prepare_output, to_bytes, to_data
+from ._serialize import Data, OutputFacts, build_output, prepare_output, to_bytes, to_data
 from ._switch import fast_paths_enabled
 from .errors import CdlError, CdlErrorGroup, DeployValueError
 
@@ -66,17 +68,25 @@ class Document:
     deploy-time values.
     """
 
-    def __init__(self, docs: list[SourceDoc], tables: Tables, registry: Registry, options: LoadOptions) -> None:
+    def __init__(
+        self,
+        docs: list[SourceDoc],
+        tables: Tables,
+        registry: Registry,
+        options: LoadOptions,
+        output_facts: OutputFacts | None = None,
+        required: frozenset[str] | None = None,
+    ) -> None:
         self._docs = docs
         self._tables = tables
         self._registry = registry
         self._options = options
         self._prefixes_seed = [d.declared for d in docs]
-        # What the output and the required check need to know of the loaded
-        # trees, found once here (types are written in their output form,
-        # so that copies carry it).
-        self._output_facts = prepare_output(docs, self._prefixes_seed)
-        self._required_tags = required_tags(docs)
+        #: What the output's known path and the required check by tags need
+        #: to know of the loaded trees, found by :func:`load` (None: unknown,
+        #: the general paths run).
+        self._output_facts = output_facts
+        self._required_tags = required
 
     @property
     def url(self) -> str:
@@ -334,8 +344,8 @@ class Resolution:
             # Everything pending is among the unresolved items, in order.
             left = self._unresolved()
             # Without the collector: the thousands of new objects would set
-            # off full collections over the trees' proxies, which took half
-            # the report's time (0.16 s -> 0.09 s at 20,000 components).
+            # off full collections over the trees' proxies, which find
+            # nothing to free.
             with _cyclic_gc_paused():
                 everything = pending_items(self._resolver, left)
                 system = None if ws.roots[0].find(T_SYSTEM) is None else pending_items(self._resolver, left, True)
@@ -465,15 +475,15 @@ def _cyclic_gc_paused() -> Iterator[None]:
     alive until the phase ends, and they form no cycles. Each full collection
     walks all of them, and collections come more often the more objects
     there are, so with the collector on, time grew faster than the system
-    (about 18% of a 200,000-component resolution, benchmarks/README.md).
+    (docs/performance.md).
     Reference counting still frees everything as usual; the collector is
     switched back on (if it was on) when the phase ends, even on error.
 
     What the phase leaves alive goes straight to the oldest generation, where
     the young collections that follow each phase would have moved it
     (``gc.freeze()`` then ``gc.unfreeze()``: two list splices). Those
-    collections walked every survivor, found nothing to free, and took about
-    0.03 s at 20,000 components. The young objects from before the phase
+    collections would walk every survivor and find nothing to free. The
+    young objects from before the phase
     are collected first, as the collector would have done, so only what the
     phase made skips the young collections; a full collection still walks
     (and frees) all of it. Skipped when the caller froze objects of its own,
@@ -536,4 +546,9 @@ def load(
     problems = Problems(options.limits.max_errors)
     registry = build_registry(docs, Prefixes([d.declared for d in docs], docs[0].nsmap.get(None)), problems)
     problems.raise_if_any()
-    return Document(docs, tables, registry, options)
+    # The last step of loading, with the load's switch: the output's known
+    # path writes the types in their output form into the loaded trees now,
+    # so that copies carry it; the Document never changes afterwards.
+    facts = prepare_output(docs, [d.declared for d in docs], options.fast_paths)
+    required = required_tags(docs) if options.fast_paths else None
+    return Document(docs, tables, registry, options, facts, required)

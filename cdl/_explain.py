@@ -15,10 +15,10 @@ inheritance, references, expressions and deploy-time values each call the
 recorder at the one place where they copy, replace, compute or supply a value
 (the calls are marked ``provenance hook``). Reconstructing after the fact would
 define inheritance and reference resolution a second time. Plain resolution
-passes no recorder and pays one ``None`` test per event (benchmarks/README.md);
+passes no recorder and pays one ``None`` test per event (docs/performance.md);
 ``Resolution.explain`` resolves the same Document and rounds again with a
 recorder on, so one explanation costs about one and a half resolutions
-(benchmarks/README.md, "Provenance").
+(docs/performance.md, "Provenance").
 
 Each event is appended to a table (so its index is the order in which things
 happened). During inheritance, the element it concerns gets the private
@@ -261,7 +261,7 @@ class Recorder:
         elements' histories by themselves (lxml copies the mark), so a copy
         costs one event, for its root, however large it is. A source never
         changes while it is copied (a prototype is complete; a reference
-        target is clean)."""
+        target is fully resolved)."""
         if source in self._premarked:
             return
         self._premarked.add(source)
@@ -423,8 +423,8 @@ def _copied(state: _State, el: etree._Element) -> tuple[_Event, etree._Element] 
     such copy's event and the element of the target that ``el`` copies.
 
     Only the root of a copy has the event; below it, the element is found
-    by its position, as the target is clean and never changes after it is
-    copied.
+    by its position, as the target is fully resolved and never changes
+    after it is copied.
     """
     best: tuple[int, etree._Element, list[int]] | None = None
     positions: list[int] = []

@@ -3,8 +3,8 @@
 Entry points: :func:`apply_round` (deploy-time values: supply a lazy
 property's value, replace a lazy reference by a value, or release a lazy
 reference so it resolves), :func:`check_required` (with :func:`required_tags`,
-found once per Document, it walks only the tags a required property can
-have), :func:`left_unresolved`, :func:`pending_items` (taken before an
+found once per Document, its fast path walks only the tags a required
+property can have), :func:`left_unresolved`, :func:`pending_items` (taken before an
 output takes the trees apart) and :func:`pending_report` (paths written when read).
 """
 
@@ -193,6 +193,7 @@ def _release(ws: Workspace, el: etree._Element, path: str) -> etree._Element:
     return el
 
 
+#: The elements marked required, as :func:`_required_unmet` reads the mark.
 _REQUIRED = ListScan("[@cdl:use='required']", {"cdl": CDL_NS})
 _REQUIRED_LOADED = etree.XPath("descendant-or-self::*[@cdl:use='required']", namespaces={"cdl": CDL_NS})
 
@@ -224,33 +225,40 @@ def check_required(ws: Workspace, resolver: ReferenceResolver, tags: frozenset[s
     """7.4.2: every required property of the main system has a value, or waits for a lazy one.
 
     ``tags`` (:func:`required_tags`, when known) are the only tags a required
-    property can have: lxml's own walk then hands Python only elements of
-    those tags, which costs a fifth of an XPath test of every element.
+    property can have (see :func:`_required_candidates`).
     """
     problems = Problems(ws.ctx.limits.max_errors)
-    systems = ws.roots[0].iterchildren(T_SYSTEM)
-    if tags is None:
-        found: Iterable[etree._Element] = _REQUIRED(systems, ws.size_bound())
-    elif tags:
-        # Most elements of those tags have a value: asked first (no attribute read).
-        found = (
-            el
-            for part in systems
-            for el in part.iterdescendants(*tags)
-            if not has_value(el) and el.get(A_USE) == "required"
-        )
-    else:
-        found = ()
-    for el in found:
-        if has_value(el) or el.get(P_REF) is not None or is_lazy(el):
-            continue  # a value, or a reference or lazy mark still pending
-        problems.add(
-            RequiredPropertyError(
-                'this property is marked cdl:use="required" but has no value',
-                at=ws.ctx.where(el),
+    for el in _required_candidates(ws, tags):
+        if _required_unmet(el):
+            problems.add(
+                RequiredPropertyError(
+                    'this property is marked cdl:use="required" but has no value',
+                    at=ws.ctx.where(el),
+                )
             )
-        )
     problems.raise_if_any()
+
+
+def _required_unmet(el: etree._Element) -> bool:
+    """The rule of 7.4.2 for one element: marked required, it has no value,
+    and no reference or lazy mark is still pending for it."""
+    # Most candidates have a value: asked first (no attribute read).
+    return not has_value(el) and el.get(A_USE) == "required" and el.get(P_REF) is None and not is_lazy(el)
+
+
+def _required_candidates(ws: Workspace, tags: frozenset[str] | None) -> Iterable[etree._Element]:
+    """The elements of the main system that may be required, in document
+    order: every element marked ``cdl:use="required"`` is among them.
+
+    With the fast paths on and ``tags`` known, the elements of those tags:
+    lxml's own walk then hands Python only elements of those tags, which
+    costs less than an XPath test of every element. Otherwise the marked
+    elements, found by one XPath scan.
+    """
+    systems = ws.roots[0].iterchildren(T_SYSTEM)
+    if ws.ctx.fast_paths and tags is not None:
+        return (el for part in systems for el in part.iterdescendants(*tags)) if tags else ()
+    return _REQUIRED(systems, ws.size_bound())
 
 
 def left_unresolved(resolver: ReferenceResolver, items: Sequence[etree._Element]) -> list[etree._Element]:
@@ -315,8 +323,8 @@ def pending_report(
 ) -> list[Pending]:
     """The report of :func:`pending_items`' items, their paths written with
     the main document's ``prefixes``. ``paths`` keeps each item's path once
-    written (one dict for both reports: paths cost 10 us each, and an item
-    is named for itself and for each item waiting on it).
+    written (one dict for both reports: an item is named for itself and for
+    each item waiting on it, and writing a path is not cheap).
     """
     written = {} if paths is None else paths
 

@@ -20,15 +20,15 @@ What it computes (docs/semantics.md, "Deployment plan", has the definitions):
   references (a lazy reference is released only when its own component is
   ready to deploy, so it is where a chain stops);
 - each dependency between two components lifted to the two children of their
-  nearest common ancestor: by climbing from both ends, or, when the climbs
-  would add up to more than the components (deep systems), in one depth-first
-  walk with a union-find (Tarjan's offline method);
+  nearest common ancestor: in one depth-first walk with a union-find (Tarjan's
+  offline method), or, with the fast paths on, by climbing from both ends
+  unless the climbs would add up to more than the components (deep systems);
 - waves among each component's children (Kahn's algorithm); a cycle among
   siblings, or a wait for an ancestor's lazy value, is a :class:`PlanError`
   naming every item of the chain with its file and line.
 
 Cost: linear in the components and pending items, plus the lazy values each
-distinct set of waits holds (benchmarks/README.md, "Deployment plan"). An item that waits for one thing shares that
+distinct set of waits holds (docs/performance.md, "Deployment plan"). An item that waits for one thing shares that
 thing's set (a long chain of references holds one set), sets of several are
 built once per distinct combination, and each owner reads a shared set once.
 """
@@ -172,7 +172,7 @@ class _Tree:
 
     def json(self) -> str:
         """The whole plan as JSON text (what ``json.dumps(self.data(0))`` gives),
-        written directly: building the dicts first cost several times more."""
+        written directly, rather than by building the dicts first."""
         paths, details = self.paths, self.details
 
         def strings(values: tuple[str, ...]) -> str:
@@ -411,8 +411,8 @@ class _Components:
         # children are how a value is computed, not properties): every
         # expression left is pending, so ``skip`` names them and their
         # holders, and no element's children need a look. lxml's own
-        # iteration in document order, with a test per element, costs a
-        # third of walking the children in Python; the chain of ancestors
+        # iteration in document order, with a test per element, costs less
+        # than walking the children in Python; the chain of ancestors
         # (lxml hands out one proxy per live element, so `is` finds the
         # parent) numbers each component's parent without a lookup table.
         for top in system:
@@ -705,16 +705,26 @@ class _Planner:
 
     def _lift(self, comps: _Components, queries: list[_Query]) -> dict[int, dict[int, list[_Query]]]:
         """Each dependency as an edge between the two children of the nearest
-        common ancestor: ``edges[a][b]`` lists why sibling ``a`` comes after ``b``.
+        common ancestor: ``edges[a][b]`` lists why sibling ``a`` comes after
+        ``b``, in the order of ``queries``; a wait for an ancestor's lazy
+        value is an error, reported in that order too.
 
-        Climbing from both ends costs their depth below the common ancestor,
-        a few steps in most systems; when the climbs add up to more than the
-        components (deep systems with many dependencies), one walk over all
-        of them answers every query instead (:meth:`_lift_all`).
+        The general way is one walk over all components (:meth:`_lift_all`).
+        With the fast paths on, climbing from both ends answers instead
+        (:meth:`_lift_by_climbing`), unless the climbs would add up to more
+        than the components (deep systems with many dependencies).
         """
+        if self.ctx.fast_paths and (edges := self._lift_by_climbing(comps, queries)) is not None:
+            return edges
+        return self._lift_all(comps, queries)
+
+    def _lift_by_climbing(self, comps: _Components, queries: list[_Query]) -> dict[int, dict[int, list[_Query]]] | None:
+        """:meth:`_lift` by climbing from both ends of each query: it costs
+        their depth below the common ancestor, a few steps in most systems.
+        None, having reported nothing, when the climbs would cost more than
+        the one walk of :meth:`_lift_all`."""
         parent, depth = comps.parent, comps.depth
-        edges: dict[int, dict[int, list[_Query]]] = {}
-        ancestors: list[_Query] = []
+        ends: list[tuple[int, int] | None] = []
         budget = 2 * comps.size + 64
         for q in queries:
             a, b = q.waiter, q.owner
@@ -727,17 +737,32 @@ class _Planner:
                 b = parent[b]
                 db -= 1
             if a == b:
-                if depth[q.waiter] > depth[q.owner]:
-                    ancestors.append(q)
-                continue  # else a component waits for its descendant: deployed first anyway
+                ends.append(None)  # one is the other's ancestor
+                continue
             while parent[a] != parent[b] and budget > 0:
                 a, b = parent[a], parent[b]
                 budget -= 2
             if budget <= 0:
-                return self._lift_all(comps, queries)
-            edges.setdefault(a, {}).setdefault(b, []).append(q)
-        for q in ancestors:
-            self._ancestor_error(comps, q)
+                return None
+            ends.append((a, b))
+        return self._edges(comps, queries, ends)
+
+    def _edges(
+        self, comps: _Components, queries: list[_Query], ends: list[tuple[int, int] | None]
+    ) -> dict[int, dict[int, list[_Query]]]:
+        """The edges of ``queries`` whose ``ends`` (the two children of the
+        nearest common ancestor) are known, in query order; the others are
+        a wait between a component and its ancestor: an error when the
+        waiter is the descendant, else nothing (a component waits for its
+        descendant, deployed first anyway)."""
+        edges: dict[int, dict[int, list[_Query]]] = {}
+        for q, pair in zip(queries, ends):
+            if pair is not None:
+                edges.setdefault(pair[0], {}).setdefault(pair[1], []).append(q)
+        depth = comps.depth
+        for q, pair in zip(queries, ends):
+            if pair is None and depth[q.waiter] > depth[q.owner]:
+                self._ancestor_error(comps, q)
         return edges
 
     def _lift_all(self, comps: _Components, queries: list[_Query]) -> dict[int, dict[int, list[_Query]]]:
@@ -747,13 +772,15 @@ class _Planner:
         offline method): the first end is then finished, and the union-find
         set holding it is labelled with the child, of a component on the
         walk's path, that contains it: the child of the common ancestor.
+        A second end entered while the first is on the walk's path is the
+        first's descendant.
         """
         n = comps.size
-        at: dict[int, list[_Query]] = {}
-        for q in queries:
-            at.setdefault(q.waiter, []).append(q)
-            at.setdefault(q.owner, []).append(q)
-        edges: dict[int, dict[int, list[_Query]]] = {}
+        at: dict[int, list[int]] = {}
+        for i, q in enumerate(queries):
+            at.setdefault(q.waiter, []).append(i)
+            at.setdefault(q.owner, []).append(i)
+        ends: list[tuple[int, int] | None] = [None] * len(queries)
         parent, depth, children = comps.parent, comps.depth, comps.children
         uf = list(range(n))
         label = list(range(n))
@@ -778,21 +805,18 @@ class _Planner:
                 continue
             status[v] = 1
             path.append(v)
-            for q in at.get(v, ()):
+            for i in at.get(v, ()):
+                q = queries[i]
                 other = q.owner if q.waiter == v else q.waiter
                 if status[other] == 2:
                     top = label[find(other)]
                     here = path[depth[parent[top]] + 1]
-                    waiter, owner = (here, top) if q.waiter == v else (top, here)
-                    edges.setdefault(waiter, {}).setdefault(owner, []).append(q)
-                elif status[other] == 1 and other == q.owner:
-                    self._ancestor_error(comps, q)
-                # On the path and the waiter: a component waits for its
-                # descendant, deployed before it anyway. Not entered yet:
-                # answered when the walk enters the other end.
+                    ends[i] = (here, top) if q.waiter == v else (top, here)
+                # On the path: ``other`` is an ancestor (see _edges). Not
+                # entered yet: answered when the walk enters the other end.
             stack.append((v, True))
             stack.extend((c, False) for c in reversed(children.get(v, ())))
-        return edges
+        return self._edges(comps, queries, ends)
 
     def _ancestor_error(self, comps: _Components, q: _Query) -> None:
         waiter, owner = comps.paths[q.waiter], comps.paths[q.owner]

@@ -1,7 +1,7 @@
 """Phase 7: the resolved document, as a tree, XML bytes, or plain data.
 
 Entry points: :func:`build_output`, :func:`to_bytes`, :func:`to_data`, and
-:func:`prepare_output`, run once per Document when it loads.
+:func:`prepare_output`, the last step of loading (``cdl.load``).
 
 The output round-trips: every namespace used is declared once, on the root,
 with the prefixes the documents used where they agree. QName-valued CDL
@@ -10,12 +10,16 @@ pending) are written from their resolved form with those prefixes. A default
 namespace is declared only when nothing in the output is in no namespace, since
 an unqualified element under a default namespace would change meaning.
 
-Building the output needs no scan of the whole tree in the usual case: the
-types are written in their output form when the documents load (copies carry
-it), the references and expressions to write back are the resolver's
+The general path scans the output for what it rewrites (:func:`_find_rewrites`)
+and hoists every declaration to the root (:func:`_declare_namespaces`). Its
+specialisation, the known path, taken only with ``Context.fast_paths``
+(cdl/_switch.py), needs no scan of the whole tree: the types were written in
+their output form when the documents loaded (:func:`prepare_output`; copies
+carry it), the references and expressions to write back are the resolver's
 unresolved items, and the documents' bytes show that nothing is declared
-below the root. Whatever breaks one of those takes the general path, which
-scans for what it rewrites and hoists every declaration.
+below the root. It writes what the general path writes, with the same rules
+(:func:`_rewrite`, :func:`_qname`), and declines (changing nothing) whenever
+one of those facts does not hold.
 """
 
 from __future__ import annotations
@@ -46,7 +50,6 @@ from ._model import (
     T_EXPRESSION,
     T_SYSTEM,
     T_TYPES,
-    T_VARIABLE,
     UP,
     Context,
     Ref,
@@ -55,6 +58,7 @@ from ._model import (
     split_clark,
     table_index,
     tag_of,
+    variables_of,
 )
 from ._naming import Prefixes, relative_text
 from ._references import in_part
@@ -84,8 +88,7 @@ def may_be_written(doc: SourceDoc, name: bytes, value: bytes = b"", before: froz
     refuses DTDs, so none is defaulted), and an attribute's name cannot be
     written with character references: when the bytes do not hold the name
     and an ``=``, the document has no such attribute. Searching the bytes
-    costs milliseconds where an XPath scan of a large document costs a tenth
-    of a second. Documents in an encoding where ASCII is not single bytes
+    costs far less than an XPath scan of a large document. Documents in an encoding where ASCII is not single bytes
     (UTF-16, EBCDIC) may hold anything.
     """
     data = doc.data
@@ -94,7 +97,7 @@ def may_be_written(doc: SourceDoc, name: bytes, value: bytes = b"", before: froz
     if not _ASCII_ENCODINGS.match(encoding) or head[:1] != b"<" or head[1:2] == b"\x00":
         return True
     # The name first, without a word boundary: a pattern that starts with a
-    # literal is searched for at memchr speed, thirty times faster.
+    # literal is searched for at memchr speed.
     pattern = re.escape(name) if before is not None else re.escape(name) + rb"\s*=\s*" + value
     for found in re.finditer(pattern, data):
         start = found.start()
@@ -116,15 +119,15 @@ _NOT_TRUE = rb"""(?:"(?!\s*(?:true|1)\s*")|'(?!\s*(?:true|1)\s*'))"""
 
 @dataclass(frozen=True)
 class OutputFacts:
-    """What the output needs to know of a Document's loaded trees, found once
-    (:func:`prepare_output`) when it loads: every value the output rewrites
-    comes from those trees, and copies carry it.
+    """What the known path of the output needs to know of a Document's loaded
+    trees, found once (:func:`prepare_output`) when it loads: every value the
+    output rewrites comes from those trees, and copies carry it.
     """
 
     #: Whether every cdl:type below a list parent is already written as the
     #: output writes it (the loader wrote the resolved name; this rewrote it):
-    #: then the output needs no rewrite per typed element (there are as many
-    #: as copies of typed prototype properties, 112,000 at 20k).
+    #: then the output needs no rewrite per typed element (there is one per
+    #: copy of a typed prototype property).
     types_written: bool
     #: The tags of the typed elements (inheritance passes a cdl:type only to
     #: an element of the same tag, or to a list extending a typed list, which
@@ -142,18 +145,25 @@ class OutputFacts:
     added: tuple[tuple[str, str], ...] = ()
 
 
-def prepare_output(docs: Sequence[SourceDoc], prefixes_seed: list[dict[str | None, str]]) -> OutputFacts:
-    """Write the documents' cdl:type values in their output form, when it is
-    known before resolution, and say what else the output must know.
+def prepare_output(
+    docs: Sequence[SourceDoc], prefixes_seed: list[dict[str | None, str]], fast_paths: bool = True
+) -> OutputFacts | None:
+    """The last step of loading, for the output's known path: write the
+    documents' cdl:type values in their output form, when it is known before
+    resolution, and say what else the output must know. Without
+    ``fast_paths`` (the load's, cdl/_switch.py): None, and nothing written.
 
     The output form is known when the main document declares no default
     namespace (with one, the output keeps it or not depending on what it
     holds) and each type's namespace has its prefix from the documents'
     declarations alone (a prefix the naming invents depends on what was
-    named before). Then every copy carries the output form. Nothing else
-    reads cdl:type before the output: type checks (cdl.validate) read the
-    output.
+    named before). Then every copy carries the output form, which the
+    general path writes again unchanged (:func:`_qname`). Nothing else reads
+    cdl:type before the output: type checks (cdl.validate) read the output.
+    This runs before the Document exists, which never changes afterwards.
     """
+    if not fast_paths:
+        return None
     lazy_false = any(may_be_written(doc, b"lazy", _NOT_TRUE) for doc in docs)
     on_root = _declared_on_root(docs)
     typed = [el for doc in docs if may_be_written(doc, b"type") for el in _TYPED(doc.list_parents(), doc.element_bound)]
@@ -167,10 +177,10 @@ def prepare_output(docs: Sequence[SourceDoc], prefixes_seed: list[dict[str | Non
     for el in typed:
         clark = el.get(A_TYPE, "")
         if clark not in texts:
-            uri, local = split_clark(clark)
+            uri = split_clark(clark)[0]
             if uri and uri not in by_uri:
                 return unknown
-            texts[clark] = f"{by_uri[uri]}:{local}" if uri else local
+            texts[clark] = _qname(clark, by_uri.__getitem__, None)
     for el in typed:
         el.set(A_TYPE, texts[el.get(A_TYPE, "")])
     if any(tag_of(parent) in LIST_PARENTS for el in typed if (parent := el.getparent()) is not None):
@@ -188,8 +198,8 @@ def _declare_value_namespace(
 
     The output declares such a namespace on its root after every namespace
     its names use. It can add a declaration only with lxml's hoisting, which
-    walks and re-points every element of the output (0.16 s at 20k); made
-    here, on the loaded document (0.02 s at 20k, once per Document), every
+    walks and re-points every element of the output; made here, on the
+    loaded document (once per Document, a tree the size of the input), every
     working copy's root carries it last, and the output only keeps it. Only
     when the output can take its known path, and for one namespace: with
     several, the output's order of them is not known here.
@@ -237,20 +247,20 @@ def _declared_on_root(docs: Sequence[SourceDoc]) -> bool:
     return True
 
 
-class _Names:
-    """Output prefixes: one per URI, and maybe one URI written unprefixed."""
+def _qname(clark: str, prefix: Callable[[str], str], default: str | None) -> str:
+    """How the output writes the name ``clark`` (``{uri}local``): with the
+    prefix of its namespace, unprefixed in no namespace or in ``default``.
+    A value already in output form (no ``{``: :func:`prepare_output` wrote
+    it) is in no namespace for this, and stays as it is."""
+    uri, local = split_clark(clark)
+    if not uri or uri == default:
+        return local
+    return f"{prefix(uri)}:{local}"
 
-    def __init__(self, ws: Workspace, default: str | None) -> None:
-        self.prefixes = ws.ctx.prefixes
-        self.default = default
 
-    def qname(self, clark: str) -> str:
-        uri, local = split_clark(clark)
-        if not uri:
-            return local
-        if uri == self.default:
-            return local
-        return f"{self.prefixes.prefix(uri)}:{local}"
+#: One rewrite of a pending reference: the element, the attribute it is
+#: written to (cdl:ref, or a variable's plain ref), the reference.
+_RefWrite = tuple[etree._Element, str, Ref]
 
 
 def build_output(
@@ -268,11 +278,10 @@ def build_output(
     ``consume`` the working trees' parts move into the output instead of
     being copied; the workspace is unusable afterwards. ``unresolved`` (the
     main document's items left unresolved, in document order) and ``facts``
-    (the Document's, :func:`prepare_output`) let a consuming output know what
-    it rewrites without a scan of the whole tree.
+    (the Document's, :func:`prepare_output`) let a consuming output take the
+    known path (:func:`_known_rewrites`).
     """
     ctx = ws.ctx
-    main = ctx.docs[0]
     source = ws.roots[0]
     parts = [
         child
@@ -280,58 +289,114 @@ def build_output(
         if child.tag == T_SYSTEM or (not system_only and child.tag in (T_TYPES, T_CONFIGURATION))
     ]
     body = parts if consume else [copy.deepcopy(part) for part in parts]
-    refs: list[tuple[etree._Element, str, Ref]] = []
-    typed: list[tuple[etree._Element, str]] = []  # with the type as written
     content = [part for part in body if part.tag != T_TYPES]  # schemas are copied as written
-    default = main.nsmap.get(None) or None
-    used_prefixes: set[str] = set()
-    known = (
-        facts
-        if consume
+    known = _known_facts(ws, consume, unresolved, facts)
+    default, used_prefixes = _write_values(ws, content, keep_origins, system_only, unresolved, known)
+    nsmap = _output_nsmap(ctx, default)
+    root = _output_root(ws, parts, body, nsmap, consume)
+    if ctx.docs[0].target_ns:
+        root.set("targetNamespace", ctx.docs[0].target_ns)
+    used_prefixes.add(ctx.prefixes.prefix(CDL_NS))
+    _declare_namespaces(root, nsmap, used_prefixes, known if root is source else None)
+    return root
+
+
+def _known_facts(
+    ws: Workspace, consume: bool, unresolved: Sequence[etree._Element] | None, facts: OutputFacts | None
+) -> OutputFacts | None:
+    """The Document's facts when the output may take its known path, else None:
+    with the fast paths on, a consuming output that knows the unresolved items,
+    every type already written as output, no cdl:lazy="false" to drop, and no
+    default namespace whose keeping depends on the output's content."""
+    if (
+        ws.ctx.fast_paths
+        and consume
+        and unresolved is not None
         and facts is not None
         and facts.types_written
         and facts.type_tags is not None
         and not facts.lazy_false
-        and not default
-        else None
-    )
+        and not ws.ctx.docs[0].nsmap.get(None)
+    ):
+        return facts
+    return None
+
+
+def _write_values(
+    ws: Workspace,
+    content: list[etree._Element],
+    keep_origins: bool,
+    system_only: bool,
+    unresolved: Sequence[etree._Element] | None,
+    known: OutputFacts | None,
+) -> tuple[str | None, set[str]]:
+    """Write what the output rewrites in ``content`` (pending references and
+    expressions' variables, types, cdl:lazy="false") and strip the private
+    marks: the default namespace the output declares, and the prefixes the
+    written values use."""
+    marks = _private_marks(keep_origins)
     if known is not None and unresolved is not None:
-        # What the output rewrites is known: the references and expressions
-        # left unresolved (all of them items, since copies are made only of
-        # resolved targets), and no cdl:lazy="false" to drop; types are
-        # already written as output. One strip removes the private marks.
-        for el in unresolved:
-            if system_only and not in_part(el, T_SYSTEM):
-                continue
-            _rewrite(el, ctx, refs)
-        # Written before the strip: right after it, lxml's attribute writes
-        # cost 30 us each instead of 2 (some take milliseconds, more the
-        # further into the tree: the allocator reusing what the strip freed).
-        writer = _Writer(ws, None)
-        writer.write_refs(refs)
-        for part in content:
-            etree.strip_attributes(part, P_EXT, P_REF, P_EXPR, *(() if keep_origins else (P_DOC, P_COPIES)))
-        used_prefixes = _type_prefixes(content, known)
-    else:
-        known = None
-        _find_rewrites(ws, content, keep_origins, refs, typed)
+        items = [el for el in unresolved if not system_only or in_part(el, T_SYSTEM)]
+        return None, _known_rewrites(ws, content, marks, items, known)
+    refs: list[_RefWrite] = []
+    typed: list[tuple[etree._Element, str]] = []  # with the type as written
+    _find_rewrites(ws, content, marks, refs, typed)
+    default = _output_default(ws, content, refs, typed)
+    writer = _Writer(ws, default)
+    for el, written_type in typed:
+        el.set(A_TYPE, writer.qname(written_type))
+    writer.write_refs(refs)
+    return default, writer.prefixes_used()
+
+
+def _output_default(
+    ws: Workspace, content: list[etree._Element], refs: list[_RefWrite], typed: list[tuple[etree._Element, str]]
+) -> str | None:
+    """The main document's default namespace, kept for the output unless
+    something in it is in no namespace: an unqualified element or QName
+    value under a default namespace would change meaning."""
+    default = ws.ctx.docs[0].nsmap.get(None) or None
     if default and (
         any(not written_type.startswith("{") for _, written_type in typed)
+        # (Asked of one top level list at a time: libxml2 caps an XPath
+        # node-set at ten million nodes, which a whole system can exceed.)
         or any(_UNQUALIFIED(lst) for part in content for lst in part)
         or any(_unqualified_value(ref, ws) for _, _, ref in refs)
     ):
-        # An unqualified element or QName value under a default namespace
-        # would change meaning. (Asked of one top level list at a time:
-        # libxml2 caps an XPath node-set at ten million nodes, which a whole
-        # system can exceed.)
-        default = None
-    if known is None:
-        writer = _Writer(ws, default)
-        for el, written_type in typed:
-            el.set(A_TYPE, writer.qname(written_type))
-        writer.write_refs(refs)
-    used_prefixes.update(text.split(":", 1)[0] for text in writer.written.values() if ":" in text)
+        return None
+    return default
 
+
+def _private_marks(keep_origins: bool) -> tuple[str, ...]:
+    """The engine's attributes that the output drops, besides those of pending
+    items (P_REF, P_EXPR): the document marks stay with ``keep_origins``."""
+    return (P_EXT,) if keep_origins else (P_EXT, P_DOC, P_COPIES)
+
+
+def _known_rewrites(
+    ws: Workspace, content: list[etree._Element], marks: tuple[str, ...], items: list[etree._Element], known: OutputFacts
+) -> set[str]:
+    """The known path of :func:`_write_values` (see :func:`_known_facts`): the
+    references and expressions to write back are ``items``, those left
+    unresolved (all of them items, since copies are made only of resolved
+    targets), there is no cdl:lazy="false" to drop, and types are already
+    written as output. One strip removes the private ``marks``. The prefixes
+    the values use."""
+    refs: list[_RefWrite] = []
+    for el in items:
+        _rewrite(el, ws, refs)
+    # Written before the strip: right after it, lxml's attribute writes are
+    # much slower (the allocator reusing what the strip freed).
+    writer = _Writer(ws, None)
+    writer.write_refs(refs)
+    for part in content:
+        etree.strip_attributes(part, *marks, P_REF, P_EXPR)
+    return _type_prefixes(content, known) | writer.prefixes_used()
+
+
+def _output_nsmap(ctx: Context, default: str | None) -> dict[str | None, str]:
+    """The declarations of the output's root: every namespace a document
+    declares, with the output's prefixes, and ``default`` unprefixed."""
     nsmap: dict[str | None, str] = {}
     for doc in ctx.docs:
         for uri in doc.namespaces:
@@ -340,52 +405,79 @@ def build_output(
     nsmap[ctx.prefixes.prefix(CDL_NS)] = CDL_NS
     if default:
         nsmap[None] = default
+    return nsmap
+
+
+def _output_root(
+    ws: Workspace, parts: list[etree._Element], body: list[etree._Element], nsmap: dict[str | None, str], consume: bool
+) -> etree._Element:
+    """The output's root, holding ``body``: the working root itself when it
+    already declares what the output root must (the usual case), so the
+    parts stay where they are; moving them to a new root costs time per
+    element, since every namespace reference below must be re-pointed at the
+    new root's declarations. This is no specialisation: the root kept also
+    keeps the order of its declarations, which a new root writes otherwise,
+    so it is the rule for a consuming output in both modes."""
+    source = ws.roots[0]
     if consume and all(nsmap.get(p) == u for p, u in source.nsmap.items() if u != ENGINE_NS):
-        # The working root already declares what the output root must (the
-        # usual case): keep it, so the parts stay where they are. Moving them
-        # to a new root costs microseconds per element, since every namespace
-        # reference below must be re-pointed at the new root's declarations.
-        root = source
-        for child in list(root):
+        for child in list(source):
             if child not in parts:
-                root.remove(child)
-        root.attrib.clear()
-        root.text = None
-    else:
-        root = etree.Element(T_CDL, nsmap=nsmap)
-        root.extend(body)
-    if main.target_ns:
-        root.set("targetNamespace", main.target_ns)
-    used_prefixes.add(ctx.prefixes.prefix(CDL_NS))
-    # First hoist every declaration to the root: elements are rebound to the
-    # root's declarations (nsmap holds every URI any document declares), so
-    # no declaration remains below the root. Only then keep the prefixes that
-    # attribute values alone use: kept earlier, an inner declaration of the
-    # same prefix for another URI would survive and shadow them.
-    if known is not None and root is source and known.declared_on_root and _one_prefix_each(root):
-        # Nothing is declared below the root, and each element is bound to
-        # the root's only declaration of its namespace: hoisting would change
-        # nothing, and its walk re-points every element (0.12 s at 20k).
-        # Dropping the declarations nothing uses is what remains.
-        values_nsmap = {p: nsmap[p] for p in used_prefixes if p in nsmap}
-        added = dict(known.added)
-        if all(p == root.prefix or added.get(p) == uri for p, uri in values_nsmap.items()):
-            # What values use is the root's own namespace, or was declared
-            # last on the root when the document loaded (prepare_output),
-            # where the hoisting would put it: keep it.
-            etree.cleanup_namespaces(root, keep_ns_prefixes=sorted(values_nsmap))
-            return root
-        etree.cleanup_namespaces(root)
-    else:
-        etree.cleanup_namespaces(root, top_nsmap=nsmap)
+                source.remove(child)
+        source.attrib.clear()
+        source.text = None
+        return source
+    root = etree.Element(T_CDL, nsmap=nsmap)
+    root.extend(body)
+    return root
+
+
+def _declare_namespaces(
+    root: etree._Element, nsmap: dict[str | None, str], used_prefixes: set[str], on_source: OutputFacts | None
+) -> None:
+    """Declare on ``root`` what the output uses, and nothing else.
+
+    First hoist every declaration to the root: elements are rebound to the
+    root's declarations (``nsmap`` holds every URI any document declares), so
+    no declaration remains below the root. Only then keep the prefixes that
+    attribute values alone use: kept earlier, an inner declaration of the
+    same prefix for another URI would survive and shadow them. ``on_source``
+    (the known path's facts, when ``root`` is the working root) may show the
+    hoisting would change nothing (:func:`_declared_already`).
+    """
     values_nsmap = {p: nsmap[p] for p in used_prefixes if p in nsmap}
+    if on_source is not None and _declared_already(root, values_nsmap, on_source):
+        return
+    etree.cleanup_namespaces(root, top_nsmap=nsmap)
+    _declare_value_prefixes(root, values_nsmap)
+
+
+def _declared_already(root: etree._Element, values_nsmap: dict[str, str], facts: OutputFacts) -> bool:
+    """The known path of :func:`_declare_namespaces`: when nothing is declared
+    below the root and each element is bound to the root's only declaration
+    of its namespace, hoisting would change nothing, and its walk re-points
+    every element. Dropping the declarations nothing uses is what remains
+    (then True). False, having changed nothing, otherwise."""
+    if not facts.declared_on_root or not _one_prefix_each(root):
+        return False
+    added = dict(facts.added)
+    if all(p == root.prefix or added.get(p) == uri for p, uri in values_nsmap.items()):
+        # What values use is the root's own namespace, or was declared
+        # last on the root when the document loaded (prepare_output),
+        # where the hoisting would put it: keep it.
+        etree.cleanup_namespaces(root, keep_ns_prefixes=sorted(values_nsmap))
+        return True
+    etree.cleanup_namespaces(root)
+    _declare_value_prefixes(root, values_nsmap)
+    return True
+
+
+def _declare_value_prefixes(root: etree._Element, values_nsmap: dict[str, str]) -> None:
+    """Declare on ``root`` the prefixes attribute values alone use (this walks
+    the tree again; with nothing to add it would change nothing, as every
+    declaration left is used)."""
     declared = root.nsmap
     if any(declared.get(p) != uri for p, uri in values_nsmap.items()):
-        # Declare what values alone use (this walks the tree again; with
-        # nothing to add it would change nothing, as every declaration left
-        # is used).
         etree.cleanup_namespaces(root, top_nsmap=values_nsmap, keep_ns_prefixes=sorted(values_nsmap))
-    return root
 
 
 def _one_prefix_each(root: etree._Element) -> bool:
@@ -399,58 +491,62 @@ class _Writer:
 
     def __init__(self, ws: Workspace, default: str | None) -> None:
         self.ws = ws
-        self.names = _Names(ws, default)
+        self.prefix = ws.ctx.prefixes.prefix
+        self.default = default
         #: Clark name -> as written; values repeat a lot.
         self.written: dict[str, str] = {}
 
     def qname(self, clark: str) -> str:
         text = self.written.get(clark)
         if text is None:
-            text = self.written[clark] = self.names.qname(clark)
+            text = self.written[clark] = _qname(clark, self.prefix, self.default)
         return text
 
-    def write_refs(self, refs: list[tuple[etree._Element, str, Ref]]) -> None:
+    def write_refs(self, refs: list[_RefWrite]) -> None:
         for el, attr, ref in refs:
             if attr == A_CREF:
                 _write_ref(el, ref, A_CREF, A_REFROOT, self.ws, self.qname)
             else:
                 _write_ref(el, ref, "ref", "refroot", self.ws, self.qname)
 
+    def prefixes_used(self) -> set[str]:
+        """The prefixes of what this wrote."""
+        return {text.split(":", 1)[0] for text in self.written.values() if ":" in text}
 
-def _rewrite(el: etree._Element, ctx: Context, refs: list[tuple[etree._Element, str, Ref]]) -> None:
+
+def _rewrite(el: etree._Element, ws: Workspace, refs: list[_RefWrite]) -> None:
     """Note the reference of ``el`` to be written back, or name the variables
-    of an unevaluated expression and note theirs."""
+    of an unevaluated expression and note theirs: the one rule for what a
+    pending item writes back, whichever path found it."""
+    tables = ws.ctx.tables
     index = el.get(P_REF)
     if index is not None:
-        refs.append((el, A_CREF, ctx.tables.refs[int(index)]))
+        refs.append((el, A_CREF, tables.refs[int(index)]))
     elif el.tag == T_EXPRESSION:
-        parsed = ctx.tables.exprs[table_index(el, P_EXPR)]
-        for var, var_el in zip(parsed.variables, el.iterchildren(T_VARIABLE)):
+        parsed = tables.exprs[table_index(el, P_EXPR)]
+        for var, var_el in zip(parsed.variables, variables_of(ws, el)):
             var_el.set("name", var.name)
             refs.append((var_el, "ref", var.ref))
 
 
 def _find_rewrites(
-    ws: Workspace,
-    content: list[etree._Element],
-    keep_origins: bool,
-    refs: list[tuple[etree._Element, str, Ref]],
-    typed: list[tuple[etree._Element, str]],
+    ws: Workspace, content: list[etree._Element], marks: tuple[str, ...], refs: list[_RefWrite], typed: list[tuple[etree._Element, str]]
 ) -> None:
     """The general way: one C-level scan finds every element the output changes.
 
     Once the document marks are stripped, few elements have attributes, and
     they include every rewrite (pending references and expressions, types,
-    lazy="false"). libxml2 tests one attribute axis per element much faster
-    than the four tests that pick those out, which Python then applies to the
-    few found.
+    lazy="false"). libxml2 tests one attribute axis per element at less cost
+    than the four tests that pick those out, which Python then applies to
+    the few found. The private ``marks`` are stripped first, those of the
+    pending items once they are written.
     """
     for part in content:
-        etree.strip_attributes(part, P_EXT, *(() if keep_origins else (P_DOC, P_COPIES)))
+        etree.strip_attributes(part, *marks)
     for el in _ATTRIBUTED(content, ws.size_bound()):
         attrib = el.attrib
         if P_REF in attrib or el.tag == T_EXPRESSION:
-            _rewrite(el, ws.ctx, refs)
+            _rewrite(el, ws, refs)
         if attrib.get(A_LAZY) == "false":
             del attrib[A_LAZY]
         written_type = attrib.get(A_TYPE)
@@ -482,8 +578,15 @@ def _unqualified_value(value: Ref, ws: Workspace) -> bool:
     """Whether a reference to be written names something in no namespace."""
     names = [s for s in value.steps if s != UP]
     if value.refroot is not None:
-        names.append(next((c for c in value.refroot.candidates if c in ws.lists), value.refroot.candidates[0]))
+        names.append(_refroot_name(value, ws))
     return any(not n.startswith("{") for n in names)
+
+
+def _refroot_name(ref: Ref, ws: Workspace) -> str:
+    """The candidate of a reference's cdl:refroot that actually names a list,
+    so the output means what the lookup found."""
+    assert ref.refroot is not None
+    return next((c for c in ref.refroot.candidates if c in ws.lists), ref.refroot.candidates[0])
 
 
 def _write_ref(
@@ -491,10 +594,7 @@ def _write_ref(
 ) -> None:
     """Write a pending reference back as attributes, in its relative form."""
     if ref.refroot is not None:
-        # The candidate that actually names a list, so the output means what
-        # the lookup found.
-        found = next((c for c in ref.refroot.candidates if c in ws.lists), ref.refroot.candidates[0])
-        el.set(root_attr, qname(found))
+        el.set(root_attr, qname(_refroot_name(ref, ws)))
     el.set(ref_attr, relative_text([s if s == UP else qname(s) for s in ref.steps]))
 
 

@@ -569,61 +569,72 @@ def check_types(
     errors: list[ValidationError] = []
     warnings: list[str] = []
     for element in _typed_properties(root):
-        if element.get(A_CREF) is not None or _is_true(element.get(A_LAZY)):
+        value = _value_to_check(element)
+        if value is None:
             continue
-        written = element.get(A_TYPE, "").strip()
-        value_parts = [element.text or ""]
-        has_content = False
-        unresolved = False
-        for child in element:
-            if child.tag in (T_EXPRESSION, _CDL_REF_ELEMENT):
-                unresolved = True
-            elif isinstance(child.tag, str) and child.tag != T_DOCUMENTATION:
-                has_content = True
-            value_parts.append(child.tail or "")  # comments, PIs and documentation are not part of the value
-        value = "".join(value_parts)
-        if unresolved or (not has_content and not value.strip()):
-            continue
-
-        key = _resolve_qname(written, element)
-        if key is None:
-            warnings.append(
-                f"{_where(origin(element))}: cdl:type {written!r} is not checked: "
-                "it is not a QName whose prefix is declared in scope"
-            )
-            continue
-        found = library.lookup(key)
-        if isinstance(found, _Unchecked):
-            warnings.append(f"{_where(origin(element))}: cdl:type {written!r} is not checked: {found.reason}")
-            continue
-        if found.schema is None:  # xsd:anyType / xsd:anySimpleType: any value
-            continue
-
-        url, line = origin(element)
-        if has_content:
-            errors.append(
-                ValidationError(
-                    f"the property has child elements, but its type {written} is a simple type",
-                    code="TYPE_INVALID",
-                    url=url,
-                    line=line,
-                    path=path_of(element),
-                )
-            )
-            continue
-        # The value is checked as an element <v> with the property's in-scope
-        # namespaces, so that QName values resolve as they would in place.
-        instance = etree.Element("v", nsmap=element.nsmap)
-        instance.text = value
-        if found.schema.validate(instance):
-            continue
-        details = _log_details(found.schema.error_log)
-        if not details and found.builtin_base is not None:
-            rule = _builtin_rule(found.builtin_base, value)
-            if rule is not None:
-                details = [rule if key[0] == XSD_NS else f"derived from xsd:{found.builtin_base}: {rule}"]
-        message = f"value {_shown(value)} is not a valid {written}"
-        if details:
-            message += f" ({'; '.join(details)})"
-        errors.append(ValidationError(message, code="TYPE_INVALID", url=url, line=line, path=path_of(element)))
+        text, has_content = value
+        problem = _check_value(library, element, text, has_content)
+        if isinstance(problem, str):
+            warnings.append(f"{_where(origin(element))}: {problem}")
+        elif problem is not None:
+            url, line = origin(element)
+            errors.append(ValidationError(problem.message, code="TYPE_INVALID", url=url, line=line, path=path_of(element)))
     return errors, warnings
+
+
+def _value_to_check(element: etree._Element) -> tuple[str, bool] | None:
+    """A typed property's value as checked, and whether it has child
+    elements; None when it is not checked (no value yet, or empty)."""
+    if element.get(A_CREF) is not None or _is_true(element.get(A_LAZY)):
+        return None
+    value_parts = [element.text or ""]
+    has_content = False
+    for child in element:
+        if child.tag in (T_EXPRESSION, _CDL_REF_ELEMENT):
+            return None  # unresolved
+        if isinstance(child.tag, str) and child.tag != T_DOCUMENTATION:
+            has_content = True
+        value_parts.append(child.tail or "")  # comments, PIs and documentation are not part of the value
+    value = "".join(value_parts)
+    if not has_content and not value.strip():
+        return None
+    return value, has_content
+
+
+@dataclass(frozen=True)
+class _Invalid:
+    """A value that does not conform to its type: the error's message."""
+
+    message: str
+
+
+def _check_value(library: _TypeLibrary, element: etree._Element, value: str, has_content: bool) -> _Invalid | str | None:
+    """Check one value against its element's cdl:type: None when it conforms
+    (or any value does), an :class:`_Invalid`, or the warning (a string)
+    when the type cannot be checked."""
+    written = element.get(A_TYPE, "").strip()
+    key = _resolve_qname(written, element)
+    if key is None:
+        return f"cdl:type {written!r} is not checked: it is not a QName whose prefix is declared in scope"
+    found = library.lookup(key)
+    if isinstance(found, _Unchecked):
+        return f"cdl:type {written!r} is not checked: {found.reason}"
+    if found.schema is None:  # xsd:anyType / xsd:anySimpleType: any value
+        return None
+    if has_content:
+        return _Invalid(f"the property has child elements, but its type {written} is a simple type")
+    # The value is checked as an element <v> with the property's in-scope
+    # namespaces, so that QName values resolve as they would in place.
+    instance = etree.Element("v", nsmap=element.nsmap)
+    instance.text = value
+    if found.schema.validate(instance):
+        return None
+    details = _log_details(found.schema.error_log)
+    if not details and found.builtin_base is not None:
+        rule = _builtin_rule(found.builtin_base, value)
+        if rule is not None:
+            details = [rule if key[0] == XSD_NS else f"derived from xsd:{found.builtin_base}: {rule}"]
+    message = f"value {_shown(value)} is not a valid {written}"
+    if details:
+        message += f" ({'; '.join(details)})"
+    return _Invalid(message)

@@ -1,11 +1,16 @@
 """The output's known path (types written at load, unresolved items from the
 resolver, required properties by tag) against its general path (scans of the
-whole tree): the same bytes and the same errors for every document the
-conformance cases, the samples and the test data hold."""
+whole tree, as with CDL_NO_FAST_PATHS=1): the same bytes and the same errors
+for every document the conformance cases, the samples and the test data hold.
+
+These tests check the fast paths, so they turn them on whatever the
+environment says (the general side turns them off itself)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from lxml import etree
@@ -15,6 +20,7 @@ from cdl import _engine
 from cdl._laziness import check_required, left_unresolved
 from cdl._model import SourceDoc
 from cdl._serialize import build_output, may_be_written, to_bytes
+from cdl._switch import VARIABLE
 from cdl.conformance import Case, load_suite
 from conftest import CDL_NS as CDL
 from conftest import system
@@ -25,17 +31,22 @@ CASES = [c for c in load_suite(ROOT / "conformance" / "cases") if c.main_path.is
 SAMPLES = sorted((ROOT / "samples").glob("*/system.cdl"))
 
 
+@pytest.fixture(autouse=True)
+def _fast_paths_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(VARIABLE, raising=False)
+
+
 def _both_ways(document: cdl.Document, system_only: bool) -> tuple[bytes, bytes]:
-    """The output built the known way and the general way, from two resolutions."""
+    """The output built the known way and the general way (the whole
+    resolution without fast paths), from two resolutions."""
     built = []
     for known in (True, False):
-        ws, resolver, items = _engine._resolved(document, [])
-        if known:
-            root = build_output(
-                ws, system_only, consume=True, unresolved=left_unresolved(resolver, items), facts=document._output_facts
-            )
-        else:
-            root = build_output(ws, system_only, consume=True)
+        with mock.patch.dict(os.environ, {} if known else {VARIABLE: "1"}):
+            ws, resolver, items = _engine._resolved(document, [])
+        assert ws.ctx.fast_paths is known
+        root = build_output(
+            ws, system_only, consume=True, unresolved=left_unresolved(resolver, items), facts=document._output_facts
+        )
         built.append(to_bytes(root))
     return built[0], built[1]
 
@@ -94,6 +105,8 @@ def test_required_by_tag_as_by_scan(tmp_path: Path, templates: str, components: 
     main.write_text(system(components, configuration=templates))
     document = cdl.load(main)
     known = _required_errors(document, document._required_tags)
+    with mock.patch.dict(os.environ, {VARIABLE: "1"}):
+        assert known == _required_errors(document, document._required_tags)
     assert known == _required_errors(document, None)
     assert (document._required_tags is None) == templates.startswith('<P cdl:use')
 

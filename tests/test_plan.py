@@ -481,6 +481,36 @@ def test_deep_ancestor_wait_is_found_by_the_walk(monkeypatch: pytest.MonkeyPatch
     assert "/a/n1/n2/n3/n4/n5/n6/n7/...(16 more).../n24/n25/n26/n27/n28/n29/n30/up" in info.value.render()
 
 
+def _plan_or_errors(xml: str) -> object:
+    """The plan's data, or every error as rendered."""
+    try:
+        return plan_of(xml).to_data()
+    except CdlError as exc:
+        return [e.render() for e in getattr(exc, "errors", [exc])]
+
+
+# Several cycles and ancestor waits at once, each with several reasons.
+_TANGLED = system(
+    "<a><p cdl:lazy='true'/><p2 cdl:lazy='true'/><in cdl:refroot='b' cdl:ref='/q'/><in2 cdl:refroot='b' cdl:ref='/q2'/></a>"
+    "<b><q cdl:lazy='true'/><q2 cdl:lazy='true'/><in cdl:refroot='a' cdl:ref='/p2'/><in2 cdl:refroot='a' cdl:ref='/p'/></b>"
+    "<farm><token cdl:lazy='true'/><worker><auth cdl:ref='../token'/><x><y cdl:ref='../../token'/></x></worker></farm>"
+)
+
+
+@pytest.mark.parametrize(
+    "xml",
+    [SERVERS, CHAIN, LIFTED, EXPRESSION, DEADLOCK, ANCESTOR, _TANGLED, _deep_pair(30), _deep_pair(4)],
+    ids=["servers", "chain", "lifted", "expression", "deadlock", "ancestor", "tangled", "deep", "shallow"],
+)
+def test_lifting_by_climbing_is_the_walk(monkeypatch: pytest.MonkeyPatch, xml: str) -> None:
+    # _Planner._lift_by_climbing (fast paths) answers as _lift_all does,
+    # errors in the same order and words included.
+    monkeypatch.delenv("CDL_NO_FAST_PATHS", raising=False)
+    fast = _plan_or_errors(xml)
+    monkeypatch.setenv("CDL_NO_FAST_PATHS", "1")
+    assert _plan_or_errors(xml) == fast
+
+
 # ---------------------------------------------------------------------------
 # Samples: the plan is one a deployment service can follow
 
