@@ -503,7 +503,9 @@ def _merge_by_plan(n: etree._Element, proto: etree._Element, shape: _Shape, ws: 
     children, which stay where they are, or from the plan's template).
 
     Declines (False, nothing changed) for a list with its own reference or
-    whose copies could exceed a limit: the general merge reports that.
+    whose copies could nest deeper than the depth limit: the general merge
+    checks each copy. Copies over the budget raise what the general merge
+    raises, at the same point (nothing is changed before the charge).
     """
     if n.get(P_REF) is not None:
         return False
@@ -515,13 +517,20 @@ def _merge_by_plan(n: etree._Element, proto: etree._Element, shape: _Shape, ws: 
     layout = plan.layout
     copies = layout.copies
     if copies:
-        if not ws.budget.fits(layout.elements, layout.text) or depth_of(n) + 1 + layout.height > ws.ctx.limits.max_depth:
+        if depth_of(n) + 1 + layout.height > ws.ctx.limits.max_depth:
             return False
-        # Charged before any copy is made (it fits: this never raises).
+        # Charged before any copy is made: the budget refuses an oversized
+        # document before it is built.
         ws.budget.charge(layout.elements, layout.text, ws.ctx, n)
     own_value = has_value(n)
     for i, attributes, plain in layout.inherit:
-        _inherit_attributes(attributes, own_children[i], ws.item_tags, takes_all=plain)
+        attrib = own_children[i].attrib
+        if plain and not attrib:
+            # Nothing to keep and nothing that depends on a value
+            # (_VALUE_GIVING): _inherit_attributes would take them all, in order.
+            attrib.update(attributes)
+        else:
+            _inherit_attributes(attributes, own_children[i], ws.item_tags)
     if copies:
         _mark_copies(n, shape, layout)
         if plan.runs is not None:
@@ -562,17 +571,11 @@ def _inherit_attributes(
     item_tags: set[str],
     own_value: bool | None = None,
     own_ref: bool | None = None,
-    takes_all: bool = False,
 ) -> None:
     """7.2.2.2 with the special cases of 7.3.4 and NOTES.md for cdl:lazy:
     ``dst`` takes those of the prototype's ``attributes`` it lacks (the name
-    of one that becomes an item goes to ``item_tags``). ``takes_all``: none
-    of ``attributes`` says how a value is given (the caller knows)."""
+    of one that becomes an item goes to ``item_tags``)."""
     attrib = dst.attrib
-    if takes_all and not attrib:
-        # Nothing to keep and nothing that depends on a value: every one, in order.
-        attrib.update(attributes)
-        return
     if own_value is None:
         own_value = has_value(dst)
     if own_ref is None:

@@ -959,8 +959,9 @@ def _path(text: str, nsmap: dict[str | None, str], cache: _LoadCache) -> tuple[b
         clark = known.get(raw)
         if clark is None and raw.isascii() and raw.isidentifier():
             # A plain unprefixed ASCII name (an ASCII identifier is exactly
-            # an ASCII NCName), which is a valid step.
-            clark = known[raw] = parse_qname(raw, nsmap)[0]
+            # an ASCII NCName): the default namespace's, as parse_qname says.
+            default = nsmap.get(None)
+            clark = known[raw] = f"{{{default}}}{raw}" if default else raw
         if clark is None:
             path = parse_path(text, nsmap)
             # Each step that is neither '.' nor '..' gave one name, in order.

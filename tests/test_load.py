@@ -350,7 +350,7 @@ def test_peer_references_met_once_load_like_the_general_parse() -> None:
 @pytest.mark.parametrize("refroot", ["s1", "x:s1", "y"])
 def test_peer_refroots_met_for_the_first_time_load_like_the_general_parse(refroot: str) -> None:
     # A refroot met for the first time is parsed by the shortest path
-    # (_refroot_index); one that does not parse is reported by the general
+    # (_reference_alone); one that does not parse is reported by the general
     # parse, as with another attribute beside it.
     def peers(extra: str) -> str:
         lists = f'<s0><n>0</n><a cdl:refroot="s1" cdl:ref="/n"/><b cdl:refroot="{refroot}" cdl:ref="/n"{extra}/></s0><s1><n>1</n></s1>'
