@@ -377,15 +377,17 @@ def test_merge_plans_agree_with_the_general_merge(lists: str, monkeypatch: pytes
     assert resolve_text(config(lists)).to_bytes() == fast
 
 
-def test_merge_plans_decline_where_a_copy_meets_a_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A plan whose copies exceed the budget declines: the general merge
-    # reports the limit, where it would have without plans.
-    lists = "<T><a><b><c/></b></a></T>" + "".join(f"<L{i} cdl:extends='T'/>" for i in range(5))
+@pytest.mark.parametrize("limits", [cdl.Limits(max_elements=8), cdl.Limits(max_depth=6)])
+def test_merge_plans_meet_limits_where_the_general_merge_does(limits: cdl.Limits, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Copies over the budget are refused at the same list with or without
+    # plans; a plan whose copies may nest too deep declines, and the general
+    # merge checks each copy.
+    lists = "<T><a><b><c/></b></a></T>" + "".join(f"<L{i} cdl:extends='T'/>" for i in range(5)) + "<M><d cdl:extends='T'/></M>"
     outcomes = []
     for switch in ("0", "1"):
         monkeypatch.setenv("CDL_NO_FAST_PATHS", switch)
         with pytest.raises(CdlError) as info:
-            resolve_text(config(lists), limits=cdl.Limits(max_elements=8))
+            resolve_text(config(lists), limits=limits)
         outcomes.append((info.value.code, info.value.line, info.value.path, info.value.message))
     assert outcomes[0] == outcomes[1]
 
