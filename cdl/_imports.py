@@ -150,8 +150,8 @@ def _locate_main(text: str, options: LoadOptions, catalogs: Catalogs) -> _Locati
 
 def url2pathname(path: str) -> str:
     """``urllib.request.url2pathname``, which is exactly this, without importing
-    urllib.request for every file (about 18 ms: it pulls in http.client and
-    email); only remote documents need that module."""
+    urllib.request for every file (it pulls in http.client and email); only
+    remote documents need that module."""
     if os.name == "nt":
         from nturl2path import url2pathname
 
@@ -305,7 +305,7 @@ def _read(loc: _Location, options: LoadOptions, where: tuple[SourceDoc, etree._E
                     line=line,
                 )
             return data
-        import urllib.request  # only here: importing it costs about 18 ms (http.client, email)
+        import urllib.request  # only here: importing it pulls in http.client and email
 
         with urllib.request.urlopen(loc.key, timeout=options.timeout) as response:
             body: bytes = response.read(limit + 1)

@@ -7,6 +7,17 @@ so long chains of prototypes cannot exhaust Python's stack). Within a list,
 elements are merged bottom-up: a property's own cdl:extends is resolved before
 it inherits attributes from the outer prototype's same-named property, so the
 nearest declaration wins (docs/semantics.md).
+
+The rules of the merge (7.2.2) are defined once: :class:`MergeLayout` (which
+children the list ends with, which are copies, which own children take
+attributes), :func:`_inherit_attributes` and :func:`_merge_rest` (the list's
+text and attributes). :func:`_merge` applies them element by element. With
+``Context.fast_paths`` (cdl/_switch.py, docs/performance.md) the same rules
+do less work: a list whose prototypes are all complete merges without the
+stack (:func:`_merge_complete`), and a merge follows the :class:`MergePlan`
+kept per (prototype, names of the list's children), whose copies come from
+a template (``_model.stamp``) that leaves out the variables of expressions
+(``_model.strip_variables``).
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ from ._model import (
     P_REF,
     T_COPIES,
     Problems,
+    Recorder,
     Workspace,
     copies_mark,
     depth_of,
@@ -48,7 +60,7 @@ _NOT_INHERITED = frozenset((P_DOC, P_COPIES, P_EXT, P_PROV))
 _VALUE_GIVING = frozenset((P_REF, A_LAZY))
 
 
-class _Frame:
+class _ListFrame:
     """One list being resolved: its cdl:extends elements and the next to check."""
 
     __slots__ = ("lst", "elements", "next", "current")
@@ -65,9 +77,9 @@ _NS = {"e": P_EXT[1 : P_EXT.index("}")]}
 _EXTENDING = AttributeScan("e:ext", _NS)
 _SIZE = etree.XPath("count(descendant-or-self::*)")
 _TEXT = etree.XPath("string-length(string())")
-#: Elements beyond which a plan's copies are made one by one (see _Plan.copy).
+#: Elements beyond which a plan's copies are made one by one (see MergePlan._templated).
 _TEMPLATE_MAX = 256
-#: The tag of the elements that carry copies into a list (see _Plan.insert).
+#: The tag of the elements that carry copies into a list (see MergePlan.insert).
 _WRAPPER = T_COPIES
 
 
@@ -83,76 +95,102 @@ def resolve_prototypes(ws: Workspace) -> None:
     for start in ws.lists.values():
         if state.get(start) == _DONE:
             continue
-        elements = extending.get(start)
-        if elements:
-            # The common case: every prototype named is complete already
-            # (a component extending a template): merge, innermost first.
-            targets: list[etree._Element] = []
-            for el in elements:
-                key = el.get(P_EXT)
-                assert key is not None  # found by a scan for it
-                if key in prototypes:
-                    target = prototypes[key]
-                else:
-                    target = prototypes[key] = ws.lookup(ctx.tables.names[int(key)])
-                if target is None or state.get(target) != _DONE:
-                    break
-                targets.append(target)
-            else:
-                for el, target in zip(reversed(elements), reversed(targets)):
-                    _merge(el, target, ws, shapes)
-                state[start] = _DONE
-                continue
-        # Otherwise prototypes are resolved first, depth first, and unknown
-        # names and cycles are reported.
-        state[start] = _ACTIVE
-        stack = [_Frame(start, extending.get(start, []))]
-        while stack:
-            frame = stack[-1]
-            pushed = False
-            while frame.next < len(frame.elements):
-                el = frame.elements[frame.next]
-                name = ctx.tables.names[table_index(el, P_EXT)]
-                target = ws.lookup(name)
-                if target is None:
-                    problems.add(
-                        InheritanceError(
-                            f"cdl:extends names {name.text!r}, which is no top level list",
-                            code="UNKNOWN_PROTOTYPE",
-                            at=located(ctx, el, A_EXTENDS, name.text),
-                        )
-                    )
-                    del el.attrib[P_EXT]
-                    del frame.elements[frame.next]
-                    continue
-                frame.current = el
-                status = state.get(target)
-                if status == _ACTIVE:
-                    raise _cycle(ws, stack, target)
-                frame.next += 1
-                if status is None:
-                    state[target] = _ACTIVE
-                    stack.append(_Frame(target, extending.get(target, [])))
-                    pushed = True
-                    break
-            if pushed:
-                continue
-            # Every prototype this list needs is complete: merge, innermost
-            # (and last) first so ancestors see their children resolved.
-            for el in reversed(frame.elements):
-                target = ws.lookup(ctx.tables.names[table_index(el, P_EXT)])
-                assert target is not None
-                _merge(el, target, ws, shapes)
-            state[frame.lst] = _DONE
-            stack.pop()
+        if ctx.fast_paths and _merge_complete(extending.get(start), ws, state, shapes, prototypes):
+            state[start] = _DONE
+            continue
+        _resolve_depth_first(start, ws, extending, state, shapes, problems)
     problems.raise_if_any()
+
+
+def _merge_complete(
+    elements: list[etree._Element] | None,
+    ws: Workspace,
+    state: dict[etree._Element, int],
+    shapes: dict[etree._Element, _Shape],
+    prototypes: dict[str, etree._Element | None],
+) -> bool:
+    """The common case: when every prototype the ``elements`` name is
+    complete already (a component extending a template), merge them,
+    innermost first, as :func:`_resolve_depth_first` would, and say so;
+    else change nothing and say so. ``prototypes`` remembers each name's
+    list by its table index."""
+    if not elements:
+        return False
+    names = ws.ctx.tables.names
+    targets: list[etree._Element] = []
+    for el in elements:
+        key = el.get(P_EXT)
+        assert key is not None  # found by a scan for it
+        if key in prototypes:
+            target = prototypes[key]
+        else:
+            target = prototypes[key] = ws.lookup(names[int(key)])
+        if target is None or state.get(target) != _DONE:
+            return False
+        targets.append(target)
+    for el, target in zip(reversed(elements), reversed(targets)):
+        _merge(el, target, ws, shapes)
+    return True
+
+
+def _resolve_depth_first(
+    start: etree._Element,
+    ws: Workspace,
+    extending: dict[etree._Element, list[etree._Element]],
+    state: dict[etree._Element, int],
+    shapes: dict[etree._Element, _Shape],
+    problems: Problems,
+) -> None:
+    """Resolve list ``start``: the prototypes it needs first, depth first
+    (an explicit stack), reporting unknown names and cycles."""
+    ctx = ws.ctx
+    state[start] = _ACTIVE
+    stack = [_ListFrame(start, extending.get(start, []))]
+    while stack:
+        frame = stack[-1]
+        pushed = False
+        while frame.next < len(frame.elements):
+            el = frame.elements[frame.next]
+            name = ctx.tables.names[table_index(el, P_EXT)]
+            target = ws.lookup(name)
+            if target is None:
+                problems.add(
+                    InheritanceError(
+                        f"cdl:extends names {name.text!r}, which is no top level list",
+                        code="UNKNOWN_PROTOTYPE",
+                        at=located(ctx, el, A_EXTENDS, name.text),
+                    )
+                )
+                del el.attrib[P_EXT]
+                del frame.elements[frame.next]
+                continue
+            frame.current = el
+            status = state.get(target)
+            if status == _ACTIVE:
+                raise _cycle_error(ws, stack, target)
+            frame.next += 1
+            if status is None:
+                state[target] = _ACTIVE
+                stack.append(_ListFrame(target, extending.get(target, [])))
+                pushed = True
+                break
+        if pushed:
+            continue
+        # Every prototype this list needs is complete: merge, innermost
+        # (and last) first so ancestors see their children resolved.
+        for el in reversed(frame.elements):
+            target = ws.lookup(ctx.tables.names[table_index(el, P_EXT)])
+            assert target is not None
+            _merge(el, target, ws, shapes)
+        state[frame.lst] = _DONE
+        stack.pop()
 
 
 def _extending_by_list(ws: Workspace) -> dict[etree._Element, list[etree._Element]]:
     """The elements with cdl:extends of each top level list, in document order.
 
     Found by one scan per cdl:configuration or cdl:system rather than one per
-    list (an XPath call costs microseconds before it looks at a node). They
+    list (an XPath call has a fixed cost before it looks at a node). They
     can be found up front: a list changes only by its own merges, and what it
     copies from a prototype carries no cdl:extends (prototypes are complete
     before they are copied).
@@ -168,7 +206,7 @@ def _extending_by_list(ws: Workspace) -> dict[etree._Element, list[etree._Elemen
     return found
 
 
-def _cycle(ws: Workspace, stack: list[_Frame], target: etree._Element) -> InheritanceError:
+def _cycle_error(ws: Workspace, stack: list[_ListFrame], target: etree._Element) -> InheritanceError:
     """An error naming every link of the chain that returns to ``target``."""
     ctx = ws.ctx
     start = next(i for i, f in enumerate(stack) if f.lst is target)
@@ -192,7 +230,7 @@ class _Shape:
     lengths, computed once: a resolved prototype never changes, however often
     it is extended."""
 
-    __slots__ = ("children", "child_tags", "tags", "sizes", "texts", "attributes", "child_attributes", "plans", "doc", "marks")
+    __slots__ = ("children", "child_tags", "tags", "sizes", "texts", "attributes", "child_attributes", "plans", "doc")
 
     def __init__(self, proto: etree._Element) -> None:
         self.children = list(proto)
@@ -204,33 +242,18 @@ class _Shape:
         #: an element's attributes from lxml builds every name anew.
         self.attributes = _inheritable(proto)
         self.child_attributes = [_inheritable(c) for c in self.children]
-        #: Merge plans by the names of the extending list's children.
-        self.plans: dict[tuple[object, ...], _Plan] = {}
+        #: Merge plans by the names of the extending list's children (fast paths only).
+        self.plans: dict[tuple[object, ...], MergePlan] = {}
         # Copies must say which document they were written in. A list of
         # another document that takes copies says it once (_mark_copies);
         # children this prototype itself inherited from yet another document
         # are marked here, once, so that every copy carries their mark.
         self.doc = doc_index_of(proto)
-        #: The copies_mark of a merge from this prototype, by plan or copied names.
-        self.marks: dict[object, str] = {}
         for child in self.children:
             if child.get(P_DOC) is None:
                 origin = doc_index_of(child)
                 if origin != self.doc and origin is not None:
                     child.set(P_DOC, str(origin))
-
-
-def _mark_copies(n: etree._Element, shape: _Shape, key: _Plan | tuple[object, ...]) -> None:
-    """Say on ``n`` which document its new copies of ``shape``'s children
-    come from, when it is another than ``n``'s (``copies_mark``); ``key`` is
-    the merge's plan, or the names of the children it copied."""
-    if shape.doc is None or doc_index_of(n) == shape.doc:
-        return
-    mark = shape.marks.get(key)
-    if mark is None:
-        tags = key if isinstance(key, tuple) else [shape.child_tags[p] for p in key.copies]
-        mark = shape.marks[key] = copies_mark(shape.doc, tags)
-    n.set(P_COPIES, mark)
 
 
 def _inheritable(el: etree._Element) -> tuple[tuple[str, str], ...]:
@@ -244,56 +267,93 @@ def _shape(proto: etree._Element, shapes: dict[etree._Element, _Shape]) -> _Shap
     return shape
 
 
-class _Plan:
-    """How a list whose children have given names merges with one prototype.
+class MergeLayout:
+    """What the merge of 7.2.2 decides from the names alone: the children of
+    a list whose own children have names ``tags`` (in order) once it has
+    inherited from one prototype (``shape``), which prototype children are
+    copied, which own children take attributes, and what the copies weigh.
 
-    Lists that extend one template mostly override the same names in the same
-    order (a component sets its name, a few settings), so everything that
-    depends only on the names is computed once per (prototype, names): which
-    prototype children are copied and where they land, what the copies
-    charge to the budget, and which own children take attributes.
+    The one definition of those rules: the general merge computes it for
+    each merge, a :class:`MergePlan` once per (prototype, names).
     """
 
-    __slots__ = ("copies", "elements", "text", "height", "runs", "inherit", "order", "template", "used", "indices")
+    __slots__ = ("order", "copies", "inherit", "elements", "text", "height", "mark")
 
-    def __init__(self, shape: _Shape, tags: tuple[object, ...]) -> None:
-        groups: dict[object, list[int]] = {}
-        for i, tag in enumerate(tags):
-            groups.setdefault(tag, []).append(i)
-        # The merged children (7.2.2.1): each prototype child in its place,
-        # copied unless overridden (all own children of that name replace it,
-        # at the first one's place), then own children the prototype lacks.
-        #: (True, prototype index) for a copy, (False, own index) for an own child.
-        merged: list[tuple[bool, int]] = []
-        placed: set[object] = set()
+    def __init__(self, shape: _Shape, tags: tuple[object, ...], own_ref: bool = False) -> None:
+        #: The merged children (7.2.2.1), as (True, prototype index) for a
+        #: copy and (False, own index) for an own child: each prototype child
+        #: in its place, copied unless overridden (all own children of that
+        #: name replace it, at the first one's place), then own children the
+        #: prototype lacks. A list with its own reference copies nothing
+        #: (7.3.4 case 3).
+        self.order: list[tuple[bool, int]] = []
         #: Own children that take attributes from the child they override,
         #: and whether none of those attributes depends on the own child's value.
         self.inherit: list[tuple[int, tuple[tuple[str, str], ...], bool]] = []
-        for p, (tag, attributes) in enumerate(zip(shape.child_tags, shape.child_attributes)):
-            group = groups.get(tag)
-            if group is None:
-                merged.append((True, p))
-            elif tag not in placed:
-                placed.add(tag)
-                merged.extend((False, i) for i in group)
-                if attributes:
-                    plain = not any(key in _VALUE_GIVING for key, _ in attributes)
-                    self.inherit.extend((i, attributes, plain) for i in group)
-        merged.extend((False, i) for i, tag in enumerate(tags) if tag not in shape.tags)
+        if not own_ref:
+            groups: dict[object, list[int]] = {}
+            for i, tag in enumerate(tags):
+                groups.setdefault(tag, []).append(i)
+            placed: set[object] = set()
+            for p, (tag, attributes) in enumerate(zip(shape.child_tags, shape.child_attributes)):
+                group = groups.get(tag)
+                if group is None:
+                    self.order.append((True, p))
+                elif tag not in placed:
+                    placed.add(tag)
+                    self.order.extend((False, i) for i in group)
+                    if attributes:
+                        plain = not any(key in _VALUE_GIVING for key, _ in attributes)
+                        self.inherit.extend((i, attributes, plain) for i in group)
+        self.order.extend((False, i) for i, tag in enumerate(tags) if tag not in shape.tags)
         #: Prototype indices copied, in prototype order.
-        self.copies = [p for is_copy, p in merged if is_copy]
+        self.copies = [p for is_copy, p in self.order if is_copy]
+        #: What the copies charge to the budget, and the largest one's elements.
         self.elements = sum(shape.sizes[p] for p in self.copies)
         self.text = sum(shape.texts[p] for p in self.copies)
         self.height = max((shape.sizes[p] for p in self.copies), default=0)
-        own_order = [i for is_copy, i in merged if not is_copy]
+        #: The copies_mark of these copies, once asked (see _mark_copies).
+        self.mark: str | None = None
+
+    def copy_each(self, children: list[etree._Element]) -> list[etree._Element]:
+        """New copies of the prototype's ``children`` this layout copies, in order, made one by one."""
+        return [children[p].__deepcopy__(None) for p in self.copies]  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
+
+
+def _mark_copies(n: etree._Element, shape: _Shape, layout: MergeLayout) -> None:
+    """Say on ``n`` which document its new copies of ``shape``'s children
+    come from, when it is another than ``n``'s (``copies_mark``)."""
+    if shape.doc is None or doc_index_of(n) == shape.doc:
+        return
+    mark = layout.mark
+    if mark is None:
+        mark = layout.mark = copies_mark(shape.doc, [shape.child_tags[p] for p in layout.copies])
+    n.set(P_COPIES, mark)
+
+
+class MergePlan:
+    """A :class:`MergeLayout` kept for every list whose children have the
+    same names and that extends the same prototype, with how its copies go
+    in (a fast path: ``Context.fast_paths``).
+
+    Lists that extend one template mostly override the same names in the
+    same order (a component sets its name, a few settings): the layout is
+    computed once, and a plan used again keeps its copies as a template
+    (see ``insert``).
+    """
+
+    __slots__ = ("layout", "runs", "template", "used", "indices")
+
+    def __init__(self, layout: MergeLayout) -> None:
+        self.layout = layout
+        own_order = [i for is_copy, i in layout.order if not is_copy]
         #: When own children keep their order, the copies are inserted among
         #: them (runs of (final position, number of copies)); else None and
-        #: ``order`` says how to rebuild the whole list.
+        #: the layout's order says how to rebuild the whole list.
         self.runs: list[tuple[int, int]] | None = None
-        self.order = merged
         if own_order == sorted(own_order):
             runs: list[tuple[int, int]] = []
-            for position, (is_copy, _) in enumerate(merged):
+            for position, (is_copy, _) in enumerate(layout.order):
                 if not is_copy:
                     continue
                 if runs and sum(runs[-1]) == position:
@@ -306,20 +366,25 @@ class _Plan:
         self.used = False
         self.indices: list[int] = []
 
+    def _templated(self) -> bool:
+        """Whether the copies come from the template: from the plan's second
+        use on, unless they are large (the document's cost is then small
+        beside them, and a document that multiplies its size must not copy
+        more than the budget charges)."""
+        if not self.used or self.layout.elements > _TEMPLATE_MAX:
+            self.used = True
+            return False
+        return True
+
     def copy(self, children: list[etree._Element], ws: Workspace) -> list[etree._Element]:
         """New copies of the prototype's ``children`` this plan copies, in
         order, for a plan whose own children move (see ``insert`` for the
-        others): from the template once the plan is used again."""
-        if not self.used or self.elements > _TEMPLATE_MAX:
-            self.used = True
-            return self._each(children)
+        others)."""
         if self.template is None:
-            self.template = self._template(children, [(0, len(self.copies))], ws)
+            if not self._templated():
+                return self.layout.copy_each(children)
+            self.template = self._template(children, [(0, len(self.layout.copies))], ws)
         return list(self.template.__deepcopy__(None))  # type: ignore[attr-defined]
-
-    def _each(self, children: list[etree._Element]) -> list[etree._Element]:
-        """New copies of the children this plan copies, made one by one."""
-        return [children[p].__deepcopy__(None) for p in self.copies]  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
 
     def insert(self, n: etree._Element, children: list[etree._Element], ws: Workspace) -> None:
         """Insert new copies of the prototype's ``children`` into ``n`` at the
@@ -331,18 +396,13 @@ class _Plan:
         elements (one per run) in one template element, and one copy of
         the template makes them all; each run goes in as one element, and
         one C call (strip_tags) puts the copies in their wrappers' places.
-        A plan used once (a list of its own), or whose copies are large
-        (the document's cost is then small beside them, and a document
-        that multiplies its size must not copy more than the budget
-        charges), copies the children one by one.
         """
         runs = self.runs
         assert runs is not None
         template = self.template
         if template is None:
-            if not self.used or self.elements > _TEMPLATE_MAX:
-                self.used = True
-                made = self._each(children)
+            if not self._templated():
+                made = self.layout.copy_each(children)
                 start = 0
                 for position, count in runs:
                     n[position:position] = made[start : start + count]
@@ -363,7 +423,7 @@ class _Plan:
         without the variables of expressions (_model.strip_variables)."""
         scope = children[0].getparent()
         assert scope is not None  # a prototype's child
-        template = stamp(self._each(children), scope)
+        template = stamp(self.layout.copy_each(children), scope)
         strip_variables(ws, template)
         if len(runs) > 1:
             #: Where each run's wrapper goes: before it, the own children
@@ -381,119 +441,121 @@ class _Plan:
 def _merge(
     n: etree._Element, proto: etree._Element, ws: Workspace, shapes: dict[etree._Element, _Shape]
 ) -> None:
-    """Inherit elements then attributes from ``proto`` into ``n`` (7.2.2).
-
-    The common case (no recorder, no reference on ``n``, no copy near the
-    depth limit) follows a :class:`_Plan`: copies are inserted between the
-    own children, which stay where they are; the rest goes to
-    :func:`_merge_general`, which does the same merge element by element.
+    """Inherit elements then attributes from ``proto`` into ``n`` (7.2.2),
+    element by element, with the provenance hooks; the rules are those of
+    :class:`MergeLayout`, :func:`_inherit_attributes` and :func:`_merge_rest`.
     """
-    if ws.recorder is not None or n.get(P_REF) is not None:
-        _merge_general(n, proto, ws, shapes)
-        return
     shape = _shape(proto, shapes)
+    if ws.ctx.fast_paths and ws.recorder is None and _merge_by_plan(n, proto, shape, ws):
+        return
+    own_value = has_value(n)
+    own_ref = n.get(P_REF) is not None
+    own_children = list(n)
+    layout = MergeLayout(shape, tuple([child.tag for child in own_children]), own_ref)
+    children, sizes = shape.children, shape.sizes
+    if layout.copies:
+        # Charge every copy this merge makes before making any: the budget
+        # refuses an oversized document before it is built.
+        ws.budget.charge(layout.elements, layout.text, ws.ctx, n)
+        landing = depth_of(n) + 1
+        if landing + layout.height > ws.ctx.limits.max_depth:  # else no copy can matter
+            for p in layout.copies:
+                ws.budget.check_depth(landing, children[p], sizes[p], ws.ctx, n)
+    made = layout.copy_each(children)
+    for i, attributes, _ in layout.inherit:
+        _inherit_attributes(attributes, own_children[i], ws.item_tags)
+    rec = ws.recorder  # provenance (explain): None in plain resolution
+    if rec is not None:  # provenance hook
+        _record_merge(rec, n, shape, layout, own_children, made)
+    if layout.copies:
+        _mark_copies(n, shape, layout)
+    made.reverse()
+    n[:] = [made.pop() if is_copy else own_children[i] for is_copy, i in layout.order]
+    _merge_rest(n, proto, shape, ws, own_value, own_ref)
+    if rec is not None:  # provenance hook
+        rec.extends(n, proto)
+
+
+def _record_merge(
+    rec: Recorder,
+    n: etree._Element,
+    shape: _Shape,
+    layout: MergeLayout,
+    own_children: list[etree._Element],
+    made: list[etree._Element],
+) -> None:
+    """Tell the provenance recorder of each copy ``made`` and each own child
+    that overrides, in the merged order."""
+    same_named: dict[object, list[etree._Element]] = {}
+    for child in shape.children:
+        same_named.setdefault(child.tag, []).append(child)
+    copies = iter(made)
+    for is_copy, i in layout.order:
+        if is_copy:
+            rec.inherited(next(copies), shape.children[i], n)
+        elif own_children[i].tag in shape.tags:
+            rec.overrides(own_children[i], same_named[own_children[i].tag])
+
+
+def _merge_by_plan(n: etree._Element, proto: etree._Element, shape: _Shape, ws: Workspace) -> bool:
+    """The merge of :func:`_merge` following the :class:`MergePlan` of the
+    names of ``n``'s children (a fast path: copies go in between the own
+    children, which stay where they are, or from the plan's template).
+
+    Declines (False, nothing changed) for a list with its own reference or
+    whose copies could nest deeper than the depth limit: the general merge
+    checks each copy. Copies over the budget raise what the general merge
+    raises, at the same point (nothing is changed before the charge).
+    """
+    if n.get(P_REF) is not None:
+        return False
     own_children = list(n)
     tags = tuple([child.tag for child in own_children])
     plan = shape.plans.get(tags)
     if plan is None:
-        plan = shape.plans[tags] = _Plan(shape, tags)
-    copies = plan.copies
+        plan = shape.plans[tags] = MergePlan(MergeLayout(shape, tags))
+    layout = plan.layout
+    copies = layout.copies
     if copies:
+        if depth_of(n) + 1 + layout.height > ws.ctx.limits.max_depth:
+            return False
         # Charged before any copy is made: the budget refuses an oversized
         # document before it is built.
-        ws.budget.charge(plan.elements, plan.text, ws.ctx, n)
-        if depth_of(n) + 1 + plan.height > ws.ctx.limits.max_depth:
-            # A copy may be too deep: the general merge checks each (the
-            # budget above is not charged twice: it only charges copies it makes).
-            ws.budget.elements -= plan.elements
-            ws.budget.text -= plan.text
-            _merge_general(n, proto, ws, shapes)
-            return
-    own_value = bool(own_children) or bool(n.text and n.text.strip())
-    for i, attributes, plain in plan.inherit:
-        own = own_children[i]
-        attrib = own.attrib
+        ws.budget.charge(layout.elements, layout.text, ws.ctx, n)
+    own_value = has_value(n)
+    for i, attributes, plain in layout.inherit:
+        attrib = own_children[i].attrib
         if plain and not attrib:
-            # Nothing to keep and nothing that depends on a value: take them all.
+            # Nothing to keep and nothing that depends on a value
+            # (_VALUE_GIVING): _inherit_attributes would take them all, in order.
             attrib.update(attributes)
         else:
-            _inherit_attributes(attributes, own, ws.item_tags)
+            _inherit_attributes(attributes, own_children[i], ws.item_tags)
     if copies:
-        _mark_copies(n, shape, plan)
-    if plan.runs is not None:
-        if copies:
+        _mark_copies(n, shape, layout)
+        if plan.runs is not None:
             # Own children stay linked; each run of copies goes in with one call.
             plan.insert(n, shape.children, ws)
-    else:
-        made = plan.copy(shape.children, ws) if copies else []
-        made.reverse()
-        n[:] = [made.pop() if is_copy else own_children[i] for is_copy, i in plan.order]
-    if not own_value and proto.text and proto.text.strip():
+        else:
+            made = plan.copy(shape.children, ws)
+            made.reverse()
+            n[:] = [made.pop() if is_copy else own_children[i] for is_copy, i in layout.order]
+    elif plan.runs is None:
+        n[:] = [own_children[i] for _, i in layout.order]
+    _merge_rest(n, proto, shape, ws, own_value, False)
+    return True
+
+
+def _merge_rest(
+    n: etree._Element, proto: etree._Element, shape: _Shape, ws: Workspace, own_value: bool, own_ref: bool
+) -> None:
+    """The rest of 7.2.2 once ``n`` holds its merged children: its text, its
+    attributes, and its cdl:extends gone. ``own_value`` and ``own_ref`` say
+    whether ``n`` had a value or a reference of its own before the merge."""
+    if not own_ref and not own_value and proto.text and proto.text.strip():
         # A list whose prototype's value is text inherits it like any value.
         n.text = proto.text
     if n.text is not None and len(n) and not n.text.strip():
-        # Whitespace the list held when it had no children is formatting (see _merge_general).
-        n.text = None
-    if shape.attributes:
-        _inherit_attributes(shape.attributes, n, ws.item_tags, own_value=own_value, own_ref=False)
-    del n.attrib[P_EXT]
-
-
-def _merge_general(
-    n: etree._Element, proto: etree._Element, ws: Workspace, shapes: dict[etree._Element, _Shape]
-) -> None:
-    """Inherit elements then attributes from ``proto`` into ``n`` (7.2.2): every
-    case, with the provenance hooks (see :func:`_merge` for the common one)."""
-    own_value = has_value(n)
-    own_ref = n.get(P_REF) is not None
-    own_children = list(n)
-    # Keyed by tag as lxml returns it (a str for every parsed element).
-    groups: dict[object, list[etree._Element]] = {}
-    for child in own_children:
-        groups.setdefault(child.tag, []).append(child)
-    shape = _shape(proto, shapes)
-    proto_children, proto_tags = shape.children, shape.tags
-    merged: list[etree._Element] = []
-    rec = ws.recorder  # provenance (explain): None in plain resolution
-    same_named: dict[object, list[etree._Element]] = {}
-    if rec is not None:  # provenance hook: the prototype's children by name, once per merge
-        for child in proto_children:
-            same_named.setdefault(child.tag, []).append(child)
-    if not own_ref:  # 7.3.4 case 3: a reference replaces the inherited value
-        placed: set[object] = set()
-        # Charge every copy this merge makes before making any: the budget
-        # refuses an oversized document before it is built.
-        inherited = [i for i, tag in enumerate(shape.child_tags) if tag not in groups]
-        if inherited:
-            sizes = shape.sizes
-            ws.budget.charge(sum(sizes[i] for i in inherited), sum(shape.texts[i] for i in inherited), ws.ctx, n)
-            landing = depth_of(n) + 1
-            if landing + max(sizes[i] for i in inherited) > ws.ctx.limits.max_depth:  # else no copy can matter
-                for i in inherited:
-                    ws.budget.check_depth(landing, proto_children[i], sizes[i], ws.ctx, n)
-        for e, tag, attributes in zip(proto_children, shape.child_tags, shape.child_attributes):
-            group = groups.get(tag)
-            if group is None:
-                merged.append(e.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it; its document: _mark_copies
-                if rec is not None:  # provenance hook
-                    rec.inherited(merged[-1], e, n)
-            elif tag not in placed:
-                placed.add(tag)
-                if rec is not None:  # provenance hook
-                    for own in group:
-                        rec.overrides(own, same_named[tag])
-                if attributes:
-                    for own in group:
-                        _inherit_attributes(attributes, own, ws.item_tags)
-                merged.extend(group)
-        if inherited:
-            _mark_copies(n, shape, tuple([shape.child_tags[i] for i in inherited]))
-        if not own_value and proto.text and proto.text.strip():
-            # A list whose prototype's value is text inherits it like any value.
-            n.text = proto.text
-    merged.extend(child for child in own_children if child.tag not in proto_tags)
-    n[:] = merged
-    if merged and n.text is not None and not n.text.strip():
         # Whitespace the list held when it had no children is formatting, as
         # the loader treats it between elements; kept, it would be mixed
         # content, which the pretty printer leaves on one line.
@@ -501,8 +563,6 @@ def _merge_general(
     if shape.attributes:
         _inherit_attributes(shape.attributes, n, ws.item_tags, own_value=own_value, own_ref=own_ref)
     del n.attrib[P_EXT]
-    if rec is not None:  # provenance hook
-        rec.extends(n, proto)
 
 
 def _inherit_attributes(
@@ -515,11 +575,11 @@ def _inherit_attributes(
     """7.2.2.2 with the special cases of 7.3.4 and NOTES.md for cdl:lazy:
     ``dst`` takes those of the prototype's ``attributes`` it lacks (the name
     of one that becomes an item goes to ``item_tags``)."""
+    attrib = dst.attrib
     if own_value is None:
         own_value = has_value(dst)
     if own_ref is None:
         own_ref = dst.get(P_REF) is not None
-    attrib = dst.attrib
     for key, value in attributes:
         if key in attrib:
             continue

@@ -7,6 +7,14 @@ QNames are resolved with the namespaces in scope where they are written, paths
 become steps (absolute ones translated to relative, 7.3.4), expressions are
 compiled. The results go into the shared :class:`Tables`; the tree keeps only
 private index attributes, so later phases never see prefixes.
+
+The rules of an element's CDL attributes are defined once
+(:func:`_parse_attributes`). With ``fast_paths`` (``LoadOptions.fast_paths``,
+cdl/_switch.py) and a document whose namespaces are all declared on its root,
+the same texts always mean the same: parsed texts are remembered
+(:class:`_LoadCache`) and the working form of an attribute set met again is
+replayed (:class:`_AttributeForm`). Without it, every element is parsed with
+its own namespaces.
 """
 
 from __future__ import annotations
@@ -86,7 +94,7 @@ def load_document(data: bytes, url: str, index: int, tables: Tables, limits: Lim
     root = _parse(data, url, limits)
     # Namespaces are read before anything is marked: the marks themselves
     # live in the engine's namespace.
-    uniform, declared = _declarations(data, root)
+    uniform, declared = _declarations(data, root, fast_paths)
     if ENGINE_NS in declared.values():
         # The engine keeps its own bookkeeping in this namespace; a document
         # using it could forge that bookkeeping. Names only enter a namespace
@@ -107,23 +115,25 @@ def load_document(data: bytes, url: str, index: int, tables: Tables, limits: Lim
     # The walk counts the elements of the lists; with the rest of the tree
     # that is the exact count, which later scans use as their bound (cheaper
     # than bounding it from the bytes).
-    listed = _normalize(doc, tables, limits, problems)
+    listed = _normalize(doc, tables, limits, problems, fast_paths)
     problems.raise_if_any()
     others = sum(1 for child in root if child.tag not in LIST_PARENTS for _ in child.iter(etree.Element))
     doc.element_bound = 1 + len(doc.list_parents()) + listed + others
     return doc
 
 
-def _declarations(data: bytes, root: etree._Element) -> tuple[bool, dict[str | None, str]]:
+def _declarations(data: bytes, root: etree._Element, fast_paths: bool) -> tuple[bool, dict[str | None, str]]:
     """Whether every namespace declaration is on the root, and all of them.
 
     When the bytes hold no more "xmlns" than the root declares (the usual
     case), each element's in-scope namespaces are the root's and nothing needs
-    to walk the tree. Otherwise iterwalk's start-ns events report each
-    declaration once, without building a namespace map per element.
+    to walk the tree (with ``fast_paths``; the walk then finds nothing more).
+    Otherwise iterwalk's start-ns events report each declaration once,
+    without building a namespace map per element.
     """
     declared: dict[str | None, str] = dict(root.nsmap)
-    if data.count(b"xmlns") <= len(declared):
+    uniform = data.count(b"xmlns") <= len(declared)
+    if uniform and fast_paths:
         return True, declared
     for _event, declaration in etree.iterwalk(root, events=("start-ns",)):
         if declaration is None:  # only end-ns events carry none, and they are not asked for
@@ -134,7 +144,7 @@ def _declarations(data: bytes, root: etree._Element) -> tuple[bool, dict[str | N
         key: str | None = prefix or None
         # A prefix bound to two URIs: keep the URI, flag the prefix as taken.
         declared[key if key not in declared else f"{prefix}#{len(declared)}"] = uri
-    return False, declared
+    return uniform, declared
 
 
 # -- parsing -----------------------------------------------------------------
@@ -433,42 +443,20 @@ def _check_lists(parent: etree._Element, url: str, index: int, problems: Problem
 # -- annotations ----------------------------------------------------------------
 
 
-def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problems) -> int:
-    """Parse the annotations of every list; the number of elements below the list parents."""
+def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problems, fast_paths: bool) -> int:
+    """Parse the annotations of every list; the number of elements below the list parents.
+
+    One walk over every element of the lists, in document order: lxml's
+    iteration costs less than an XPath scan for "has an attribute", and the
+    attributes it reads are the ones each element's work starts from. With
+    uniform namespaces the same attributes always become the same working
+    attributes: with ``fast_paths``, each distinct set met again is parsed
+    once and its working form replayed after (:class:`_AttributeForm`).
+    """
     parents = doc.list_parents()
-    # CDL elements inside lists (expressions, their variables, misplaced
-    # ones) are few: libxml2 finds them by name, and the walk below tests
-    # membership only when there are any.
-    special = {el for parent in parents for el in parent.iter(_ANY_CDL)}
-    if any(el.tag == T_DOCUMENTATION for el in special):
-        # Documentation is no property: drop it first so nothing inside it
-        # counts, then look again.
-        for parent in parents:
-            for el in parent.iter(T_DOCUMENTATION):
-                replace_with_text(el)
-        special = {el for parent in parents for el in parent.iter(_ANY_CDL)}
-    cache = _LoadCache()
-    if not doc.uniform_namespaces:
-        count = 0
-        for parent in parents:
-            for el in parent.iterdescendants():
-                count += 1
-                if special and el in special:
-                    _load_cdl_element(el, doc, tables, limits, cache, problems)
-                elif el.items():
-                    try:
-                        _parse_attributes(el, doc, tables, cache)
-                    except CdlError as exc:
-                        _problem(exc, el, problems)
-        return count
-    # One walk over every element of the lists, in document order: lxml's
-    # iteration costs less than an XPath scan for "has an attribute", and the
-    # attributes it reads are the ones each element's work starts from. With
-    # uniform namespaces the same attributes always become the same working
-    # attributes: each distinct set is parsed once (``_load_attributes``)
-    # and replayed here after; only the checks that look at the element's
-    # content run every time.
-    plans = cache.plans
+    special = _cdl_elements(parents)
+    cache = _LoadCache(doc.nsmap, fast_paths and doc.uniform_namespaces)
+    forms = cache.forms if cache.shared else None
     # The walk meets only elements (the parser drops comments and processing
     # instructions, and no entity is left unexpanded), whose tag is a str:
     # added as read, without tag_of's check, which costs as much again.
@@ -484,39 +472,55 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
             if not items:
                 continue
             before = tuple(items)
-            plan = plans.get(before)
-            if plan is not None:
-                if plan is _UNCHANGED:
+            if forms is not None and (form := forms.get(before)) is not None:
+                # A fast path: the working form the full parse gave this set
+                # before, replayed; a form that depends on the depth, at a
+                # depth not met yet, or a value on a reference or a lazy
+                # property (which the full parse reports) goes on below.
+                if form is _AS_WRITTEN:
                     continue
-                drop, put, content_check, by_depth = plan
+                drop, put, content_check, by_depth = form
                 if put is None:
                     put = by_depth.get(_depth(el))
-                # A reference (or a lazy property) found holding a value
-                # takes the full parse, which reports it.
                 if put is not None and not (content_check and (len(el) or ((text := el.text) and text.strip()))):
                     if drop is None:
                         el.attrib.clear()
-                    elif drop:
-                        attrib = el.attrib
+                    else:
                         for name in drop:
-                            del attrib[name]
+                            del el.attrib[name]
                     for name, value in put:
                         el.set(name, value)
                     if content_check:  # a reference or a lazy property: an item (find_items)
                         add_item_tag(el.tag)
                     continue
             try:
-                if plan is None and len(before) <= 2 and not len(el) and not ((text := el.text) and text.strip()):
-                    # Perhaps a reference alone, the set most often met once
-                    # (a peer's refroot, a path naming a sibling list).
-                    index = _reference_alone(before, el, doc, tables, cache)
-                    if index is not None:
-                        _put_reference_alone(el, before, index, add_item_tag, cache)
-                        continue
-                _load_attributes(el, before, plan, doc, tables, cache)
+                if not (forms is not None and _reference_alone(el, before, doc, tables, cache)):
+                    _parse_attributes(el, doc, tables, cache)
             except CdlError as exc:
                 _problem(exc, el, problems)
+                continue
+            if forms is not None:
+                _remember_form(el, before, cache)
     return count
+
+
+def _cdl_elements(parents: list[etree._Element]) -> set[etree._Element]:
+    """The elements of the CDL namespace inside the lists (expressions, their
+    variables, misplaced ones), once cdl:documentation is dropped.
+
+    They are few: libxml2 finds them by name, and the walk of
+    :func:`_normalize` tests membership only when there are any.
+    """
+    special = {el for parent in parents for el in parent.iter(_ANY_CDL)}
+    if any(el.tag == T_DOCUMENTATION for el in special):
+        # Documentation is no property: drop it first so nothing inside it
+        # counts, then look again. Listed first: removing the element an lxml
+        # iterator stands on ends the iteration there.
+        for parent in parents:
+            for el in list(parent.iter(T_DOCUMENTATION)):
+                replace_with_text(el)
+        special = {el for parent in parents for el in parent.iter(_ANY_CDL)}
+    return special
 
 
 def _problem(exc: CdlError, el: etree._Element, problems: Problems) -> None:
@@ -552,8 +556,9 @@ _ANY_CDL = "{" + CDL_NS + "}*"
 _Attributes = tuple[tuple[str, str], ...]
 
 
-class _Plan(NamedTuple):
-    """What loading does to one distinct set of attributes (uniform namespaces).
+class _AttributeForm(NamedTuple):
+    """The working form :func:`_parse_attributes` gives one distinct set of
+    attributes (uniform namespaces), as a rewrite to replay.
 
     Replayed as ``drop`` (deleted) then ``put`` (set, in order): survivors keep
     their places and new attributes are appended, as the full parse leaves
@@ -570,8 +575,8 @@ class _Plan(NamedTuple):
     by_depth: dict[int, _Attributes]
 
 
-#: Cached for attribute sets that loading leaves as they are and never checks.
-_UNCHANGED = _Plan((), (), False, {})
+#: The form of attribute sets that loading leaves as they are and never checks.
+_AS_WRITTEN = _AttributeForm((), (), False, {})
 
 
 def _path_hint(el: etree._Element) -> str:
@@ -592,13 +597,21 @@ def _path_hint(el: etree._Element) -> str:
 
 
 class _LoadCache:
-    """What one loading pass remembers; dropped once the document is loaded."""
+    """What one loading pass remembers; dropped once the document is loaded.
 
-    __slots__ = ("names", "paths", "plans", "ref_index", "refs", "seen", "steps")
+    ``shared`` (a document whose namespaces are all declared on its root, and
+    fast paths on): every element's namespaces are the root's, so the same
+    text always means the same thing, and parsed texts and attribute forms
+    are remembered. Otherwise nothing is, and each element's own namespaces
+    are read.
+    """
 
-    def __init__(self) -> None:
-        # Parsed attribute values by their text; only used with uniform
-        # namespaces, where the same text always means the same thing.
+    __slots__ = ("shared", "root_nsmap", "names", "paths", "forms", "ref_index", "refs", "seen", "steps")
+
+    def __init__(self, root_nsmap: dict[str | None, str], shared: bool) -> None:
+        #: The root's declarations (without the engine's).
+        self.root_nsmap = root_nsmap
+        self.shared = shared
         #: QNames of cdl:extends and cdl:refroot.
         self.names: dict[str, NameRef] = {}
         #: Paths of cdl:ref: (absolute, steps).
@@ -611,12 +624,18 @@ class _LoadCache:
         #: -1 where the depth changes nothing), for _ref_index: the text
         #: is hashed, not the parsed reference.
         self.ref_index: dict[tuple[str, str | None, int], str] = {}
-        #: Attributes as written -> what loading does to them; with uniform
-        #: namespaces only.
-        self.plans: dict[_Attributes, _Plan] = {}
+        #: Attributes as written -> their working form.
+        self.forms: dict[_Attributes, _AttributeForm] = {}
         #: Hashes of the attribute sets met once: a set is remembered only
         #: when it comes again, since many never do.
         self.seen: set[int] = set()
+
+    def nsmap(self, el: etree._Element) -> dict[str | None, str]:
+        """The namespaces in scope on ``el`` as the document declares them
+        (the engine's own declaration, which marking the root added, left out)."""
+        if self.shared:
+            return self.root_nsmap
+        return {prefix: uri for prefix, uri in el.nsmap.items() if uri != ENGINE_NS}
 
 
 def _depth(el: etree._Element) -> int:
@@ -633,27 +652,22 @@ def _depth(el: etree._Element) -> int:
     return depth
 
 
-def _load_attributes(
-    el: etree._Element, before: _Attributes, plan: _Plan | None, doc: SourceDoc, tables: Tables, cache: _LoadCache
-) -> None:
-    """Check and parse the CDL attributes ``before`` of ``el``, rewriting them
-    into their working form, when ``_normalize`` can neither replay ``plan``
-    nor write a reference alone (``_reference_alone``).
+def _remember_form(el: etree._Element, before: _Attributes, cache: _LoadCache) -> None:
+    """Remember the working form that :func:`_parse_attributes` just gave
+    ``el``, whose attributes were ``before``, for :func:`_normalize` to replay: from
+    the second time the set is met (most never come again), and for a form
+    that depends on the depth, once per depth met.
 
-    Uniform namespaces only. ``plan`` is what was remembered for the set:
-    None the first times, else one whose rewrite depends on the depth and
-    was not made at this depth yet (or one that found a value it must
-    report). A top level list carries the engine's document mark, so its
-    sets never meet those of the elements below it (a relative path is
-    refused on a list).
+    A top level list carries the engine's document mark, so its sets never
+    meet those of the elements below it (a relative path is refused on a list).
     """
-    _parse_attributes(el, doc, tables, cache)
+    form = cache.forms.get(before)
     key = hash(before)
-    if plan is None and key not in cache.seen:
+    if form is None and key not in cache.seen:
         cache.seen.add(key)
         return
     after = tuple(el.items())
-    if plan is None:
+    if form is None:
         written = dict(before)
         ref = written.get(A_CREF)
         depth_bound = ref is not None and A_REFROOT not in written and ref.strip().startswith("/")
@@ -662,27 +676,13 @@ def _load_attributes(
         drop = tuple(name for name, _ in before if name not in kept)
         put = _changed(before, after)
         if not (depth_bound or drop or put or content_check):
-            cache.plans[before] = _UNCHANGED  # nothing to rewrite and nothing to check again
+            cache.forms[before] = _AS_WRITTEN  # nothing to rewrite and nothing to check again
             return
-        plan = cache.plans[before] = _Plan(None if len(drop) == len(before) else drop, None if depth_bound else put, content_check, {})
-    if plan.put is None:
-        plan.by_depth[_depth(el)] = _changed(before, after)
-
-
-def _put_reference_alone(
-    el: etree._Element, before: _Attributes, index: str, add_item_tag: Callable[[object], None], cache: _LoadCache
-) -> None:
-    """Write the working form of ``el``, whose attributes ``before`` are a
-    reference alone (table entry ``index``); its set is remembered as a plan
-    only when it comes again (most never do)."""
-    el.attrib.clear()
-    el.set(P_REF, index)
-    add_item_tag(el.tag)  # an item (find_items); a walked element's tag is a str
-    key = hash(before)
-    if key in cache.seen:
-        cache.plans[before] = _Plan(None, ((P_REF, index),), True, {})
-    else:
-        cache.seen.add(key)
+        form = cache.forms[before] = _AttributeForm(
+            None if len(drop) == len(before) else drop, None if depth_bound else put, content_check, {}
+        )
+    if form.put is None:
+        form.by_depth[_depth(el)] = _changed(before, after)
 
 
 def _changed(before: _Attributes, after: _Attributes) -> _Attributes:
@@ -692,15 +692,16 @@ def _changed(before: _Attributes, after: _Attributes) -> _Attributes:
 
 
 def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache) -> None:
+    """Check the CDL attributes of ``el`` and rewrite them into their working form (the one definition)."""
     attrib = el.attrib
     unknown = [k for k in attrib if k.startswith(_CDL_PREFIX) and k not in _KNOWN_ATTRIBUTES]
     if unknown:
         names = ", ".join("cdl:" + split_clark(k)[1] for k in unknown)
         raise LoadError(f"unknown CDL attribute {names}", url=doc.url, line=el.sourceline)
-    nsmap = doc.nsmap if doc.uniform_namespaces else el.nsmap
+    nsmap = cache.nsmap(el)
     extends = attrib.get(A_EXTENDS)
     if extends is not None:
-        name = cache.names.get(extends) if doc.uniform_namespaces else None
+        name = cache.names.get(extends) if cache.shared else None
         if name is None:
             try:
                 name = parse_name_ref(extends, nsmap, doc.target_ns)
@@ -708,7 +709,7 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
                 raise NameResolutionError(
                     f"cdl:extends: {exc}", code="BAD_QNAME", url=doc.url, line=attribute_line(doc.data, el, A_EXTENDS, extends)
                 ) from None
-            if doc.uniform_namespaces:
+            if cache.shared:
                 cache.names[extends] = name
         del attrib[A_EXTENDS]
         el.set(P_EXT, tables.add_name(name))
@@ -730,12 +731,7 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
                 url=doc.url,
                 line=attribute_line(doc.data, el, A_CREF, ref_text),
             )
-        index = _ref_index(ref_text, refroot_text, el, doc, tables, cache)
-        del attrib[A_CREF]
-        if refroot_text is not None:
-            del attrib[A_REFROOT]
-        el.set(P_REF, index)
-        tables.item_tags.add(tag_of(el))  # an item (find_items)
+        _write_reference(el, _ref_index(ref_text, refroot_text, el, doc, tables, cache), refroot_text is not None, tables)
     lazy = attrib.get(A_LAZY)
     if lazy is not None:
         el.set(A_LAZY, _boolean(lazy, doc, el))
@@ -766,66 +762,61 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
         el.set(A_USE, use.strip())
 
 
-def _boolean(text: str, doc: SourceDoc, el: etree._Element, attribute: str = A_LAZY) -> str:
-    value = _BOOLEANS.get(text.strip())
-    if value is None:
-        raise LazinessError(
-            f"cdl:lazy is {text!r}; it must be an xsd:boolean (true, false, 1 or 0)",
-            code="BAD_LAZY",
-            url=doc.url,
-            line=attribute_line(doc.data, el, attribute, text),
-        )
-    return value
+def _write_reference(el: etree._Element, index: str, has_refroot: bool, tables: Tables, alone: bool = False) -> None:
+    """Put the working form of the reference written on ``el`` (table entry
+    ``index``) in place of its cdl:ref and cdl:refroot; ``alone``: ``el``
+    has no other attribute."""
+    attrib = el.attrib
+    if alone:
+        attrib.clear()
+    else:
+        del attrib[A_CREF]
+        if has_refroot:
+            del attrib[A_REFROOT]
+    el.set(P_REF, index)
+    tables.item_tags.add(el.tag)  # type: ignore[arg-type]  # an item (find_items); a walked element's tag is a str
 
 
-def _reference_alone(
-    before: _Attributes, el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache
-) -> str | None:
-    """The table index of the reference that ``before``, the attributes of
-    ``el`` (a property without a value, the set met for the first time), write
-    alone: a relative cdl:ref, or a cdl:ref with its cdl:refroot (uniform
-    namespaces). None for any other set, which ``_load_attributes`` parses.
-    A text that does not parse goes to ``_ref_index``, which reports it.
+def _reference_alone(el: etree._Element, before: _Attributes, doc: SourceDoc, tables: Tables, cache: _LoadCache) -> bool:
+    """Give ``el`` the working form :func:`_parse_attributes` gives
+    ``before``, its attributes, when they are a reference alone on a
+    property without a value: a relative cdl:ref, or a cdl:ref with its
+    cdl:refroot (a fast path, for a document with uniform namespaces: the
+    sets most often met once, a peer's refroot or a path naming a sibling
+    list, whose texts are parsed from the cache).
+
+    Never raises; False, changing nothing, for any other set, a property
+    with a value, or a text that does not parse (the full parse reports it).
     """
     if len(before) == 1:
-        name, text = before[0]
-        if name != A_CREF or (body := text.strip()).startswith("/"):
-            return None
+        (name, text), refroot_text = before[0], None
         # Relative, without refroot, below a list (a list's sets hold its
         # mark, so a set of one is never a list's): the depth changes nothing.
-        try:
-            path = cache.paths.get(text) or _path(text, doc.nsmap, cache)
-        except PathSyntaxError:
-            return _ref_index(text, None, el, doc, tables, cache, -1)
-        return tables.add_ref(Ref(body, None, path[1]))
-    (first, first_text), (second, second_text) = before
-    if first == A_REFROOT and second == A_CREF:
-        return _refroot_index(second_text, first_text, el, doc, tables, cache)
-    if first == A_CREF and second == A_REFROOT:
-        return _refroot_index(first_text, second_text, el, doc, tables, cache)
-    return None
-
-
-def _refroot_index(
-    text: str, refroot_text: str, el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache
-) -> str:
-    """``_ref_index`` for a reference with a refroot in a document with uniform
-    namespaces, made directly from its parsed refroot and path (a path
-    repeats under many refroots, a refroot under several paths; the table
-    gives equal references one index); any error is left to ``_ref_index``,
-    which reports it, the refroot's first."""
-    refroot = cache.names.get(refroot_text)
-    if refroot is None:
-        try:
-            refroot = cache.names[refroot_text] = _name_ref(refroot_text, doc.nsmap, doc.target_ns)
-        except PrefixError:
-            return _ref_index(text, refroot_text, el, doc, tables, cache)
+        if name != A_CREF or text.strip().startswith("/"):
+            return False
+    elif len(before) == 2:
+        (first, first_text), (second, second_text) = before
+        if first == A_REFROOT and second == A_CREF:
+            text, refroot_text = second_text, first_text
+        elif first == A_CREF and second == A_REFROOT:
+            text, refroot_text = first_text, second_text
+        else:
+            return False
+    else:
+        return False
+    if len(el) or ((value := el.text) and value.strip()):
+        return False
+    refroot = None
     try:
-        path = cache.paths.get(text) or _path(text, doc.nsmap, cache)
-    except PathSyntaxError:
-        return _ref_index(text, refroot_text, el, doc, tables, cache)
-    # relative_ref with a refroot: the steps stand as they are.
-    return tables.add_ref(Ref(text.strip(), refroot, path[1]))
+        if refroot_text is not None:
+            refroot = cache.names.get(refroot_text)
+            if refroot is None:
+                refroot = cache.names[refroot_text] = _name_ref(refroot_text, cache.root_nsmap, doc.target_ns)
+        absolute, steps = cache.paths.get(text) or _path(text, cache.root_nsmap, cache)
+    except (PrefixError, PathSyntaxError):
+        return False
+    _write_reference(el, tables.add_ref(relative_ref(text, refroot, absolute, steps, -1)), refroot_text is not None, tables, alone=True)
+    return True
 
 
 def _name_ref(text: str, nsmap: dict[str | None, str], target_ns: str) -> NameRef:
@@ -843,6 +834,18 @@ def _name_ref(text: str, nsmap: dict[str | None, str], target_ns: str) -> NameRe
     return NameRef(text, (clark,) if clark == text else (clark, text))
 
 
+def _boolean(text: str, doc: SourceDoc, el: etree._Element, attribute: str = A_LAZY) -> str:
+    value = _BOOLEANS.get(text.strip())
+    if value is None:
+        raise LazinessError(
+            f"cdl:lazy is {text!r}; it must be an xsd:boolean (true, false, 1 or 0)",
+            code="BAD_LAZY",
+            url=doc.url,
+            line=attribute_line(doc.data, el, attribute, text),
+        )
+    return value
+
+
 def _ref_index(
     text: str,
     refroot_text: str | None,
@@ -857,13 +860,13 @@ def _ref_index(
     if depth is None:
         # With a refroot the depth changes nothing.
         depth = -1 if refroot_text is not None else _depth(el)
-    if not doc.uniform_namespaces:
-        return tables.add_ref(_parse_ref_text(text, refroot_text, el.nsmap, depth, doc, el, None))
+    if not cache.shared:
+        return tables.add_ref(_parse_ref_text(text, refroot_text, cache.nsmap(el), depth, doc, el, None))
     # Same text, same depth, same namespaces: same reference.
     key = (text, refroot_text, depth)
     index = cache.ref_index.get(key)
     if index is None:
-        ref = _parse_ref_text(text, refroot_text, doc.nsmap, depth, doc, el, cache)
+        ref = _parse_ref_text(text, refroot_text, cache.root_nsmap, depth, doc, el, cache)
         index = cache.ref_index[key] = tables.add_ref(ref)
     return index
 
@@ -879,14 +882,14 @@ def _parse_ref(
     """Parse a reference written on ``written_on`` that acts for property ``holder``."""
     # With a refroot the depth changes nothing.
     depth = -1 if refroot_text is not None else _depth(holder)
-    if doc.uniform_namespaces:
+    if cache.shared:
         # Same text, same depth, same namespaces: same reference.
         key = (text, refroot_text, depth)
         cached = cache.refs.get(key)
         if cached is None:
-            cached = cache.refs[key] = _parse_ref_text(text, refroot_text, doc.nsmap, depth, doc, written_on, cache)
+            cached = cache.refs[key] = _parse_ref_text(text, refroot_text, cache.root_nsmap, depth, doc, written_on, cache)
         return cached
-    return _parse_ref_text(text, refroot_text, written_on.nsmap, depth, doc, written_on, None)
+    return _parse_ref_text(text, refroot_text, cache.nsmap(written_on), depth, doc, written_on, None)
 
 
 def _parse_ref_text(
@@ -1029,7 +1032,7 @@ def _load_expression(
         if len(lazy_values) == 2 and _boolean(lazy_values[0][0], doc, var) != _boolean(lazy_values[1][0], doc, var):
             raise LazinessError(f"cdl:variable ${name} has both lazy and cdl:lazy, with different values", url=doc.url, line=var.sourceline)
         variables.append(Variable(name, ref))
-    namespaces = doc.nsmap if doc.uniform_namespaces else el.nsmap
+    namespaces = cache.nsmap(el)
     token = _expressions.compile_expression(text, [v.name for v in variables], doc.url, el.sourceline, namespaces)
     el.set(P_EXPR, tables.add_expr(Expression(text, token, tuple(variables))))
     # value-of now lives in the table; keep the attribute for output of a

@@ -309,7 +309,7 @@ def copies_mark(doc: int, tags: Iterable[object]) -> str:
     extra shells take the name, and the origin, of the element they copy.
     One mark per merge instead of one per copy: every mark is freed again
     before the output is written, and hundreds of thousands of small frees
-    cost the allocator about 0.1 s when the serializer next allocates.
+    slow the allocator down when the serializer next allocates.
     """
     return " ".join([str(doc), *[tag for tag in tags if isinstance(tag, str)]])
 
@@ -362,9 +362,10 @@ def strip_variables(ws: Workspace, copies: etree._Element) -> None:
     may be lazy (``Tables.lazy_variables``): the fast path, the pending
     checks and deploy-time releases read that on the variables. The
     budget and the depth checks count the copies as if nothing was taken
-    out, so every limit is met where it was.
+    out, so every limit is met where it was. A specialisation: nothing is
+    taken out without ``Context.fast_paths``.
     """
-    if ws.ctx.tables.lazy_variables:
+    if ws.ctx.tables.lazy_variables or not ws.ctx.fast_paths:
         return
     kept = ws.variables
     for expression in copies.iter(T_EXPRESSION):

@@ -53,7 +53,7 @@ class ListScan:
     The lists of a cdl:configuration or cdl:system are scanned in one C-level
     evaluation when ``bound`` (an upper bound on the elements below) shows the
     node-set cannot reach libxml2's cap, else one list at a time: each call
-    costs microseconds before it looks at a node, so thousands of small lists
+    has a fixed cost before it looks at a node, so thousands of small lists
     cost more per list than their elements do.
     """
 
@@ -77,8 +77,8 @@ class AttributeScan(ListScan):
     """The elements of some top level lists that carry one attribute.
 
     Asked as the attribute's nodes (a location step without a predicate,
-    which libxml2 runs about a third faster than a test of every element),
-    then each node's element.
+    which libxml2 runs with less work than a test of every element), then
+    each node's element.
     """
 
     def __init__(self, attribute: str, namespaces: dict[str, str] | None = None) -> None:

@@ -354,6 +354,44 @@ def test_lists_sharing_a_merge_plan_merge_alike(own: str, merged: str) -> None:
     assert lists_xml(res)[1:] == [f"<{n}>{merged}</{n}>" for n in names]
 
 
+_MERGE_CASES = [
+    # copies between own children, an own child the prototype lacks, own children out of order
+    "<T><a>1</a><b x='1'>2</b><c><d>3</d></c><e>4</e></T>"
+    + "".join(f"<L{i} cdl:extends='T'>{own}</L{i}>" for i, own in enumerate(["", "<b>9</b>", "<a>0</a><c>7</c>", "<z>5</z>", "<e>8</e><a>0</a>"] * 2)),
+    # attributes on own children, a value-giving one (cdl:lazy), text inherited, whitespace dropped
+    "<T y='2'><a w='1'>1</a><p cdl:lazy='true'/><q cdl:lazy='true'/></T><t>text</t>"
+    + "".join(f"<M{i} cdl:extends='T'><a>0</a><p>5</p><q v='3'/></M{i}><N{i} cdl:extends='t'> </N{i}>" for i in range(3)),
+    # a reference on the extending list, nested cdl:extends, a chain of prototypes
+    "<T><a>1</a><b><c cdl:extends='U'/></b></T><U><u>u</u></U><V cdl:extends='T'><d>2</d></V>"
+    + "".join(f"<W{i} cdl:extends='V'><a>{i}</a></W{i}><R{i} cdl:extends='T' cdl:ref='/V/a' cdl:refroot='V'/>" for i in range(3)),
+]
+
+
+@pytest.mark.parametrize("lists", _MERGE_CASES)
+def test_merge_plans_agree_with_the_general_merge(lists: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The merge plans, their templates and the shortcut for complete
+    # prototypes (fast paths) against the general merge (CDL_NO_FAST_PATHS).
+    monkeypatch.delenv("CDL_NO_FAST_PATHS", raising=False)
+    fast = resolve_text(config(lists)).to_bytes()
+    monkeypatch.setenv("CDL_NO_FAST_PATHS", "1")
+    assert resolve_text(config(lists)).to_bytes() == fast
+
+
+@pytest.mark.parametrize("limits", [cdl.Limits(max_elements=8), cdl.Limits(max_depth=6)])
+def test_merge_plans_meet_limits_where_the_general_merge_does(limits: cdl.Limits, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Copies over the budget are refused at the same list with or without
+    # plans; a plan whose copies may nest too deep declines, and the general
+    # merge checks each copy.
+    lists = "<T><a><b><c/></b></a></T>" + "".join(f"<L{i} cdl:extends='T'/>" for i in range(5)) + "<M><d cdl:extends='T'/></M>"
+    outcomes = []
+    for switch in ("0", "1"):
+        monkeypatch.setenv("CDL_NO_FAST_PATHS", switch)
+        with pytest.raises(CdlError) as info:
+            resolve_text(config(lists), limits=limits)
+        outcomes.append((info.value.code, info.value.line, info.value.path, info.value.message))
+    assert outcomes[0] == outcomes[1]
+
+
 # ---------------------------------------------------------------------------
 # Errors
 

@@ -350,7 +350,7 @@ def test_peer_references_met_once_load_like_the_general_parse() -> None:
 @pytest.mark.parametrize("refroot", ["s1", "x:s1", "y"])
 def test_peer_refroots_met_for_the_first_time_load_like_the_general_parse(refroot: str) -> None:
     # A refroot met for the first time is parsed by the shortest path
-    # (_refroot_index); one that does not parse is reported by the general
+    # (_reference_alone); one that does not parse is reported by the general
     # parse, as with another attribute beside it.
     def peers(extra: str) -> str:
         lists = f'<s0><n>0</n><a cdl:refroot="s1" cdl:ref="/n"/><b cdl:refroot="{refroot}" cdl:ref="/n"{extra}/></s0><s1><n>1</n></s1>'
@@ -411,6 +411,40 @@ def test_paths_sharing_steps_resolve_like_paths_parsed_whole() -> None:
     assert [(el.tag, el.text) for el in res.tree().iter("p", "q")] == [
         ("p", "1"), ("q", "2"), ("p", "2"), ("q", "3"), ("p", "3"), ("q", "0"), ("p", "0"), ("q", "1")
     ]
+
+
+@pytest.mark.parametrize("order", ["refroot first", "ref first", "declared below the root"])
+def test_the_loaders_shortcuts_agree_with_its_general_parse(order: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Attribute forms replayed, cached parses and the root's namespaces
+    # (fast paths) against the general parse of every element (CDL_NO_FAST_PATHS).
+    lists = []
+    for i in range(6):
+        a, b = f'cdl:refroot="s{(i + 1) % 6}"', 'cdl:ref="/n"'
+        attributes = f"{a} {b}" if order == "refroot first" else f"{b} {a}"
+        declaration = ' xmlns:n="urn:n"' if order == "declared below the root" else ""
+        lists.append(
+            f"<s{i} cdl:extends='s9'{declaration}><n>{i}</n><h {attributes}/><p {attributes} w='1'/><q cdl:ref='/n'/><r cdl:ref='../n'/>"
+            f"<k><m cdl:ref='/n'/><o cdl:lazy='1'/><t cdl:type='xsd:string' cdl:use=' required '>v</t></k></s{i}>"
+        )
+    text = system("".join(lists), 'xmlns:xsd="http://www.w3.org/2001/XMLSchema"', configuration="<s9><x>1</x></s9>")
+    monkeypatch.delenv("CDL_NO_FAST_PATHS", raising=False)
+    fast = load_text(text)
+    monkeypatch.setenv("CDL_NO_FAST_PATHS", "1")
+    general = load_text(text)
+    assert _loaded_refs(fast) == _loaded_refs(general)
+    assert fast._tables.names == general._tables.names and fast._tables.item_tags == general._tables.item_tags
+
+
+def test_documentation_anywhere_in_a_list_is_dropped() -> None:
+    # Every cdl:documentation goes, nested ones and those after one that held another.
+    res = resolve_text(
+        system(
+            "<a><cdl:documentation>x</cdl:documentation><c>2</c>"
+            "<d>3<cdl:documentation>z<cdl:documentation>w</cdl:documentation></cdl:documentation></d>"
+            "<e><cdl:documentation>q</cdl:documentation></e><f><cdl:documentation>q</cdl:documentation></f></a>"
+        )
+    )
+    assert lists_xml(res) == ["<a><c>2</c><d>3</d><e/><f/></a>"]
 
 
 def test_element_bound_is_the_element_count() -> None:

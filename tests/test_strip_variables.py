@@ -50,6 +50,12 @@ def _components(count: int, body: str = "") -> str:
     return "\n".join(f'    <c{i} cdl:extends="T">{body.format(i=i)}</c{i}>' for i in range(count))
 
 
+@pytest.fixture(autouse=True)
+def _fast_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stripping is a specialisation: these tests need the fast paths on."""
+    monkeypatch.delenv("CDL_NO_FAST_PATHS", raising=False)
+
+
 @contextmanager
 def _without_stripping() -> Iterator[None]:
     saved = _inherit.strip_variables
@@ -75,6 +81,12 @@ def _both(text: str, action: Callable[[cdl.Document], Any]) -> Any:
         plain = _outcome(text, action)
     assert stripped == plain
     return stripped
+
+
+def test_nothing_is_stripped_without_fast_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _document("/a", _components(4))
+    monkeypatch.setenv("CDL_NO_FAST_PATHS", "1")
+    assert not _stripped_some(text)
 
 
 def _stripped_some(text: str, rounds: Sequence[Any] = ()) -> bool:
