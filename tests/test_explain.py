@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import cdl
+import inside
 from conftest import CDL_DECL, ENGINE_NS, load_text
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -464,7 +465,7 @@ def test_select_on_the_command_line(tomcat: Path) -> None:
 
 def test_plain_resolution_records_nothing() -> None:
     res = load_text(PAIR).resolve()
-    ws = res._working()
+    ws = inside.working_state(res)[0]
     assert ws.recorder is None
     assert not any(el.get(f"{{{ENGINE_NS}}}prov") is not None for root in ws.roots for el in root.iter())
 
@@ -625,7 +626,7 @@ def test_every_property_explained_agrees_with_the_resolution(tmp_path: Path) -> 
 
     for document, values in _documents(tmp_path):
         res = document.resolve(values)
-        ws = res._working()
+        ws = inside.working_state(res)[0]
         pending = {p.path for p in res.pending}
         by_path: dict[str, list[etree._Element]] = {}
         for part in ws.roots[0]:

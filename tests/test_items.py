@@ -10,6 +10,7 @@ import pytest
 from lxml import etree
 
 import cdl
+import inside
 from cdl._inherit import resolve_prototypes
 from cdl._items import NAMESPACES, UNRESOLVED_TEST, is_unresolved
 from cdl._model import A_LAZY, P_EXPR, P_REF, T_EXPRESSION, T_VARIABLE
@@ -107,7 +108,7 @@ def test_both_forms_agree_on_the_working_trees_of_every_trusted_document() -> No
             document = cdl.load(path)
         except cdl.CdlError:
             continue  # a case about a load error, or an import-only document
-        ws = document._workspace()
+        ws = inside.working_copy(document)
         for root in ws.roots:
             _agree(root)
         try:
@@ -225,7 +226,7 @@ def test_every_item_kind_is_a_public_string() -> None:
 def test_resolver_states_are_an_enum_changed_through_its_methods() -> None:
     from cdl._references import State
 
-    ws = cdl.load(_ALL_KINDS.encode(), name="m.cdl")._workspace()
+    ws = inside.working_copy(cdl.load(_ALL_KINDS.encode(), name="m.cdl"))
     resolver = ReferenceResolver(ws)
     items = find_items(ws, ws.roots[0])
     resolver.run(items)
@@ -276,7 +277,7 @@ def test_items_of_very_many_names_are_found_by_the_scan() -> None:
 
     count = _MAX_ITEM_TAGS + 2
     props = "".join(f'<p{i} cdl:lazy="true"/>' for i in range(count))
-    ws = cdl.load(system(f"<L><x>1</x>{props}</L>").encode(), name="m.cdl")._workspace()
+    ws = inside.working_copy(cdl.load(system(f"<L><x>1</x>{props}</L>").encode(), name="m.cdl"))
     assert len(ws.item_tags) > _MAX_ITEM_TAGS
     items = find_items(ws, ws.roots[0])
     assert [el.tag for el in items] == [f"p{i}" for i in range(count)]
@@ -295,7 +296,7 @@ def test_resolving_among_candidates_is_resolving_the_items() -> None:
             continue
         outcomes = []
         for candidates in (False, True):
-            ws = document._workspace()
+            ws = inside.working_copy(document)
             resolver = ReferenceResolver(ws)
             try:
                 resolve_prototypes(ws)

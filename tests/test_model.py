@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import cdl
+import inside
 from cdl import _limits, _model, _naming, _scan
 from cdl._model import Location
 from cdl.errors import LimitError, ReferenceResolutionError
@@ -18,7 +19,7 @@ PACKAGE = Path(cdl.__file__).resolve().parent
 
 
 def _workspace(xml: str) -> _model.Workspace:
-    return cdl.load(xml.encode(), name="m.cdl")._workspace()
+    return inside.working_copy(cdl.load(xml.encode(), name="m.cdl"))
 
 
 def test_where_is_a_typed_location() -> None:

@@ -16,6 +16,7 @@ import pytest
 from lxml import etree
 
 import cdl
+import inside
 from cdl import _engine
 from cdl._laziness import check_required, left_unresolved
 from cdl._model import SourceDoc
@@ -42,10 +43,10 @@ def _both_ways(document: cdl.Document, system_only: bool) -> tuple[bytes, bytes]
     built = []
     for known in (True, False):
         with mock.patch.dict(os.environ, {} if known else {VARIABLE: "1"}):
-            ws, resolver, items = _engine._resolved(document, [])
+            ws, resolver, items = inside.resolved(document)
         assert ws.ctx.fast_paths is known
         root = build_output(
-            ws, system_only, consume=True, unresolved=left_unresolved(resolver, items), facts=document._output_facts
+            ws, system_only, consume=True, unresolved=left_unresolved(resolver, items), facts=inside.output_facts(document)
         )
         built.append(to_bytes(root))
     return built[0], built[1]
@@ -75,7 +76,7 @@ def test_samples(path: Path) -> None:
 
 
 def _required_errors(document: cdl.Document, tags: frozenset[str] | None) -> list[str]:
-    ws = document._workspace()
+    ws = inside.working_copy(document)
     from cdl._inherit import resolve_prototypes
     from cdl._references import ReferenceResolver, find_items
 
@@ -104,11 +105,11 @@ def test_required_by_tag_as_by_scan(tmp_path: Path, templates: str, components: 
     main = tmp_path / "main.cdl"
     main.write_text(system(components, configuration=templates))
     document = cdl.load(main)
-    known = _required_errors(document, document._required_tags)
+    known = _required_errors(document, inside.required_tags(document))
     with mock.patch.dict(os.environ, {VARIABLE: "1"}):
-        assert known == _required_errors(document, document._required_tags)
+        assert known == _required_errors(document, inside.required_tags(document))
     assert known == _required_errors(document, None)
-    assert (document._required_tags is None) == templates.startswith('<P cdl:use')
+    assert (inside.required_tags(document) is None) == templates.startswith('<P cdl:use')
 
 
 def _doc(data: bytes) -> SourceDoc:
@@ -150,7 +151,7 @@ def test_namespaces_only_the_import_declares(tmp_path: Path, prototype: str, on_
         '<cdl:system><s cdl:extends="P"/><r cdl:extends="P"><q cdl:lazy="true"/></r></cdl:system></cdl:cdl>'
     )
     document = cdl.load(main)
-    assert document._output_facts.declared_on_root is on_root
+    assert inside.output_facts(document).declared_on_root is on_root
     _check(main, strict=True)
 
 
@@ -177,7 +178,7 @@ def test_value_namespaces(tmp_path: Path, main_decls: str, lib_decls: str, proto
         '<cdl:system><s cdl:extends="P"/></cdl:system></cdl:cdl>'
     )
     document = cdl.load(main)
-    assert document._output_facts.added == added
+    assert inside.output_facts(document).added == added
     _check(main, strict=True)
     out = document.resolve().to_bytes()
     assert b'xmlns:x="urn:x"' in out or b'xmlns:w="urn:x"' in out

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import cdl
+import inside
 from cdl import CdlError, Plan
 from cdl.conformance import load_suite, run_case
 from conftest import load_text, system
@@ -733,7 +734,7 @@ def test_a_chain_of_references_shares_one_set_of_lazy_values() -> None:
 
     lists = "<c0><v cdl:lazy='true'/></c0>" + "".join(f"<c{i}><v cdl:refroot='c{i - 1}' cdl:ref='/v'/></c{i}>" for i in range(1, 200))
     resolution = load_text(system(lists)).resolve()
-    planner = _plan._Planner(resolution._working(), resolution._resolver)  # type: ignore[arg-type]
+    planner = _plan._Planner(*inside.working_state(resolution))
     plan = planner.run()
     assert len(planner.reach) == 200
     assert len({id(s) for s in planner.reach.values()}) == 1

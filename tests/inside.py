@@ -1,0 +1,67 @@
+"""The seam through which tests look inside the engine.
+
+Tests use the public API (``cdl.load``, ``Document``, ``Resolution``) wherever
+they can. Some rules are only visible in the engine's working state: which
+elements are still items, what the loader wrote into its tables, how a phase
+left the working trees. Those tests come through the functions here instead
+of reaching into the private attributes of the public classes, so that a
+change in how a Document or a Resolution keeps its state changes this file,
+not every test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lxml import etree
+
+import cdl
+from cdl._engine import _resolved
+from cdl._laziness import Round
+from cdl._model import SourceDoc, Tables, Workspace
+from cdl._references import ReferenceResolver
+from cdl._serialize import OutputFacts
+
+
+def working_copy(document: cdl.Document) -> Workspace:
+    """Fresh working trees of ``document``, as a resolution starts with them
+    (no phase has run)."""
+    return document._workspace()
+
+
+def resolved(
+    document: cdl.Document, rounds: Sequence[Round] = ()
+) -> tuple[Workspace, ReferenceResolver, list[etree._Element]]:
+    """Every resolution phase run on fresh working trees: the trees, their
+    resolver and the main document's items left unresolved."""
+    return _resolved(document, rounds)
+
+
+def working_state(resolution: cdl.Resolution) -> tuple[Workspace, ReferenceResolver]:
+    """The resolved working trees of ``resolution`` and their resolver
+    (resolved again if an output took them)."""
+    ws = resolution._working()
+    resolver = resolution._resolver
+    assert resolver is not None  # set with the trees
+    return ws, resolver
+
+
+def sources(document: cdl.Document) -> list[SourceDoc]:
+    """The loaded documents, the main one first (never modified)."""
+    return document._docs
+
+
+def tables(document: cdl.Document) -> Tables:
+    """What the loader parsed: references, names, expressions, item names."""
+    return document._tables
+
+
+def output_facts(document: cdl.Document) -> OutputFacts | None:
+    """What the loader found for the output's known path (None: loaded
+    without fast paths)."""
+    return document._output_facts
+
+
+def required_tags(document: cdl.Document) -> frozenset[str] | None:
+    """The tags the required check looks at (None: every element)."""
+    return document._required_tags
