@@ -37,6 +37,11 @@ from lxml import etree
 #: Elements with more children than this are indexed on their first lookup.
 WIDE = 16
 
+#: Children up to which a lookup compares each child's name itself rather
+#: than ask lxml to filter them by name, whose fixed cost per lookup is that
+#: of comparing several names (docs/performance.md).
+COMPARED_MAX = 4
+
 _NONE: tuple[etree._Element, ...] = ()
 
 
@@ -49,11 +54,22 @@ class ChildIndex:
         #: element -> child name (Clark notation) -> those children, in document order.
         self.wide: dict[etree._Element, dict[str, list[etree._Element]]] = {}
 
-    def named(self, parent: etree._Element, tag: str) -> Sequence[etree._Element]:
-        """The children of ``parent`` named ``tag``, in document order (do not modify)."""
+    def named(self, parent: etree._Element, tag: str, count: int | None = None) -> Sequence[etree._Element]:
+        """The children of ``parent`` named ``tag``, in document order (do not
+        modify): the one definition of a path step's children by name.
+
+        ``count``, the number of children of ``parent`` when the caller
+        knows it, only chooses how to look: one gone stale since makes a
+        lookup slower, never different. Comments and processing
+        instructions are no properties (their ``tag`` is no string).
+        """
         table = self.wide.get(parent)
         if table is None:
-            if len(parent) <= WIDE:
+            if count is None:
+                count = len(parent)
+            if count <= COMPARED_MAX:
+                return [child for child in parent.getchildren() if child.tag == tag]
+            if count <= WIDE:
                 return list(parent.iterchildren(tag))
             table = self.build(parent)
         return table.get(tag, _NONE)
