@@ -241,16 +241,14 @@ def value_of(expr: Expression, nodes: Sequence[etree._Element], plan: ConcatPlan
     when the caller has it, makes the join the evaluation. Raises
     ExpressionError without a location; the caller knows where.
     """
-    values = {var.name: string_value(node) for var, node in zip(expr.variables, nodes)}
+    # Each variable's string value (XPath string()): a leaf's is its text,
+    # read without an iterator.
+    values = {
+        var.name: "".join(node.itertext()) if len(node) else (node.text or "") for var, node in zip(expr.variables, nodes)
+    }
     if plan is not None:
         return "".join([part if name is None else values[name] for name, part in plan])
     return evaluate(expr.text, expr.token, values)
-
-
-def string_value(node: etree._Element) -> str:
-    """XPath's string() of an element: its text and its descendants' (a leaf's
-    is its text, read without an iterator)."""
-    return "".join(node.itertext()) if len(node) else (node.text or "")
 
 
 def concat_plan(token: XPathToken) -> ConcatPlan | None:

@@ -29,14 +29,11 @@ too.
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
+from collections.abc import Container
 
 from lxml import etree
 
 from ._model import A_LAZY, CDL_NS, ENGINE_NS, P_REF, T_EXPRESSION, T_VARIABLE
-
-if TYPE_CHECKING:
-    from ._limits import Budget
 
 #: Prefixes :data:`UNRESOLVED_TEST` uses.
 NAMESPACES = {"e": ENGINE_NS, "cdl": CDL_NS}
@@ -56,27 +53,26 @@ def is_unresolved(el: etree._Element) -> bool:
     return el.get(P_REF) is not None or el.tag == T_EXPRESSION or (el.get(A_LAZY) == "true" and el.tag != T_VARIABLE)
 
 
-#: What :func:`leaf_copy_size` says of a leaf whose copy would pass max_text.
-OVER_TEXT_LIMIT = -1
-#: What :func:`leaf_copy_size` says of a leaf that is still unresolved.
-UNRESOLVED_LEAF = -2
+#: What :func:`leaf_size` says of a leaf that is still unresolved.
+UNRESOLVED_LEAF = -1
 
 
-def leaf_copy_size(leaf: etree._Element, budget: Budget) -> int:
+def leaf_size(leaf: etree._Element, item_tags: Container[str] | None = None) -> int:
     """The test of a path's target that is one element without children (7.3.2,
-    7.3.3): the characters of its value, which a copy of it costs, when it can
-    be copied now. Else :data:`OVER_TEXT_LIMIT` when that copy would pass
-    max_text (decided first: nothing waits for a copy that cannot be made),
-    or :data:`UNRESOLVED_LEAF` when ``leaf`` is still unresolved (it is
-    resolved first, then the path is followed again).
+    7.3.3): the characters of its value, which a copy of it costs (the
+    budget decides whether it may be made, before anything waits for it),
+    or :data:`UNRESOLVED_LEAF` when it is still unresolved: it is resolved
+    first, then the path is followed again.
+
+    ``item_tags``, the names items have in these trees (``Workspace.item_tags``;
+    cdl:expression is one too), spares reading the attributes of a leaf of
+    another name, which cannot be unresolved (find_items relies on the same).
     """
+    if item_tags is None or leaf.tag in item_tags or leaf.tag == T_EXPRESSION:
+        if is_unresolved(leaf):
+            return UNRESOLVED_LEAF
     value = leaf.text
-    size = len(value) if value else 0
-    if not budget.fits(0, size):
-        return OVER_TEXT_LIMIT
-    if is_unresolved(leaf):
-        return UNRESOLVED_LEAF
-    return size
+    return len(value) if value else 0
 
 
 def is_lazy(el: etree._Element) -> bool:

@@ -6,11 +6,20 @@ leaf that is resolved (or, with cdl:refroot, targets already found clean).
 :class:`ReferenceShortcuts` resolves those in one pass, without the
 resolver's frames and exceptions, and gives everything else back to the
 general code (``ReferenceResolver``), which then decides and reports as it
-always does. It restates no rule: where a path starts
-(``_paths.path_start``), a ``..`` step (``_paths.parent_step``), the
-children a step selects (``ChildIndex.named``), what is unresolved and the
-test of a leaf target (``_items``), the copy itself (``ReferenceResolver.place``)
-and the value of an expression (``_expressions.value_of``) are all called.
+always does. It calls the rules the general code calls: where a path
+starts (``_paths.path_start``), the child a step selects
+(``ChildIndex.only``, which is ``ChildIndex.named`` for a step that selects
+one node), what is unresolved (``_items.is_unresolved``, asked only of
+elements of the names items have) and the test of a leaf target
+(``_items.leaf_size``), the budget (``Budget.charge``, ``Budget.fits``),
+copies with children (``ReferenceResolver.place``), and the value of an
+expression (``_expressions.value_of``, which ``ReferenceResolver
+.replace_expression`` puts in place). Two things are written out here,
+for the common case only: a ``..`` step (the parent, unless it is above the
+top level list, as ``_paths.parent_step``) and a reference's copy of one
+leaf (its value, as ``ReferenceResolver.place`` copies one leaf, charged
+first): each runs once or more for every item, where a call costs a
+measurable part of the whole resolution (docs/performance.md).
 
 Contract:
 
@@ -23,7 +32,7 @@ Contract:
 - it remembers, to serve later items, elements found resolved on a path
   (with their number of children), the targets of cdl:refroot paths found
   clean, the sizes of clean targets with children, the copies made of them
-  and each expression's concat plan. All of it stays true because
+  and each expression's variable paths and concat plan. All of it stays true because
   resolution only ever removes items; :meth:`ReferenceShortcuts.forget`
   drops it all.
 
@@ -39,23 +48,24 @@ from lxml import etree
 
 from ._children import WIDE
 from ._expressions import ConcatPlan, concat_plan, value_of
-from ._items import UNRESOLVED_LEAF, has_lazy_variables, is_unresolved, leaf_copy_size
-from ._model import A_LAZY, P_COPIES, P_EXPR, P_REF, T_COPIES, T_EXPRESSION, UP, Expression, Ref, stamp
-from ._paths import parent_step, path_start
+from ._items import UNRESOLVED_LEAF, has_lazy_variables, is_unresolved, leaf_size
+from ._model import A_LAZY, LIST_PARENTS, P_COPIES, P_EXPR, P_REF, T_COPIES, T_EXPRESSION, UP, Expression, Ref, Variable, stamp
+from ._paths import path_start
 from .errors import CdlError, ExpressionError
 
 if TYPE_CHECKING:
     from ._references import ReferenceResolver, State
+
 
 #: How many items deep a target that is itself an unresolved reference is
 #: resolved first before the item is given to the general code (a constant:
 #: the general code's stack, not Python's, follows long chains).
 _NESTED_MAX = 8
 
-#: Elements remembered as passable (not unresolved) at most; the set is
-#: emptied when full. Items come in document order, so the few elements of
-#: one component that its paths pass through over and over are remembered
-#: while they are needed, and memory stays bounded.
+#: Elements remembered as passable at most; the set is emptied when full.
+#: Items come in document order, so the few elements of one component that
+#: its paths pass through over and over are remembered while they are
+#: needed, and memory stays bounded.
 _PASSABLE_MAX = 4096
 
 #: Elements below a target beyond which its copies are made child by child:
@@ -86,6 +96,27 @@ def _make_room(passable: dict[etree._Element, int], wide: dict[etree._Element, i
         wide.clear()
 
 
+class _VariablePaths:
+    """The paths of one parsed expression's variables, grouped so that the
+    steps they share are taken once (worked out once per expression)."""
+
+    __slots__ = ("paths", "lasts", "plan")
+
+    def __init__(self, expr: Expression) -> None:
+        #: Per variable: the variable, and for a path without refroot ending
+        #: in a named step, its steps but the last and that last step (else
+        #: (), None).
+        self.paths: list[tuple[Variable, tuple[str, ...], str | None]] = []
+        for var in expr.variables:
+            steps = var.ref.steps
+            if var.ref.refroot is None and steps and steps[-1] != UP:
+                self.paths.append((var, steps[:-1], steps[-1]))
+            else:
+                self.paths.append((var, (), None))
+        #: The expression's concat plan (``_expressions.value_of``).
+        self.plan: ConcatPlan | None = concat_plan(expr.token)
+
+
 class ReferenceShortcuts:
     """The common items of one resolver, resolved at once (see the module)."""
 
@@ -104,8 +135,11 @@ class ReferenceShortcuts:
         #: tests/test_items.py checks it on every tree it resolves).
         self._item_tags = resolver.ws.item_tags
         #: Elements a path step found not unresolved (bounded, see
-        #: _PASSABLE_MAX), with their number of children when first met,
-        #: which chooses how a step looks for a child (``ChildIndex.named``).
+        #: _PASSABLE_MAX): resolution only ever removes items, so they stay
+        #: so. The value: its number of children when first met, which
+        #: chooses how a step finds a child (``ChildIndex.only``); counting
+        #: them once per element, in C but over every child, is cheaper than
+        #: once per step, and a count gone stale since only makes a step slower.
         self._passable: dict[etree._Element, int] = {}
         #: Those of them with more than WIDE children (see _make_room).
         self._wide: dict[etree._Element, int] = {}
@@ -120,8 +154,8 @@ class ReferenceShortcuts:
         #: Targets copied with their children: the copies_mark of their copies
         #: and, once copied twice, a stamp of their children (_model.stamp).
         self._copied: dict[etree._Element, tuple[str | None, etree._Element | None]] = {}
-        #: Each parsed expression's concat plan, by its id (kept alive by the tables).
-        self._plans: dict[int, ConcatPlan | None] = {}
+        #: Each parsed expression's variable paths, by its id (kept alive by the tables).
+        self._variable_paths: dict[int, _VariablePaths] = {}
 
     def forget(self) -> None:
         """Drop everything remembered (once no item is left to resolve)."""
@@ -130,20 +164,10 @@ class ReferenceShortcuts:
         self.refroot_targets.clear()
         self.clean_sizes.clear()
         self._copied.clear()
-        self._plans.clear()
+        self._variable_paths.clear()
 
-    def resolved(self, item: etree._Element, depth: int = 0) -> bool:
-        """Resolve ``item`` if it is a common one; False (``item`` unchanged)
-        for anything else, including an element that is no item."""
-        index = item.get(P_REF)
-        if index is not None:
-            return self._reference(item, index, depth)
-        if item.tag == T_EXPRESSION:
-            return self._expression(item, depth)
-        return False
-
-    def children_added(self, parent: etree._Element) -> None:
-        """``parent`` has new children (shells of a reference's targets): its
+    def children_changed(self, parent: etree._Element) -> None:
+        """``parent`` gained children (shells of a reference's targets): its
         remembered number of children is stale."""
         self._passable.pop(parent, None)
         self._wide.pop(parent, None)
@@ -177,64 +201,106 @@ class ReferenceShortcuts:
 
     # -- references ----------------------------------------------------------------
 
-    def _reference(self, item: etree._Element, index: str, depth: int) -> bool:
-        if item.get(A_LAZY) == "true":
+    def resolved(self, item: etree._Element, depth: int = 0) -> bool:
+        """Resolve ``item`` if it is a common one; False (``item`` unchanged)
+        for anything else, including an element that is no item."""
+        index = item.get(P_REF)
+        if index is None:
+            return item.tag == T_EXPRESSION and self._expression(item, depth)
+        lazy = item.get(A_LAZY)
+        if lazy == "true":
             return False  # pending
         ref = self._tables.refs[int(index)]
         known = self.refroot_targets.get(id(ref)) if ref.refroot is not None else None
         if known is None:
-            found = self._leaf_target(ref, item, depth)
-            if found is None:
+            # _leaf_target, written out: this runs for most items.
+            start = path_start(self._ws, ref, item)
+            if start is None:
                 return False
-            leaf, size = found
-            targets: tuple[etree._Element, ...] = (leaf,)
-            elements = 0
+            found = self._walk(ref.steps, start)
+            if found is None or len(found):
+                return False
+            leaf = found
+            size = leaf_size(leaf, self._item_tags)
+            if size == UNRESOLVED_LEAF:
+                size = self._resolved_first(leaf, depth)
+                if size < 0:
+                    return False
             if ref.refroot is not None:
-                self.refroot_targets[id(ref)] = (targets, 0, size)  # as the general code keeps it
+                self.refroot_targets[id(ref)] = ((leaf,), 0, size)  # as the general code keeps it
         else:
             targets, elements, size = known
-            if depth and (elements or len(targets) != 1):
-                return False  # a copy gives children (or siblings) to a leaf the caller has found
+            if elements or len(targets) != 1:
+                # Clean targets with children, or several: copied as the
+                # general code copies them, which raises before changing anything.
+                if depth:
+                    return False  # a copy gives children (or siblings) to a leaf the caller has found
+                try:
+                    self._resolver.place(item, ref, targets, elements, size)
+                except CdlError:
+                    return False  # a limit: the general code reports it
+                return True
+            leaf = targets[0]
+        # One leaf, as ReferenceResolver.place copies it (charged first).
         try:
-            self._resolver.place(item, ref, targets, elements, size)
+            self._ws.budget.charge(0, size, self._resolver.ctx, item)
         except CdlError:
             return False  # a limit: the general code reports it
+        attrib = item.attrib
+        del attrib[P_REF]
+        if lazy is not None:
+            del attrib[A_LAZY]
+        rec = self._ws.recorder
+        if rec is not None:  # provenance hook
+            rec.referenced(item, leaf, ref)
+        item.text = leaf.text
         if depth:  # from run, the caller records it (or needs not)
             self._states[item] = self._done
         return True
 
     def _leaf_target(self, ref: Ref, holder: etree._Element, depth: int) -> tuple[etree._Element, int] | None:
         """The one leaf ``ref`` selects for a property ``holder``, with the
-        characters of its value, if it can be copied now (a reference there
-        is resolved first, if it can be here); None for anything else."""
+        characters of its value (``_items.leaf_size``), if it is resolved (a
+        reference there is resolved first, if it can be here); else None."""
         start = path_start(self._ws, ref, holder)
         if start is None:
             return None
         node = self._walk(ref.steps, start)
         if node is None or len(node):
             return None
-        while True:
-            size = leaf_copy_size(node, self._ws.budget)
-            if size >= 0:
-                return node, size
-            if (
-                size != UNRESOLVED_LEAF
-                or node.get(P_REF) is None  # an expression leaves the tree when evaluated; a lazy property waits
-                or depth >= _NESTED_MAX
-                or node in self._states
-                or not self.resolved(node, depth + 1)
-            ):
+        size = leaf_size(node, self._item_tags)
+        if size == UNRESOLVED_LEAF:
+            size = self._resolved_first(node, depth)
+            if size < 0:
                 return None
+        return node, size
+
+    def _resolved_first(self, leaf: etree._Element, depth: int) -> int:
+        """Resolve ``leaf``, an unresolved leaf a path ends on, first, as the
+        general code resolves a blocker first, if it is a reference that can
+        be resolved here: then its size (``_items.leaf_size``); else
+        UNRESOLVED_LEAF. The general code refuses a copy over the budget
+        before it waits: so does this."""
+        value = leaf.text
+        if (
+            leaf.get(P_REF) is None  # an expression leaves the tree when evaluated; a lazy property waits
+            or depth >= _NESTED_MAX
+            or leaf in self._states
+            or not self._ws.budget.fits(0, len(value) if value else 0)
+            or not self.resolved(leaf, depth + 1)
+        ):
+            return UNRESOLVED_LEAF
+        return leaf_size(leaf, self._item_tags)
 
     def _walk(self, steps: tuple[str, ...], node: etree._Element) -> etree._Element | None:
         """``_paths.walk`` while the set holds one node and nothing blocks:
         that node at the end, else None."""
         passable = self._passable
-        named = self._ws.children.named
+        only = self._ws.children.only
         for step in steps:
             if step == UP:
-                parent = parent_step(node)
-                if parent is None:
+                parent = node.getparent()
+                if parent is None or parent.tag in LIST_PARENTS:
                     return None
                 node = parent
                 continue
@@ -243,10 +309,10 @@ class ReferenceShortcuts:
                 count = self._passed(node)
                 if count is None:
                     return None
-            found = named(node, step, count)
-            if len(found) != 1:
+            child = only(node, step, count)
+            if child is None:
                 return None  # none or several
-            node = found[0]
+            node = child
         return node
 
     def _passed(self, node: etree._Element) -> int | None:
@@ -284,14 +350,14 @@ class ReferenceShortcuts:
             # copy without its variables (_model.strip_variables), which
             # are read from the tables here.
             return False
-        nodes: list[etree._Element] = []
-        for var in expr.variables:
-            found = self._leaf_target(var.ref, holder, depth)
-            if found is None:
-                return False
-            nodes.append(found[0])
+        paths = self._variable_paths.get(id(expr))
+        if paths is None:
+            paths = self._variable_paths[id(expr)] = _VariablePaths(expr)
+        nodes = self._variable_nodes(paths, holder, depth)
+        if nodes is None:
+            return False
         try:
-            result = value_of(expr, nodes, self._plan(expr))
+            result = value_of(expr, nodes, paths.plan)
         except ExpressionError:
             return False  # the general code raises it, located
         self._resolver.replace_expression(item, holder, expr, nodes, result)
@@ -299,10 +365,46 @@ class ReferenceShortcuts:
             self._states[item] = self._done
         return True
 
-    def _plan(self, expr: Expression) -> ConcatPlan | None:
-        """``expr``'s concat plan, worked out once."""
-        key = id(expr)
-        if key in self._plans:
-            return self._plans[key]
-        plan = self._plans[key] = concat_plan(expr.token)
-        return plan
+    def _variable_nodes(self, paths: _VariablePaths, holder: etree._Element, depth: int) -> list[etree._Element] | None:
+        """The leaf each variable selects, if each can be copied now. Variables
+        share their steps but the last (../listen/host, ../listen/port):
+        those are taken once."""
+        nodes: list[etree._Element] = []
+        largest = 0
+        start: etree._Element | None = holder  # (holder: not found yet)
+        reached: dict[tuple[str, ...], etree._Element | None] = {}
+        only = self._ws.children.only
+        passable = self._passable
+        for var, prefix, last in paths.paths:
+            if last is not None and start is holder:
+                start = path_start(self._ws, var.ref, holder)  # the same for every path without refroot
+            if last is None or start is None:
+                found = self._leaf_target(var.ref, holder, depth)
+            else:
+                if prefix in reached:
+                    parent = reached[prefix]
+                else:
+                    parent = reached[prefix] = self._walk(prefix, start)
+                if parent is None:
+                    return None
+                count = passable.get(parent)
+                if count is None:
+                    count = self._passed(parent)
+                    if count is None:
+                        return None
+                node = only(parent, last, count)
+                if node is None or len(node):
+                    return None
+                size = leaf_size(node, self._item_tags)
+                if size == UNRESOLVED_LEAF:
+                    size = self._resolved_first(node, depth)
+                    if size < 0:
+                        return None
+                found = node, size
+            if found is None:
+                return None
+            nodes.append(found[0])
+            largest = max(largest, found[1])
+        # Each variable's copy is tested against the budget as it stands
+        # (nothing is charged between them): the largest decides.
+        return nodes if self._ws.budget.fits(0, largest) else None

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from ._expressions import value_of
-from ._items import NAMESPACES, OVER_TEXT_LIMIT, UNRESOLVED_TEST, has_lazy_variables, is_unresolved, leaf_copy_size
+from ._items import NAMESPACES, UNRESOLVED_LEAF, UNRESOLVED_TEST, has_lazy_variables, is_unresolved, leaf_size
 from ._lines import located, located_at, written_as
 from ._model import (
     A_CREF,
@@ -463,11 +463,12 @@ class ReferenceResolver:
             # The common case, one leaf: its size is its text, and it blocks
             # only if it is an item itself. Testing that costs no more than
             # remembering it would (and millions of leaves would fill memory).
-            elements, text = 0, leaf_copy_size(nodes[0], budget)
-            if text == OVER_TEXT_LIMIT:
-                budget.check(0, len(nodes[0].text or ""), ctx, written)  # raises
-            if text < 0:
+            leaf = nodes[0]
+            elements, text = 0, leaf_size(leaf, self.ws.item_tags)
+            if text == UNRESOLVED_LEAF:
+                budget.check(0, len(leaf.text or ""), ctx, written)  # a copy over a limit is refused first
                 raise _Blocked(nodes)
+            budget.check(0, text, ctx, written)
         else:
             elements, text = self._measure(nodes, ctx, written)
         if ref.refroot is not None and shortcuts is not None:
@@ -556,7 +557,7 @@ class ReferenceResolver:
             self.ws.children.inserted_after(el, shells[1:])
             parent = el.getparent()
             if parent is not None and self._shortcuts is not None:
-                self._shortcuts.children_added(parent)
+                self._shortcuts.children_changed(parent)
         return shells
 
     def _copy_children(self, shell: etree._Element, target: etree._Element, elements: int) -> None:
@@ -616,6 +617,8 @@ class ReferenceResolver:
             rec.computed(holder, el, {var.name: node for var, node in zip(expr.variables, nodes)})
         self.ws.children.removing(el)
         replace_with_text(el, result, holder)
+        if self._shortcuts is not None:
+            self._shortcuts.children_changed(holder)
 
 
 # -- where items are written, and the errors of a path ---------------------------

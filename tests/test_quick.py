@@ -17,6 +17,7 @@ import cdl
 from cdl._switch import VARIABLE
 from conftest import resolve_text, system
 
+
 @pytest.fixture(autouse=True)
 def _fast_paths_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(VARIABLE, raising=False)
@@ -128,6 +129,19 @@ def _outcome(xml: str) -> tuple[str, ...]:
 def test_the_fast_path_decides_as_the_general_code_at_every_width(xml: str, monkeypatch: pytest.MonkeyPatch) -> None:
     fast = _outcome(xml)
     assert fast[0] == "ok" or "MULTIPLE" in fast[1]  # each case is about what gets resolved
+    monkeypatch.setenv(VARIABLE, "1")
+    assert fast == _outcome(xml)
+
+
+def test_a_step_remembered_before_the_children_changed_is_taken_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # r1 and r2 pass x (remembered, with its number of children) before b, a
+    # reference with two targets, becomes two shells: r3 must then select both.
+    xml = system(
+        '<L><x><a>1</a><b cdl:ref="../s/v"/></x><r1 cdl:ref="x/a"/><r2 cdl:ref="x/b"/><r3 cdl:ref="x/b"/>'
+        "<s><v>1</v><v>2</v></s></L>"
+    )
+    fast = _outcome(xml)
+    assert fast[0] == "ok" and fast[1].count("<r3>") == 2
     monkeypatch.setenv(VARIABLE, "1")
     assert fast == _outcome(xml)
 
