@@ -153,7 +153,7 @@ class _Token:
 
 def _simple_concat(text: str, declared: set[str]) -> XPathToken | None:
     """The token tree of a ``concat()`` of declared variables and literals,
-    made without elementpath (importing it costs about 90 ms of a process
+    made without elementpath (importing it would be a large part of a process
     whose documents hold only such expressions); None for anything else,
     which the full parse compiles and checks, with its messages."""
     call = _CONCAT.match(text)

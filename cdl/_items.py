@@ -68,9 +68,13 @@ def leaf_size(leaf: etree._Element, item_tags: Container[str] | None = None) -> 
     cdl:expression is one too), spares reading the attributes of a leaf of
     another name, which cannot be unresolved (find_items relies on the same).
     """
-    if item_tags is None or leaf.tag in item_tags or leaf.tag == T_EXPRESSION:
-        if is_unresolved(leaf):
-            return UNRESOLVED_LEAF
+    if item_tags is not None:
+        tag = leaf.tag
+        if tag not in item_tags and tag != T_EXPRESSION:
+            value = leaf.text
+            return len(value) if value else 0
+    if is_unresolved(leaf):
+        return UNRESOLVED_LEAF
     value = leaf.text
     return len(value) if value else 0
 

@@ -166,9 +166,11 @@ class ReferenceShortcuts:
         self._copied.clear()
         self._variable_paths.clear()
 
-    def children_changed(self, parent: etree._Element) -> None:
+    def children_added(self, parent: etree._Element) -> None:
         """``parent`` gained children (shells of a reference's targets): its
-        remembered number of children is stale."""
+        remembered number of children is stale. (An evaluated expression
+        leaving its holder needs no word: one child fewer than remembered
+        makes no step slower.)"""
         self._passable.pop(parent, None)
         self._wide.pop(parent, None)
 
@@ -404,7 +406,8 @@ class ReferenceShortcuts:
             if found is None:
                 return None
             nodes.append(found[0])
-            largest = max(largest, found[1])
+            if found[1] > largest:
+                largest = found[1]
         # Each variable's copy is tested against the budget as it stands
         # (nothing is charged between them): the largest decides.
         return nodes if self._ws.budget.fits(0, largest) else None

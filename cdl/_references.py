@@ -557,7 +557,7 @@ class ReferenceResolver:
             self.ws.children.inserted_after(el, shells[1:])
             parent = el.getparent()
             if parent is not None and self._shortcuts is not None:
-                self._shortcuts.children_changed(parent)
+                self._shortcuts.children_added(parent)
         return shells
 
     def _copy_children(self, shell: etree._Element, target: etree._Element, elements: int) -> None:
@@ -617,8 +617,6 @@ class ReferenceResolver:
             rec.computed(holder, el, {var.name: node for var, node in zip(expr.variables, nodes)})
         self.ws.children.removing(el)
         replace_with_text(el, result, holder)
-        if self._shortcuts is not None:
-            self._shortcuts.children_changed(holder)
 
 
 # -- where items are written, and the errors of a path ---------------------------

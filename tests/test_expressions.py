@@ -317,12 +317,20 @@ def test_location_paths_and_context_functions_are_refused(expr: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "expr",
-    ["2 * 3", "string(1)", "string-length('a')", "normalize-space(' a ')", "number('1')", "boolean(0)", "concat($x, 'a')"],
+    ("expr", "value"),
+    [
+        ("2 * 3", "6"),
+        ("string(1)", "1"),
+        ("string-length('a')", "1"),
+        ("normalize-space(' a ')", "a"),
+        ("number('1')", "1"),
+        ("boolean(0)", "false"),
+        ("concat($x, 'a')", "1a"),
+    ],
 )
-def test_operators_and_functions_with_arguments_are_not_location_paths(expr: str) -> None:
+def test_operators_and_functions_with_arguments_are_not_location_paths(expr: str, value: str) -> None:
     xml = config(f"<S><x>1</x><v><cdl:expression value-of=\"{expr}\"><cdl:variable name='x' ref='/x'/></cdl:expression></v></S>")
-    resolve_text(xml)
+    assert list_xml(resolve_text(xml), "S") == f"<S><x>1</x><v>{value}</v></S>"
 
 
 @pytest.mark.parametrize(
