@@ -241,13 +241,16 @@ def value_of(expr: Expression, nodes: Sequence[etree._Element], plan: ConcatPlan
     when the caller has it, makes the join the evaluation. Raises
     ExpressionError without a location; the caller knows where.
     """
-    # Each variable's string value (XPath string()): a leaf's is its text,
-    # read without an iterator.
-    values = {
-        var.name: "".join(node.itertext()) if len(node) else (node.text or "") for var, node in zip(expr.variables, nodes)
-    }
+    values: dict[str, str] = {}
+    for var, node in zip(expr.variables, nodes):
+        # The string value (XPath string()): a leaf's is its text, read
+        # without an iterator.
+        values[var.name] = "".join(node.itertext()) if len(node) else (node.text or "")
     if plan is not None:
-        return "".join([part if name is None else values[name] for name, part in plan])
+        joined: list[str] = []
+        for name, part in plan:
+            joined.append(part if name is None else values[name])
+        return "".join(joined)
     return evaluate(expr.text, expr.token, values)
 
 

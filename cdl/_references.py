@@ -464,7 +464,7 @@ class ReferenceResolver:
             # only if it is an item itself. Testing that costs no more than
             # remembering it would (and millions of leaves would fill memory).
             leaf = nodes[0]
-            elements, text = 0, leaf_size(leaf, self.ws.item_tags)
+            elements, text = 0, leaf_size(leaf)
             if text == UNRESOLVED_LEAF:
                 budget.check(0, len(leaf.text or ""), ctx, written)  # a copy over a limit is refused first
                 raise _Blocked(nodes)
