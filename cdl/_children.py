@@ -37,7 +37,22 @@ from lxml import etree
 #: Elements with more children than this are indexed on their first lookup.
 WIDE = 16
 
+#: Children up to which :meth:`ChildIndex.only` compares each child's name
+#: itself rather than ask lxml to filter them by name, whose fixed cost per
+#: lookup is that of comparing several names (docs/performance.md).
+COMPARED_MAX = 4
+
 _NONE: tuple[etree._Element, ...] = ()
+
+
+def children_by_name(parent: etree._Element) -> dict[str, list[etree._Element]]:
+    """The children of ``parent`` by name (Clark notation), each name's in
+    document order: what a path step from ``parent`` selects (7.3.1).
+    Comments and processing instructions are no properties."""
+    table: dict[str, list[etree._Element]] = {}
+    for child in parent.iterchildren(etree.Element):
+        table.setdefault(cast(str, child.tag), []).append(child)
+    return table
 
 
 class ChildIndex:
@@ -50,7 +65,10 @@ class ChildIndex:
         self.wide: dict[etree._Element, dict[str, list[etree._Element]]] = {}
 
     def named(self, parent: etree._Element, tag: str) -> Sequence[etree._Element]:
-        """The children of ``parent`` named ``tag``, in document order (do not modify)."""
+        """The children of ``parent`` named ``tag``, in document order (do not
+        modify): what a path step selects (7.3.1). For a narrow element,
+        lxml's filter by name picks what :func:`children_by_name` would list
+        under ``tag``."""
         table = self.wide.get(parent)
         if table is None:
             if len(parent) <= WIDE:
@@ -58,12 +76,36 @@ class ChildIndex:
             table = self.build(parent)
         return table.get(tag, _NONE)
 
+    def only(self, parent: etree._Element, tag: str, count: int) -> etree._Element | None:
+        """The child of ``parent`` named ``tag`` if it has exactly one, else
+        None: :meth:`named` for a step that selects one node (the fast path
+        of resolution takes no other). ``count``, the number of children of
+        ``parent`` when the caller met it, only chooses how to look: one gone
+        stale since makes the lookup slower, never different
+        (tests/test_children.py checks that both agree)."""
+        if count > WIDE:
+            table = self.wide.get(parent)
+            if table is None:
+                table = self.build(parent)
+            found = table.get(tag, _NONE)
+            return found[0] if len(found) == 1 else None
+        child = None
+        if count <= COMPARED_MAX:
+            for candidate in parent.getchildren():
+                if candidate.tag == tag:
+                    if child is not None:
+                        return None  # several
+                    child = candidate
+            return child
+        matches = parent.iterchildren(tag)
+        child = next(matches, None)
+        if child is not None and next(matches, None) is not None:
+            return None  # several
+        return child
+
     def build(self, parent: etree._Element) -> dict[str, list[etree._Element]]:
-        """Index the children of ``parent`` (one pass); comments and PIs are no properties."""
-        table: dict[str, list[etree._Element]] = {}
-        for child in parent.iterchildren(etree.Element):
-            table.setdefault(cast(str, child.tag), []).append(child)
-        self.wide[parent] = table
+        """Index the children of ``parent`` (one pass)."""
+        table = self.wide[parent] = children_by_name(parent)
         return table
 
     def inserted_after(self, anchor: etree._Element, added: Sequence[etree._Element]) -> None:

@@ -4,8 +4,10 @@ Entry points: :func:`compile_expression` (at load: parse once with
 elementpath's XPath 1.0 parser, then check the token tree holds only what an
 expression without location paths may hold) and :func:`evaluate` (at
 resolution: bind each variable to a string and compute the value);
-:func:`concat_plan` says when an expression is a plain join of literals and
-variables, which the resolver then computes without evaluating.
+:func:`value_of` binds an expression's variables to the nodes their paths
+select and evaluates it; :func:`concat_plan` says when an expression is a
+plain join of literals and variables, which ``value_of`` then computes by
+joining.
 
 Evaluation follows XPath 1.0 itself rather than elementpath's evaluator, whose
 XPath 2 heritage shows in numbers (exact decimals instead of IEEE doubles) and
@@ -19,15 +21,19 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 from .errors import ExpressionError
 
 if TYPE_CHECKING:
-    # elementpath is imported where an expression is parsed: it takes about
-    # 40 ms to import, and most documents hold no expression.
+    # elementpath is imported where an expression is parsed: importing it
+    # costs more than loading a small document, and most documents hold no
+    # expression.
     from elementpath import XPathToken
+    from lxml import etree
+
+    from ._model import Expression
 
 Value = str | float | bool
 
@@ -147,7 +153,7 @@ class _Token:
 
 def _simple_concat(text: str, declared: set[str]) -> XPathToken | None:
     """The token tree of a ``concat()`` of declared variables and literals,
-    made without elementpath (importing it costs about 90 ms of a process
+    made without elementpath (importing it would be a large part of a process
     whose documents hold only such expressions); None for anything else,
     which the full parse compiles and checks, with its messages."""
     call = _CONCAT.match(text)
@@ -224,7 +230,31 @@ def evaluate(text: str, token: XPathToken, values: Mapping[str, str]) -> str:
     return to_string(results[0])
 
 
-def concat_plan(token: XPathToken) -> tuple[tuple[str | None, str], ...] | None:
+#: An expression as literals and variables to join (:func:`concat_plan`).
+ConcatPlan = tuple[tuple[str | None, str], ...]
+
+
+def value_of(expr: Expression, nodes: Sequence[etree._Element], plan: ConcatPlan | None = None) -> str:
+    """7.3.6.1: the value of ``expr`` with each variable bound to the string
+    value of its node (``nodes``, one per variable, in order): the one place
+    that binds and evaluates. ``plan``, the expression's :func:`concat_plan`
+    when the caller has it, makes the join the evaluation. Raises
+    ExpressionError without a location; the caller knows where.
+    """
+    values: dict[str, str] = {}
+    for var, node in zip(expr.variables, nodes):
+        # The string value (XPath string()): a leaf's is its text, read
+        # without an iterator.
+        values[var.name] = "".join(node.itertext()) if len(node) else (node.text or "")
+    if plan is not None:
+        joined: list[str] = []
+        for name, part in plan:
+            joined.append(part if name is None else values[name])
+        return "".join(joined)
+    return evaluate(expr.text, expr.token, values)
+
+
+def concat_plan(token: XPathToken) -> ConcatPlan | None:
     """The common expression, ``concat()`` of string literals and variables
     (or one of them alone), as parts to join: ``(None, literal)`` or
     ``(name, "")`` for a variable. Its value is that join, which is what

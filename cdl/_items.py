@@ -29,6 +29,7 @@ too.
 from __future__ import annotations
 
 import enum
+from collections.abc import Container
 
 from lxml import etree
 
@@ -50,6 +51,32 @@ def is_unresolved(el: etree._Element) -> bool:
     one tag comparison (the tag test of a variable runs only for lazy elements).
     """
     return el.get(P_REF) is not None or el.tag == T_EXPRESSION or (el.get(A_LAZY) == "true" and el.tag != T_VARIABLE)
+
+
+#: What :func:`leaf_size` says of a leaf that is still unresolved.
+UNRESOLVED_LEAF = -1
+
+
+def leaf_size(leaf: etree._Element, item_tags: Container[str] | None = None) -> int:
+    """The test of a path's target that is one element without children (7.3.2,
+    7.3.3): the characters of its value, which a copy of it costs (the
+    budget decides whether it may be made, before anything waits for it),
+    or :data:`UNRESOLVED_LEAF` when it is still unresolved: it is resolved
+    first, then the path is followed again.
+
+    ``item_tags``, the names items have in these trees (``Workspace.item_tags``;
+    cdl:expression is one too), spares reading the attributes of a leaf of
+    another name, which cannot be unresolved (find_items relies on the same).
+    """
+    if item_tags is not None:
+        tag = leaf.tag
+        if tag not in item_tags and tag != T_EXPRESSION:
+            value = leaf.text
+            return len(value) if value else 0
+    if is_unresolved(leaf):
+        return UNRESOLVED_LEAF
+    value = leaf.text
+    return len(value) if value else 0
 
 
 def is_lazy(el: etree._Element) -> bool:

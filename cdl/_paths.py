@@ -3,7 +3,8 @@
 Entry points: :func:`parse_qname`, :func:`parse_name_ref` and
 :func:`parse_path` turn attribute text into resolved names (with the namespace
 declarations in scope where the text is written); :func:`walk` follows a
-parsed path from a context node.
+parsed path from a context node (:func:`path_start`: which one), taking its
+steps with :func:`parent_step` and ``ChildIndex.named``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from lxml import etree
 
 from ._children import ChildIndex
 from ._items import is_unresolved
-from ._model import ENGINE_NS, LIST_PARENTS, UP, NameRef, Ref
+from ._model import ENGINE_NS, LIST_PARENTS, UP, NameRef, Ref, Workspace
 
 _NCNAME = r"[^\W\d][\w.\-\u00B7\u0300-\u036F\u203F\u2040]*"
 _NCNAME_RE = re.compile(_NCNAME + r"\Z")
@@ -159,6 +160,24 @@ class Walk:
         self.step = step
 
 
+def path_start(ws: Workspace, ref: Ref, holder: etree._Element) -> etree._Element | None:
+    """Where ``ref``, written for the property ``holder``, starts (7.3.1): the
+    top level list its cdl:refroot names, else ``holder``'s parent; None if
+    there is none (no such list; a holder without a parent)."""
+    if ref.refroot is not None:
+        return ws.lookup(ref.refroot)
+    return holder.getparent()
+
+
+def parent_step(node: etree._Element) -> etree._Element | None:
+    """Where a ``..`` step from ``node`` leads: its parent, or None when that
+    would leave its top level list (a path stays inside its list, 7.3.1)."""
+    parent = node.getparent()
+    if parent is None or parent.tag in LIST_PARENTS:
+        return None
+    return parent
+
+
 def walk(start: etree._Element, steps: tuple[str, ...], children: ChildIndex | None = None) -> Walk:
     """Follow ``steps`` from ``start`` (iteratively; paths never recurse).
 
@@ -175,8 +194,8 @@ def walk(start: etree._Element, steps: tuple[str, ...], children: ChildIndex | N
     node = start
     for i, step in enumerate(steps):
         if step == UP:
-            parent = node.getparent()
-            if parent is None or parent.tag in LIST_PARENTS:
+            parent = parent_step(node)
+            if parent is None:
                 return Walk(problem="above", step=i)
             node = parent
             continue
@@ -199,8 +218,8 @@ def _walk_set(current: list[etree._Element], steps: tuple[str, ...], first: int,
             parents: list[etree._Element] = []
             seen: set[etree._Element] = set()
             for node in current:
-                parent = node.getparent()
-                if parent is None or parent.tag in LIST_PARENTS:
+                parent = parent_step(node)
+                if parent is None:
                     return Walk(problem="above", step=i)
                 if parent not in seen:
                     seen.add(parent)

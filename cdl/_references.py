@@ -15,11 +15,12 @@ depth-first walk with an explicit stack:
 - a lazy item, and every item that waits for one, is *pending*: it stays as it
   is, attributes and all, until a deploy-time value releases it.
 
-Most items never need the stack: a fast path (``ReferenceResolver._quick``)
-resolves, in one pass and without exceptions, an item whose paths pass only
-resolved elements and end on one clean leaf (or on targets of a cdl:refroot
-path already found clean), and hands anything else, unchanged, to the general
-code above, which then decides and reports as it always did.
+Most items never need the stack: unless ``CDL_NO_FAST_PATHS`` is set, a
+specialisation (``_reference_shortcuts.ReferenceShortcuts``) first resolves,
+in one pass and with the same rules, an item whose paths pass only resolved
+elements and end on one leaf that can be copied (or on targets of a
+cdl:refroot path already found clean), and hands anything else, unchanged,
+to the general code above, which then decides and reports as it always did.
 
 The blocker scan of a target is one C-level XPath over the target's subtree,
 whose size is the size of the copy the resolution then makes, so the work stays
@@ -34,51 +35,46 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from . import _expressions
-from ._children import WIDE
-from ._items import NAMESPACES, UNRESOLVED_TEST, has_lazy_variables, is_unresolved
+from ._expressions import value_of
+from ._items import NAMESPACES, UNRESOLVED_LEAF, UNRESOLVED_TEST, has_lazy_variables, is_unresolved, leaf_size
 from ._lines import located, located_at, written_as
 from ._model import (
     A_CREF,
     A_LAZY,
     A_REFROOT,
-    LIST_PARENTS,
     P_COPIES,
     P_DOC,
     P_EXPR,
     P_REF,
     T_CONFIGURATION,
-    T_COPIES,
     T_EXPRESSION,
-    T_VARIABLE,
     UP,
     Context,
     Expression,
     Location,
     Problems,
     Ref,
-    Variable,
     Workspace,
     copies_mark,
     depth_of,
     doc_index_of,
     has_value,
     replace_with_text,
-    stamp,
     table_index,
     top_level_of,
     variables_of,
 )
-from ._paths import walk
+from ._paths import Walk, path_start, walk
+from ._reference_shortcuts import ReferenceShortcuts
 from ._scan import ListScan
-from .errors import CdlError, ExpressionError, LazinessError, ReferenceResolutionError
+from .errors import CdlError, ExpressionError, LazinessError, LimitError, ReferenceResolutionError
 
 _ITEMS = etree.XPath("descendant-or-self::*" + UNRESOLVED_TEST, namespaces=NAMESPACES)
 _COUNT_BELOW = etree.XPath("count(descendant::*)")
 _TEXT = etree.XPath("string-length(string())")
 
 
-def _children_mark(target: etree._Element) -> str | None:
+def children_mark(target: etree._Element) -> str | None:
     """Copies must say which document they were written in: a shell of the
     copies of ``target``'s children says it once (copies_mark) when they
     were all written in one document; else each child is marked, once (a
@@ -95,7 +91,7 @@ def _children_mark(target: etree._Element) -> str | None:
 
 class State(enum.Enum):
     """Where an item is. Absent from the resolver's states: not visited yet,
-    or resolved by the fast path straight from a static ``run``."""
+    or resolved by the specialisation straight from a static ``run``."""
 
     ACTIVE = "active"  # on the stack
     DONE = "done"
@@ -107,58 +103,14 @@ class State(enum.Enum):
     TEMPLATE = "template"
 
 
-# Bound once: reading a member from its enum class costs 0.2 us (Python
-# 3.11), and states are read and written several times per item.
+# Bound once as module names: states are read and written several times per
+# item, and a module name is found at once where an enum class attribute is not.
 _ACTIVE, _DONE, _PENDING, _FAILED, _TEMPLATE = State.ACTIVE, State.DONE, State.PENDING, State.FAILED, State.TEMPLATE
 
 #: The errors a template's reference may have where it is written: an
 #: inheritor can give its path something to select (a nested inheritor even
 #: something to climb to).
 _TEMPLATE_GAPS = ("REF_NOT_FOUND", "REF_ABOVE_TOP")
-
-#: How many items deep the fast path resolves a target that is itself an
-#: unresolved reference before it gives the item to the general code (a
-#: constant: the general code's stack, not Python's, follows long chains).
-_QUICK_DEPTH = 8
-
-#: Elements below a target beyond which its copies are made child by child:
-#: a stamp is one more copy of the target, kept as long as the resolver, and
-#: a document that multiplies its size by references must not cost more
-#: than the budget charges (as _inherit._TEMPLATE_MAX for prototypes).
-_STAMP_MAX = 256
-
-#: Names an item may have beside those of Tables.item_tags: cdl:expression,
-#: and cdl:variable (a lazy one is no item, but the fast path leaves it to
-#: the general code).
-_CDL_TAGS = frozenset((T_EXPRESSION, T_VARIABLE))
-
-#: Elements the fast path remembers as passable (not unresolved) at most; the
-#: set is emptied when full. Items come in document order, so the few
-#: elements of one component that its paths pass through over and over are
-#: remembered while they are needed, and memory stays bounded.
-_PASSABLE_MAX = 4096
-
-#: Children up to which a step tests each child's name itself rather than ask
-#: lxml to filter them by name (which costs about 1.2 us a step however few
-#: there are; each child tested costs about 0.15 us).
-_FEW = 4
-
-
-def _make_room(passable: dict[etree._Element, int], wide: dict[etree._Element, int]) -> None:
-    """Empty the fast path's full set of passable elements, but keep the wide
-    ones (``wide``: those of ``passable`` with more than WIDE children).
-
-    lxml counts an element's children by walking them all: forgetting a list
-    of N children (the cluster of the ``wide`` shape) would make the next
-    path through it count N children again, once per emptying, which is
-    O(N) times per O(N) items. Wide elements are few, unless most are:
-    then everything goes. (Kept apart, they need no pass over the set.)
-    """
-    passable.clear()
-    if len(wide) < _PASSABLE_MAX // 2:
-        passable.update(wide)
-    else:
-        wide.clear()
 
 
 def in_part(el: etree._Element, part: str) -> bool:
@@ -198,21 +150,20 @@ items_in = _items_in
 _ALL_ITEMS = ListScan(UNRESOLVED_TEST, NAMESPACES)
 
 
-#: lxml tests an element's name against each name asked for (about 0.7 ns
-#: each per element here): beyond this many names the XPath scan is used. At
-#: 128 the walk costs about twice what it costs with ten, a third of the scan.
+#: lxml tests an element's name against each name asked for: beyond this
+#: many names the XPath scan, whose cost does not grow with them, is used
+#: (docs/performance.md).
 _MAX_ITEM_TAGS = 128
 
 
 def find_items(ws: Workspace, parents: Iterable[etree._Element]) -> list[etree._Element]:
     """Every item under the given list parents, in document order.
 
-    An item can only have one of the names ``Tables.item_tags`` holds (or be
-    a cdl:expression): lxml's own iteration picks the elements of those
+    An item can only have one of the names ``Workspace.item_tags`` holds (or
+    be a cdl:expression): lxml's own iteration picks the elements of those
     names in C, making no object for any other, and the one definition
     (``_items.is_unresolved``) decides for those. The XPath scan, which tests
-    the attributes of every element, took three times as long (base 20k:
-    0.51 s against 0.17 s for 817,000 elements, 225,000 of them named so).
+    the attributes of every element, costs several times as much.
     """
     return [el for el in find_candidates(ws, parents) if is_unresolved(el)]
 
@@ -222,9 +173,8 @@ def find_candidates(ws: Workspace, parents: Iterable[etree._Element]) -> list[et
     list parents, in document order, among the other elements of the names
     items have, for ``ReferenceResolver.run(..., candidates=True)``.
 
-    The resolver's fast path reads the attributes an item's test reads
-    anyway; told apart there, only the elements the fast path gives up on
-    are tested (base 20k: 0.16 s -> 0.05 s for finding the items).
+    The resolver's specialisation reads the attributes an item's test reads
+    anyway; told apart there, only the elements it gives up on are tested.
     """
     tags = ws.item_tags
     if len(tags) > _MAX_ITEM_TAGS:
@@ -236,34 +186,10 @@ def find_candidates(ws: Workspace, parents: Iterable[etree._Element]) -> list[et
     return found
 
 
-class _Plan:
-    """How the fast path evaluates one parsed expression (worked out once)."""
-
-    __slots__ = ("paths", "lasts", "parts")
-
-    def __init__(self, expr: Expression) -> None:
-        #: Per variable: the variable, and for a path without refroot ending
-        #: in a named step, its steps but the last and that last step (else
-        #: (), None).
-        self.paths: list[tuple[Variable, tuple[str, ...], tuple[str, ...] | None]] = []
-        for var in expr.variables:
-            steps = var.ref.steps
-            if var.ref.refroot is None and steps and steps[-1] != UP:
-                self.paths.append((var, steps[:-1], steps[-1:]))
-            else:
-                self.paths.append((var, (), None))
-        #: Per such common prefix, the last steps of its variables.
-        self.lasts: dict[tuple[str, ...], tuple[str, ...]] = {}
-        for _, prefix, last in self.paths:
-            if last is not None:
-                self.lasts[prefix] = self.lasts.get(prefix, ()) + last
-        #: The expression as literals and variables to join, if it is one
-        #: (_expressions.concat_plan).
-        self.parts = _expressions.concat_plan(expr.token)
-
-
 @dataclass
-class _Frame:
+class _ItemFrame:
+    """An item on the resolver's stack, with what it waits for."""
+
     item: etree._Element
     blockers: list[etree._Element] = field(default_factory=list)
     pending: list[etree._Element] = field(default_factory=list)
@@ -288,17 +214,6 @@ class ReferenceResolver:
         self._state: dict[etree._Element, State] = {}
         #: For a pending item, the pending items it waits for directly.
         self._waits_on: dict[etree._Element, list[etree._Element]] = {}
-        #: Targets with children whose subtree holds no unresolved item:
-        #: (elements, characters) below them. Leaves are checked each time instead.
-        self.clean: dict[etree._Element, tuple[int, int]] = {}
-        #: Found targets of references with cdl:refroot, by id of the parsed
-        #: reference (kept alive by the tables): such a path means the same
-        #: nodes wherever it is written, and once those are clean they stay so.
-        self.fixed: dict[int, tuple[tuple[etree._Element, ...], int, int]] = {}
-        #: Targets copied: the copies_mark a shell of their children takes
-        #: (None when the children carry their own document marks), and once
-        #: copied twice, a stamp of the children (_model.stamp).
-        self.marked: dict[etree._Element, tuple[str | None, etree._Element | None]] = {}
         self.problems = Problems(self.ctx.limits.max_errors)
         self.refs = self.ctx.tables.refs
         #: For each item in state TEMPLATE, the error its reference would be
@@ -311,24 +226,10 @@ class ReferenceResolver:
         #: resolution; not when deploy-time values are applied (a deployment
         #: resolves what it touches).
         self._templates_open = True
-        # -- the fast path (:meth:`_quick`) --
-        #: Elements a path step found not unresolved (bounded, see
-        #: _PASSABLE_MAX): resolution only ever removes items, so they stay
-        #: so. The value: its number of children when first met, which
-        #: chooses how a step finds a child (see _quick_walk). Counting them once
-        #: per element, in C but over every child, is cheaper than once per
-        #: step. (A count gone stale since only makes a step slower.)
-        self._passable: dict[etree._Element, int] = {}
-        #: Those of them with more than WIDE children (see _make_room).
-        self._wide: dict[etree._Element, int] = {}
-        #: How to evaluate each parsed expression, by its id (kept alive by
-        #: the tables).
-        self._plans: dict[int, _Plan] = {}
-        #: The names unresolved items may have (the live set: it only grows).
-        #: An element of another name, and not of the CDL namespace, is no
-        #: item: the fast path reads no attribute of it (find_items relies on
-        #: the same; tests/test_items.py checks it on every tree it resolves).
-        self._item_tags = ws.item_tags
+        #: The specialisation for common items, and what it remembers for the
+        #: general code (targets found clean, copies); None with the fast
+        #: paths off: then only the general code runs, remembering nothing.
+        self._shortcuts = ReferenceShortcuts(self, self._state, _DONE) if self.ctx.fast_paths else None
 
     # -- driving ---------------------------------------------------------------
 
@@ -342,368 +243,32 @@ class ReferenceResolver:
         """
         self._templates_open = not deploying
         state = self._state
-        quick = self._quick
-        if deploying:
-            # Items released and reopened may repeat: remember each done.
-            for item in items:
-                if item not in state:
-                    if quick(item, 0):
-                        state[item] = _DONE
-                    else:
-                        self._resolve_from(item)
-        else:
-            # Items found once each (find_items, _items_in): one the fast
-            # path resolves here is left out of the states (200,000 entries
-            # at 20k). Nothing asks for it again: it is no longer unresolved,
-            # so no path is blocked by it and no later run is given it.
-            for item in items:
-                # (The fast path changes nothing of an element that is no
-                # item: it finds no reference and no expression on it.)
-                if item not in state and not quick(item, 0) and (not candidates or is_unresolved(item)):
-                    self._resolve_from(item)
+        shortcuts = self._shortcuts
+        for item in items:
+            if item in state:
+                continue
+            # (The specialisation changes nothing of an element that is no item.)
+            if shortcuts is not None and shortcuts.resolved(item):
+                if deploying:
+                    # Items released and reopened may repeat: remember each
+                    # done. Items found once each (find_items, _items_in) are
+                    # left out of the states: nothing asks for one again, as
+                    # it is no longer unresolved.
+                    state[item] = _DONE
+            elif not candidates or is_unresolved(item):
+                self._resolve_from(item)
         self.problems.raise_if_any()
 
     def forget_targets(self) -> None:
         """Drop what resolving remembered of targets, once no item is left to resolve.
 
-        The found targets of cdl:refroot paths (one entry, with the target's
-        proxy, per distinct path: 40,000 at 20,000 components), the
-        passable elements and the clean and copied targets only serve later
+        The specialisation's memory (found targets of cdl:refroot paths,
+        passable elements, clean and copied targets) only serves later
         items. The engine calls this before switching the collector back
         on, so that no collection walks them; what is pending is kept.
         """
-        self.fixed.clear()
-        self.clean.clear()
-        self.marked.clear()
-        self._passable.clear()
-        self._wide.clear()
-        self._plans.clear()
-
-    # -- the fast path -----------------------------------------------------------
-
-    def _quick(self, item: etree._Element, depth: int) -> bool:
-        """Resolve the common item at once: a reference that is not lazy, or an
-        expression without lazy variables, whose every path passes only
-        resolved elements and ends on one leaf (or, with cdl:refroot, on
-        targets already found clean). Returns False, having changed nothing
-        of ``item``, for anything else (lazy, blocked, failing, several nodes
-        or children found the first time, over a limit), which the general
-        code then resolves from the start (:meth:`_resolve_from`) with its
-        errors.
-
-        A leaf that is itself an unresolved reference, not yet visited, is
-        resolved first the same way (at most _QUICK_DEPTH deep), as the
-        general code would resolve that blocker first; only successes are
-        committed, so what the general code later sees is what it would have
-        made itself.
-        """
-        index = item.get(P_REF)
-        if index is None:
-            if item.tag == T_EXPRESSION:
-                return self._quick_expression(item, depth)
-            return False
-        lazy = item.get(A_LAZY)
-        if lazy == "true":
-            return False
-        ref = self.refs[int(index)]
-        if ref.refroot is None:
-            # _quick_leaf written out: this runs for most items.
-            parent = item.getparent()
-            if parent is None:
-                return False
-            node = self._quick_walk(ref.steps, parent)
-            if node is None:
-                return False
-            if len(node):
-                return False
-            tag = node.tag
-            # Only elements of the names items have are looked at.
-            maybe = tag in self._item_tags or tag in _CDL_TAGS
-            if not maybe or node.get(P_REF) is None:
-                if maybe and (tag == T_EXPRESSION or node.get(A_LAZY) == "true"):
-                    return False
-                leaf, value = node, node.text
-                size = len(value) if value else 0
-            else:
-                target = self._quick_leaf(node, depth)
-                if target is None:
-                    return False
-                leaf, value, size = target
-        else:
-            known = self.fixed.get(id(ref))
-            if known is None:
-                target = self._quick_target(ref, item, depth)
-                if target is None:
-                    return False
-                leaf, value, size = target
-            else:
-                nodes, elements, size = known
-                if elements or len(nodes) != 1:
-                    # Clean targets with children, or several: copied as
-                    # _reference copies them, which raises before changing anything.
-                    if depth:
-                        return False  # a copy gives children (or siblings) to a leaf the caller has found
-                    try:
-                        self._place(item, ref, nodes, elements, size)
-                    except CdlError:
-                        return False
-                    return True  # only from run (depth 0): the caller records it, or needs not
-                # One clean leaf found before (_quick_target for a known
-                # target, written out; the text limit is checked below).
-                leaf = nodes[0]
-                value = leaf.text
-        budget = self.ws.budget
-        # Charged as _reference charges one leaf: no element, its text; and
-        # _targets refuses a text over the limit before anything else.
-        total = budget.text + size
-        limits = budget.limits
-        if total > limits.max_text or budget.elements > limits.max_elements:
-            return False  # the general code raises, naming the limit
-        budget.text = total
-        attrib = item.attrib
-        del attrib[P_REF]
-        if lazy is not None:
-            del attrib[A_LAZY]
-        rec = self.ws.recorder
-        if rec is not None:  # provenance hook
-            rec.referenced(item, leaf, ref)
-        item.text = value
-        if depth:  # from run, the caller records it (or needs not)
-            self._state[item] = _DONE
-        return True
-
-    def _quick_target(
-        self, ref: Ref, holder: etree._Element, depth: int
-    ) -> tuple[etree._Element, str | None, int] | None:
-        """The one clean leaf ``ref`` selects for a property ``holder``, its
-        value and the value's length; None where :meth:`_targets` would do
-        anything but return one leaf (block, raise, several nodes, children)."""
-        refroot = ref.refroot
-        if refroot is None:
-            start = holder.getparent()
-            if start is None:
-                return None
-            node = self._quick_walk(ref.steps, start)
-            return None if node is None else self._quick_leaf(node, depth)
-        known = self.fixed.get(id(ref))
-        if known is None:
-            start = self.ws.lookup(refroot)
-            if start is None:
-                return None
-            node = self._quick_walk(ref.steps, start)
-            found = None if node is None else self._quick_leaf(node, depth)
-            if found is not None:
-                self.fixed[id(ref)] = ((found[0],), 0, found[2])  # as _targets keeps it
-            return found
-        nodes, elements, size = known
-        if elements or len(nodes) != 1:
-            return None
-        budget = self.ws.budget
-        if budget.text + size > budget.limits.max_text:
-            return None  # _targets checks a known target too
-        leaf = nodes[0]
-        return leaf, leaf.text, size
-
-    def _quick_walk(self, steps: tuple[str, ...], node: etree._Element) -> etree._Element | None:
-        """:func:`walk` while the set holds one node and nothing blocks: that
-        node at the end, else None."""
-        passable = self._passable
-        children = self.ws.children
-        for step in steps:
-            if step == UP:
-                parent = node.getparent()
-                if parent is None or parent.tag in LIST_PARENTS:
-                    return None
-                node = parent
-                continue
-            count = passable.get(node)
-            if count is None:
-                count = self._passed(node)
-                if count is None:
-                    return None
-            if count > WIDE:
-                listed = children.wide.get(node)
-                if listed is None:
-                    listed = children.build(node)
-                found = listed.get(step, ())
-                child = found[0] if len(found) == 1 else None
-            elif count <= _FEW:
-                # Few children: testing each one's name costs less than
-                # lxml's name filter (1.2 us a step, whatever the width).
-                child = None
-                for candidate in node.getchildren():
-                    if candidate.tag == step:
-                        if child is not None:
-                            child = None  # several
-                            break
-                        child = candidate
-            else:
-                matches = node.iterchildren(step)
-                child = next(matches, None)
-                if child is not None and next(matches, None) is not None:
-                    child = None
-            if child is None:
-                return None  # none or several
-            node = child
-        return node
-
-    def _passed(self, node: etree._Element) -> int | None:
-        """Remember ``node``, met on a path for the first time, as passable
-        with its number of children; None (nothing remembered) if it is
-        unresolved.
-
-        _items.is_unresolved, inlined and conservative (a lazy variable falls
-        back too): the general code decides. Only elements of the names
-        items have are looked at.
-        """
-        tag = node.tag
-        if (tag in self._item_tags or tag in _CDL_TAGS) and (
-            node.get(P_REF) is not None or tag == T_EXPRESSION or node.get(A_LAZY) == "true"
-        ):
-            return None
-        passable = self._passable
-        if len(passable) >= _PASSABLE_MAX:
-            _make_room(passable, self._wide)
-        count = passable[node] = len(node)
-        if count > WIDE:
-            self._wide[node] = count
-        return count
-
-    def _quick_named(self, parent: etree._Element, tags: tuple[str, ...]) -> dict[str, etree._Element | None] | None:
-        """A step from ``parent`` to each of ``tags`` at once, as
-        :meth:`_quick_walk` takes one: each name's only child, or None for a
-        name with several; None if ``parent`` is unresolved."""
-        count = self._passable.get(parent)
-        if count is None:
-            count = self._passed(parent)
-            if count is None:
-                return None
-        named: dict[str, etree._Element | None] = {}
-        if count > WIDE:
-            children = self.ws.children
-            listed = children.wide.get(parent)
-            if listed is None:
-                listed = children.build(parent)
-            for tag in tags:
-                found = listed.get(tag, ())
-                if len(found) == 1:
-                    named[tag] = found[0]
-            return named
-        if count <= 2 * _FEW:
-            # As in _quick_walk: each child's name tested here costs less
-            # than lxml's filter for several names (2.5 us for four).
-            for child in parent.getchildren():
-                name = child.tag
-                if name in tags:
-                    named[name] = None if name in named else child  # (in tags: a str)
-            return named
-        for child in parent.iterchildren(*tags):
-            name = child.tag
-            named[name] = None if name in named else child  # type: ignore[index]  # an element's tag: a str
-        return named
-
-    def _quick_leaf(self, node: etree._Element, depth: int) -> tuple[etree._Element, str | None, int] | None:
-        """``node``, where a path ends, with its value and the value's length,
-        if it is a clean leaf (an unresolved reference is resolved first, if
-        the fast path can); else None."""
-        if len(node):
-            return None
-        budget = self.ws.budget
-        while True:
-            value = node.text
-            size = len(value) if value else 0
-            if budget.text + size > budget.limits.max_text:
-                return None  # _targets raises here, before the blocker test
-            tag = node.tag
-            maybe = tag in self._item_tags or tag in _CDL_TAGS  # (see _quick)
-            if not maybe or node.get(P_REF) is None:
-                if maybe and (tag == T_EXPRESSION or node.get(A_LAZY) == "true"):
-                    return None  # an expression leaves the tree when evaluated: the general code retries
-                return node, value, size
-            # A reference: resolve it first, as the general code would.
-            if depth >= _QUICK_DEPTH or node in self._state or not self._quick(node, depth + 1):
-                return None
-
-    def _quick_expression(self, item: etree._Element, depth: int) -> bool:
-        """:meth:`_quick` for a cdl:expression (as :meth:`_expression` does it)."""
-        tables = self.ctx.tables
-        if tables.lazy_variables:
-            for var_el in item.iterchildren(T_VARIABLE):
-                if var_el.get(A_LAZY) == "true":
-                    return False  # pending
-        index = item.get(P_EXPR)
-        holder = item.getparent()
-        if index is None or holder is None:
-            return False
-        expr = tables.exprs[int(index)]
-        count = len(item)  # (len() makes no proxy)
-        if count != len(expr.variables) and count:
-            # Never made so (the loader allows only cdl:variable children);
-            # the general code pairs them as it does. None: an inherited
-            # copy without its variables (_model.strip_variables), which
-            # are read from the tables here.
-            return False
-        plan = self._plans.get(id(expr))
-        if plan is None:
-            plan = self._plans[id(expr)] = _Plan(expr)
-        values: dict[str, str] = {}
-        chosen: list[etree._Element] = []
-        start = holder.getparent()
-        reached: dict[tuple[str, ...], dict[str, etree._Element | None] | None] = {}
-        quick_leaf = self._quick_leaf
-        item_tags = self._item_tags
-        budget = self.ws.budget
-        room = budget.limits.max_text - budget.text
-        for var, prefix, last in plan.paths:
-            if last is None or start is None:
-                found = self._quick_target(var.ref, holder, depth)
-            else:
-                # Variables share their steps but the last (../listen/host,
-                # ../listen/port): walk those once, and find the children
-                # all of them name with one scan.
-                if prefix in reached:
-                    named = reached[prefix]
-                else:
-                    parent = self._quick_walk(prefix, start)
-                    named = reached[prefix] = None if parent is None else self._quick_named(parent, plan.lasts[prefix])
-                node = None if named is None else named.get(last[0])
-                if node is None:
-                    return False
-                value = node.text
-                tag = node.tag
-                # Only elements of the names items have are looked at.
-                maybe = tag in item_tags or tag in _CDL_TAGS
-                if not (len(node) or (maybe and node.get(P_REF) is not None) or (value and len(value) > room)):
-                    # _quick_leaf for the common clean leaf, written out.
-                    if maybe and (tag == T_EXPRESSION or node.get(A_LAZY) == "true"):
-                        return False
-                    chosen.append(node)
-                    values[var.name] = value or ""
-                    continue
-                found = quick_leaf(node, depth)
-                room = budget.limits.max_text - budget.text  # a reference resolved first charged it
-            if found is None:
-                return False
-            chosen.append(found[0])
-            values[var.name] = found[1] or ""
-        parts = plan.parts
-        if parts is not None:
-            result = "".join([part if name is None else values[name] for name, part in parts])
-        else:
-            try:
-                result = _expressions.evaluate(expr.text, expr.token, values)
-            except ExpressionError:
-                return False  # the general code raises it, located
-        rec = self.ws.recorder
-        if rec is not None:  # provenance hook
-            rec.computed(holder, item, {var.name: node for var, node in zip(expr.variables, chosen)})
-        wide = self.ws.children.wide
-        if wide and holder in wide:
-            self.ws.children.removing(item)
-        replace_with_text(item, result, holder)
-        if depth:  # from run, the caller records it (or needs not)
-            self._state[item] = _DONE
-        return True
+        if self._shortcuts is not None:
+            self._shortcuts.forget()
 
     # -- what the laziness phase may ask and change ---------------------------
 
@@ -732,6 +297,8 @@ class ReferenceResolver:
         self._waits_on.clear()
         return reopened
 
+    # -- the stack -----------------------------------------------------------------
+
     def _resolve_from(self, start: etree._Element) -> None:
         self._state[start] = _ACTIVE
         # Most items resolve at the first attempt; only a blocked one needs
@@ -740,62 +307,55 @@ class ReferenceResolver:
             self._state[start] = self._attempt(start)
             return
         except _Blocked as blocked:
-            stack = [_Frame(start, blocked.blockers)]
+            stack = [_ItemFrame(start, blocked.blockers)]
         except CdlError as error:
             self._state[start] = self._failed(start, error)
             return
         while stack:
             frame = stack[-1]
-            pushed = False
-            while frame.blockers:
-                blocker = frame.blockers.pop(0)
-                status = self._state.get(blocker)
-                if status is _DONE:
-                    continue
-                if status is _PENDING:
-                    frame.pending.append(blocker)
-                    continue
-                if status is _FAILED:
-                    frame.failed = True
-                    continue
-                if status is _TEMPLATE:
-                    frame.gaps.append(blocker)
-                    continue
-                if status is _ACTIVE:
-                    self._cycle(stack, blocker)
-                    frame.failed = True
-                    continue
+            blocker = self._next_blocker(stack, frame)
+            if blocker is not None:
                 self._state[blocker] = _ACTIVE
-                stack.append(_Frame(blocker))
-                pushed = True
-                break
-            if pushed:
+                stack.append(_ItemFrame(blocker))
                 continue
             item = frame.item
             if frame.failed:
                 self._state[item] = _FAILED
-                stack.pop()
-                continue
-            if frame.gaps:
+            elif frame.gaps:
                 self._state[item] = self._waits_on_gap(item, frame.gaps[0])
-                stack.pop()
-                continue
-            if frame.pending:
+            elif frame.pending:
                 self._state[item] = _PENDING
                 self._waits_on[item] = frame.pending
-                stack.pop()
-                continue
-            try:
-                outcome = self._attempt(item)
-            except _Blocked as blocked:
-                frame.blockers = blocked.blockers
-                continue
-            except CdlError as error:
-                self._state[item] = self._failed(item, error)
-                stack.pop()
-                continue
-            self._state[item] = outcome
+            else:
+                try:
+                    self._state[item] = self._attempt(item)
+                except _Blocked as blocked:
+                    frame.blockers = blocked.blockers
+                    continue
+                except CdlError as error:
+                    self._state[item] = self._failed(item, error)
             stack.pop()
+
+    def _next_blocker(self, stack: list[_ItemFrame], frame: _ItemFrame) -> etree._Element | None:
+        """Take ``frame``'s blockers in turn: the first not visited yet, to be
+        resolved next; the others, by their state, make the item done with,
+        pending, a template's gap or failed (a cycle when on the stack)."""
+        state = self._state
+        while frame.blockers:
+            blocker = frame.blockers.pop(0)
+            status = state.get(blocker)
+            if status is None:
+                return blocker
+            if status is _PENDING:
+                frame.pending.append(blocker)
+            elif status is _FAILED:
+                frame.failed = True
+            elif status is _TEMPLATE:
+                frame.gaps.append(blocker)
+            elif status is _ACTIVE:
+                self._report_cycle(stack, blocker)
+                frame.failed = True
+        return None
 
     def _failed(self, item: etree._Element, error: CdlError) -> State:
         """The state of ``item`` whose attempt raised ``error``: a template's
@@ -822,13 +382,12 @@ class ReferenceResolver:
         """
         cause = self.gaps[gap]
         ctx = self.ctx
-        needs = f"{ctx.prefixes.path_of(gap)} ({self._at(gap)})"
+        needs = f"{ctx.prefixes.path_of(gap)} ({_at(ctx, gap)})"
         if self._templates_open and in_part(item, T_CONFIGURATION):
             self.gaps[item] = cause
-            where = self._where(item)
             self.warnings.append(
-                f"{self._at(item)}: left unresolved: it waits for {needs}, which its template leaves unresolved"
-                f" (at {where.path})"
+                f"{_at(ctx, item)}: left unresolved: it waits for {needs}, which its template leaves unresolved"
+                f" (at {_where(ctx, item).path})"
             )
             return _TEMPLATE
         what = "this reference" if item.get(P_REF) is not None else "this expression" if item.tag == T_EXPRESSION else "this property"
@@ -836,25 +395,26 @@ class ReferenceResolver:
             ReferenceResolutionError(
                 f"{what} needs {needs}, a reference its template leaves unresolved: {cause.message}",
                 code=cause.code,
-                at=self._where(item),
+                at=_where(ctx, item),
             )
         )
         return _FAILED
 
-    def _cycle(self, stack: list[_Frame], blocker: etree._Element) -> None:
+    def _report_cycle(self, stack: list[_ItemFrame], blocker: etree._Element) -> None:
+        """``blocker`` is on the stack: every item from it up is in a cycle (failed)."""
         ctx = self.ctx
         start = next(i for i, f in enumerate(stack) if f.item is blocker)
         members = [f.item for f in stack[start:]]
         for member in members:
             self._state[member] = _FAILED
-        described = ", ".join(f"{ctx.prefixes.path_of(m)} ({self._at(m)})" for m in members)
+        described = ", ".join(f"{ctx.prefixes.path_of(m)} ({_at(ctx, m)})" for m in members)
         if len(members) > 1:
             message = f"references depend on each other in a cycle: {described}"
         elif members[0].tag == T_EXPRESSION:
             message = f"the expression refers to itself: a variable selects the property holding it: {described}"
         else:
             message = f"the reference refers to itself: its path selects it or a property holding it: {described}"
-        self.problems.add(ReferenceResolutionError(message, code="REF_CYCLE", at=self._where(members[0])))
+        self.problems.add(ReferenceResolutionError(message, code="REF_CYCLE", at=_where(ctx, members[0])))
 
     # -- one attempt ---------------------------------------------------------------
 
@@ -864,7 +424,9 @@ class ReferenceResolver:
         if index is not None:
             if item.get(A_LAZY) == "true":
                 return _PENDING  # a lazy reference waits for its release (7.5.3)
-            return self._reference(item, index)
+            ref = self.refs[int(index)]
+            self.place(item, ref, *self._targets(ref, item, item, "path"))  # 7.3.2
+            return _DONE
         if item.tag == T_EXPRESSION:
             if has_lazy_variables(item):
                 return _PENDING
@@ -883,100 +445,41 @@ class ReferenceResolver:
         """The nodes ``ref`` selects for a property ``holder``, with the elements
         and characters below them; raise _Blocked when it must wait."""
         ctx = self.ctx
-        if ref.refroot is not None:
-            known = self.fixed.get(id(ref))
-            if known is not None:
-                self.ws.budget.check(known[1], known[2], ctx, written)
-                return known
-            start = self.ws.lookup(ref.refroot)
-            if start is None:
-                raise ReferenceResolutionError(
-                    f"{what} names refroot {ref.refroot.text!r}, which is no top level list",
-                    code="UNKNOWN_REFROOT",
-                    at=located(ctx, written, written_as(written, A_REFROOT), ref.refroot.text),
-                )
-        else:
-            start = holder.getparent()
-            if start is None:
-                # A property always has its list above it, and the loader
-                # refuses a reference on a list without refroot: never here.
-                raise ReferenceResolutionError(f"{what} {ref.text!r} has no context node", code="REF_CONTEXT", at=ctx.where(written))
+        budget = self.ws.budget
+        shortcuts = self._shortcuts
+        if ref.refroot is not None and shortcuts is not None and (known := shortcuts.refroot_targets.get(id(ref))) is not None:
+            budget.check(known[1], known[2], ctx, written)
+            return known
+        start = path_start(self.ws, ref, holder)
+        if start is None:
+            raise _no_start(ctx, ref, written, what)
         result = walk(start, ref.steps, self.ws.children)
         if result.blockers:
             raise _Blocked(result.blockers)
         if result.problem is not None:
-            shown = ctx.prefixes.steps_text(ref)
-            if result.problem == "above":
-                raise ReferenceResolutionError(
-                    f"{what} {ref.text!r} (read as {shown!r}) climbs above its top level list",
-                    code="REF_ABOVE_TOP",
-                    at=located(ctx, written, written_as(written, A_CREF), ref.text),
-                )
-            raise ReferenceResolutionError(
-                f"{what} {ref.text!r} (read as {shown!r}) selects nothing"
-                + (f": no {ctx.prefixes.qname(ref.steps[result.step])} at step {result.step + 1}" if result.step >= 0 else "")
-                + self._refroot_hint(ref, result.step, what, written),
-                code="REF_NOT_FOUND",
-                at=located(ctx, written, written_as(written, A_CREF), ref.text),
-            )
+            raise _not_found(self.ws, ref, result, written, what)
         nodes = result.nodes
-        budget = self.ws.budget
         if len(nodes) == 1 and not len(nodes[0]):
             # The common case, one leaf: its size is its text, and it blocks
-            # only if it is an item itself. Checking that costs no more than
+            # only if it is an item itself. Testing that costs no more than
             # remembering it would (and millions of leaves would fill memory).
             leaf = nodes[0]
-            value = leaf.text
-            elements, text = 0, len(value) if value else 0
-            if budget.text + text > budget.limits.max_text:
-                budget.check(elements, text, ctx, written)  # raises
-            if is_unresolved(leaf):
-                raise _Blocked((leaf,))
+            elements, text = 0, leaf_size(leaf)
+            if text == UNRESOLVED_LEAF:
+                budget.check(0, len(leaf.text or ""), ctx, written)  # a copy over a limit is refused first
+                raise _Blocked(nodes)
+            budget.check(0, text, ctx, written)
         else:
             elements, text = self._measure(nodes, ctx, written)
-        if ref.refroot is not None:
-            self.fixed[id(ref)] = (nodes, elements, text)
+        if ref.refroot is not None and shortcuts is not None:
+            shortcuts.refroot_targets[id(ref)] = (nodes, elements, text)
         return nodes, elements, text
-
-    def _where(self, item: etree._Element) -> Location:
-        """Where an item is written: a reference at its cdl:ref, an expression at its start."""
-        return located(self.ctx, item, A_CREF) if item.get(P_REF) is not None else self.ctx.where(item)
-
-    def _at(self, item: etree._Element) -> str:
-        """``file:line`` of an item, as :meth:`_where` places it."""
-        return located_at(self.ctx, item, A_CREF) if item.get(P_REF) is not None else self.ctx.at(item)
-
-    def _refroot_hint(self, ref: Ref, step: int, what: str, written: etree._Element) -> str:
-        """How to fix a path whose first named step, not found, names a top level list.
-
-        A path starts inside its own list (7.3.1), so ``/server/port`` never
-        reaches the top level list ``server``; cdl:refroot starts a path there.
-        Worked out only on the error path.
-        """
-        if ref.refroot is not None or step < 0 or any(s != UP for s in ref.steps[:step]):
-            return ""
-        name = ref.steps[step]
-        candidates = [name]
-        index = doc_index_of(written)
-        if not name.startswith("{") and index is not None and self.ctx.docs[index].target_ns:
-            # An unqualified list of a document with a targetNamespace is named in it.
-            candidates.append(f"{{{self.ctx.docs[index].target_ns}}}{name}")
-        if all(self.ws.lists.get(c) is None for c in candidates):
-            return ""
-        raw = [r for r in ref.text.strip().lstrip("/").split("/") if r != "."]
-        at = step - (len(ref.steps) - len(raw))  # absolute paths gained leading '..' steps
-        if not 0 <= at < len(raw):
-            return ""
-        prefix = "cdl:" if what == "path" else ""  # a cdl:variable's attributes are unqualified
-        rest = "/".join(raw[at + 1:]) or "."
-        return (
-            f"; {raw[at]} is a top level list, and a path starts inside its own list:"
-            f' to start at {raw[at]}, write {prefix}refroot="{raw[at]}" {prefix}ref="{rest}"'
-        )
 
     def _measure(self, nodes: tuple[etree._Element, ...], ctx: Context, written: etree._Element) -> tuple[int, int]:
         """Elements and characters below ``nodes``; raise _Blocked if an item is among them."""
-        clean = self.clean
+        # Resolution only ever removes items, so a subtree found clean stays
+        # clean (and the same size): the specialisation remembers it.
+        clean = {} if self._shortcuts is None else self._shortcuts.clean_sizes
         budget = self.ws.budget
         elements = text = 0
         unknown: list[etree._Element] = []
@@ -1000,31 +503,29 @@ class ReferenceResolver:
             if blockers:
                 raise _Blocked(blockers)
             for node, size in zip(unknown, measured):
-                # Resolution only ever removes items, so a subtree found clean
-                # stays clean (and the same size): remember it.
                 clean[node] = size
         else:
             budget.check(elements, text, ctx, written)
         return elements, text
 
-    def _reference(self, el: etree._Element, index: str) -> State:
-        """7.3.2: replace ``el`` (whose reference is ``index``) by one copy per
-        target, holding the target's value."""
-        ref = self.refs[int(index)]
-        self._place(el, ref, *self._targets(ref, el, el, "path"))
-        return _DONE
-
-    def _place(self, el: etree._Element, ref: Ref, targets: tuple[etree._Element, ...], elements: int, text: int) -> None:
-        """Replace ``el`` by copies of ``targets`` (clean, with ``elements``
-        and ``text`` below them). Raises (a limit) before changing anything."""
-        self.ws.budget.charge(elements + len(targets) - 1, text, self.ctx, el)
+    def place(self, el: etree._Element, ref: Ref, targets: tuple[etree._Element, ...], elements: int, text: int) -> None:
+        """7.3.2: replace the reference ``el`` by copies of ``targets`` (clean,
+        with ``elements`` and ``text`` below them). Raises (a limit) before
+        changing anything."""
+        budget = self.ws.budget
+        charged = elements + len(targets) - 1
+        budget.charge(charged, text, self.ctx, el)
         if elements:
             # Each target's children land below el: the target itself lands
             # where el is.
             landing = depth_of(el)
-            for target in targets:
-                if len(target):
-                    self.ws.budget.check_depth(landing, target, elements, self.ctx, el)
+            try:
+                for target in targets:
+                    if len(target):
+                        budget.check_depth(landing, target, elements, self.ctx, el)
+            except LimitError:
+                budget.refund(charged, text)  # no copy is made
+                raise
         attrib = el.attrib
         del attrib[P_REF]
         if A_LAZY in attrib:
@@ -1035,47 +536,44 @@ class ReferenceResolver:
                 rec.referenced(el, targets[0], ref)
             el.text = targets[0].text  # the common case: one leaf value
             return
-        shells = [el]
-        for _ in targets[1:]:
-            shells.append(el.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it; same name, attributes and origin as el
-        anchor = el
-        for shell in shells[1:]:
-            anchor.addnext(shell)
-            anchor = shell
-        if len(shells) > 1:
-            self.ws.children.inserted_after(el, shells[1:])
-            parent = el.getparent()
-            if parent is not None:
-                self._passable.pop(parent, None)  # its count of children is stale
-                self._wide.pop(parent, None)
-        for shell, target in zip(shells, targets):
+        for shell, target in zip(self._shells(el, len(targets)), targets):
             if rec is not None:  # provenance hook
                 rec.referenced(shell, target, ref)
             shell.text = target.text
             if len(target):
-                marked = self.marked.get(target)
-                if marked is None:
-                    mark, copies = self.marked[target] = (_children_mark(target), None)
-                else:
-                    mark, copies = marked
-                if mark is not None:
-                    # (Its children are the copies: a reference has no children of its own.)
-                    shell.set(P_COPIES, mark)
-                if rec is not None or marked is None or elements > _STAMP_MAX:
-                    for child in target:
-                        shell.append(child.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
-                        if rec is not None:  # provenance hook
-                            rec.copied(shell[-1], child, shell)
-                    continue
-                if copies is None:
-                    # Copied again: from now on, copies of one stamp of its
-                    # children (a clean target never changes), one lxml copy
-                    # and one move each time instead of one per child
-                    # (fanin 20k, 15 children: 22.7 -> 18.9 us a reference).
-                    copies = stamp([child.__deepcopy__(None) for child in target], target)  # type: ignore[attr-defined]
-                    self.marked[target] = (mark, copies)
-                shell.append(copies.__deepcopy__(None))  # type: ignore[attr-defined]
-                etree.strip_tags(shell, T_COPIES)
+                self._copy_children(shell, target, elements)
+
+    def _shells(self, el: etree._Element, count: int) -> list[etree._Element]:
+        """``el`` and ``count - 1`` copies of it placed after it (same name,
+        attributes and origin), one for each target."""
+        shells = [el]
+        for _ in range(count - 1):
+            shells.append(el.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
+        anchor = el
+        for shell in shells[1:]:
+            anchor.addnext(shell)
+            anchor = shell
+        if count > 1:
+            self.ws.children.inserted_after(el, shells[1:])
+            parent = el.getparent()
+            if parent is not None and self._shortcuts is not None:
+                self._shortcuts.children_added(parent)
+        return shells
+
+    def _copy_children(self, shell: etree._Element, target: etree._Element, elements: int) -> None:
+        """Copies of ``target``'s children below ``shell`` (a reference has
+        no children of its own), saying which document they were written in."""
+        rec = self.ws.recorder
+        shortcuts = self._shortcuts
+        if rec is None and shortcuts is not None and shortcuts.copied_from_stamp(shell, target, elements):
+            return
+        mark = children_mark(target)
+        if mark is not None:
+            shell.set(P_COPIES, mark)
+        for child in target:
+            shell.append(child.__deepcopy__(None))  # type: ignore[attr-defined]  # lxml has it, the stubs lack it
+            if rec is not None:  # provenance hook
+                rec.copied(shell[-1], child, shell)
 
     def _expression(self, el: etree._Element) -> State:
         """7.3.6.1: bind each variable to its target's string value, evaluate, replace."""
@@ -1083,40 +581,117 @@ class ReferenceResolver:
         expr = ctx.tables.exprs[table_index(el, P_EXPR)]
         holder = el.getparent()
         assert holder is not None
-        values: dict[str, str] = {}
-        chosen: list[etree._Element] = []  # each variable's node, for provenance
+        nodes: list[etree._Element] = []  # each variable's node
         blockers: list[etree._Element] = []
         variables = variables_of(self.ws, el)  # their elements locate errors
         for var, var_el in zip(expr.variables, variables):
             try:
-                nodes = self._targets(var.ref, holder, var_el, f"variable ${var.name}")[0]
+                found = self._targets(var.ref, holder, var_el, f"variable ${var.name}")[0]
             except _Blocked as blocked:
                 blockers.extend(blocked.blockers)
                 continue
-            if len(nodes) > 1:
+            if len(found) > 1:
                 raise ExpressionError(
-                    f"variable ${var.name} path {var.ref.text!r} selects {len(nodes)} properties; it must select one",
+                    f"variable ${var.name} path {var.ref.text!r} selects {len(found)} properties; it must select one",
                     code="VARIABLE_MULTIPLE",
                     at=ctx.where(var_el),
                 )
-            node = nodes[0]
-            chosen.append(node)
-            # A leaf's string value is its text: no iterator needed.
-            values[var.name] = "".join(node.itertext()) if len(node) else (node.text or "")
+            nodes.append(found[0])
         if blockers:
             raise _Blocked(blockers)
         try:
-            result = _expressions.evaluate(expr.text, expr.token, values)
+            result = value_of(expr, nodes)
         except ExpressionError as exc:
             exc.url, exc.line, exc.path = ctx.where(el)  # located only on failure: it walks the tree
             raise
-        rec = self.ws.recorder
-        if rec is not None:  # provenance hook
-            rec.computed(holder, el, {var.name: node for var, node in zip(expr.variables, chosen)})
-        self.ws.children.removing(el)
-        replace_with_text(el, result)
+        self.replace_expression(el, holder, expr, nodes, result)
         return _DONE
 
+    def replace_expression(
+        self, el: etree._Element, holder: etree._Element, expr: Expression, nodes: Sequence[etree._Element], result: str
+    ) -> None:
+        """Replace the cdl:expression ``el`` of ``holder`` by its value
+        ``result``, computed from ``nodes`` (what its variables selected)."""
+        rec = self.ws.recorder
+        if rec is not None:  # provenance hook
+            rec.computed(holder, el, {var.name: node for var, node in zip(expr.variables, nodes)})
+        self.ws.children.removing(el)
+        replace_with_text(el, result, holder)
+
+
+# -- where items are written, and the errors of a path ---------------------------
+
+
+def _where(ctx: Context, item: etree._Element) -> Location:
+    """Where an item is written: a reference at its cdl:ref, an expression at its start."""
+    return located(ctx, item, A_CREF) if item.get(P_REF) is not None else ctx.where(item)
+
+
+def _at(ctx: Context, item: etree._Element) -> str:
+    """``file:line`` of an item, as :func:`_where` places it."""
+    return located_at(ctx, item, A_CREF) if item.get(P_REF) is not None else ctx.at(item)
+
+
+def _no_start(ctx: Context, ref: Ref, written: etree._Element, what: str) -> ReferenceResolutionError:
+    """The error of a path that has nowhere to start (``_paths.path_start``)."""
+    if ref.refroot is not None:
+        return ReferenceResolutionError(
+            f"{what} names refroot {ref.refroot.text!r}, which is no top level list",
+            code="UNKNOWN_REFROOT",
+            at=located(ctx, written, written_as(written, A_REFROOT), ref.refroot.text),
+        )
+    # A property always has its list above it, and the loader refuses a
+    # reference on a list without refroot: never here.
+    return ReferenceResolutionError(f"{what} {ref.text!r} has no context node", code="REF_CONTEXT", at=ctx.where(written))
+
+
+def _not_found(ws: Workspace, ref: Ref, result: Walk, written: etree._Element, what: str) -> ReferenceResolutionError:
+    """The error of a path that climbs above its list or selects nothing."""
+    ctx = ws.ctx
+    shown = ctx.prefixes.steps_text(ref)
+    if result.problem == "above":
+        return ReferenceResolutionError(
+            f"{what} {ref.text!r} (read as {shown!r}) climbs above its top level list",
+            code="REF_ABOVE_TOP",
+            at=located(ctx, written, written_as(written, A_CREF), ref.text),
+        )
+    return ReferenceResolutionError(
+        f"{what} {ref.text!r} (read as {shown!r}) selects nothing"
+        + (f": no {ctx.prefixes.qname(ref.steps[result.step])} at step {result.step + 1}" if result.step >= 0 else "")
+        + _refroot_hint(ws, ref, result.step, what, written),
+        code="REF_NOT_FOUND",
+        at=located(ctx, written, written_as(written, A_CREF), ref.text),
+    )
+
+
+def _refroot_hint(ws: Workspace, ref: Ref, step: int, what: str, written: etree._Element) -> str:
+    """How to fix a path whose first named step, not found, names a top level list.
+
+    A path starts inside its own list (7.3.1), so ``/server/port`` never
+    reaches the top level list ``server``; cdl:refroot starts a path there.
+    Worked out only on the error path.
+    """
+    if ref.refroot is not None or step < 0 or any(s != UP for s in ref.steps[:step]):
+        return ""
+    name = ref.steps[step]
+    candidates = [name]
+    index = doc_index_of(written)
+    docs = ws.ctx.docs
+    if not name.startswith("{") and index is not None and docs[index].target_ns:
+        # An unqualified list of a document with a targetNamespace is named in it.
+        candidates.append(f"{{{docs[index].target_ns}}}{name}")
+    if all(ws.lists.get(c) is None for c in candidates):
+        return ""
+    raw = [r for r in ref.text.strip().lstrip("/").split("/") if r != "."]
+    at = step - (len(ref.steps) - len(raw))  # absolute paths gained leading '..' steps
+    if not 0 <= at < len(raw):
+        return ""
+    prefix = "cdl:" if what == "path" else ""  # a cdl:variable's attributes are unqualified
+    rest = "/".join(raw[at + 1:]) or "."
+    return (
+        f"; {raw[at]} is a top level list, and a path starts inside its own list:"
+        f' to start at {raw[at]}, write {prefix}refroot="{raw[at]}" {prefix}ref="{rest}"'
+    )
 
 
 # -- for the deployment plan (cdl/_plan.py) ---------------------------------------
@@ -1128,11 +703,11 @@ def waits_if_attempted(ws: Workspace, item: etree._Element) -> list[etree._Eleme
     The resolver never follows the path of a lazy reference (or of a lazy
     expression's variables) before its release (7.5.3), so what it would wait
     for is not among the resolver's results. This follows each path as an
-    attempt does (from the refroot list, else from the holder's parent) with
-    the same tests (:func:`walk`'s blockers, then :func:`_items_in` over what
-    it selects), and changes nothing: no copy, no budget, no state. A path
-    that selects nothing gives nothing: that is an error only when the
-    reference is released. A lazy property gives nothing (it waits for a value).
+    attempt does (from :func:`path_start`) with the same tests
+    (:func:`walk`'s blockers, then :func:`_items_in` over what it selects),
+    and changes nothing: no copy, no budget, no state. A path that selects
+    nothing gives nothing: that is an error only when the reference is
+    released. A lazy property gives nothing (it waits for a value).
     """
     ctx = ws.ctx
     index = item.get(P_REF)
@@ -1146,15 +721,9 @@ def waits_if_attempted(ws: Workspace, item: etree._Element) -> list[etree._Eleme
         return []
     found: list[etree._Element] = []
     for ref, holder in paths:
-        if ref.refroot is not None:
-            start = ws.lookup(ref.refroot)
-            if start is None:
-                continue
-        else:
-            parent = holder.getparent()
-            if parent is None:
-                continue
-            start = parent
+        start = path_start(ws, ref, holder)
+        if start is None:
+            continue
         result = walk(start, ref.steps, ws.children)
         if result.blockers:
             found.extend(result.blockers)

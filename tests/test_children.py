@@ -17,7 +17,7 @@ import pytest
 from lxml import etree
 
 from cdl import CdlError
-from cdl._children import WIDE, ChildIndex
+from cdl._children import COMPARED_MAX, WIDE, ChildIndex
 from cdl._paths import walk
 from conftest import list_xml, load_text, resolve_text, system
 
@@ -124,7 +124,22 @@ def test_deploy_values_address_children_of_a_wide_list() -> None:
 
 def _check(index: ChildIndex, parent: etree._Element, names: list[str]) -> None:
     for name in names:
-        assert list(index.named(parent, name)) == list(parent.iterchildren(name)), name
+        found = list(parent.iterchildren(name))
+        assert list(index.named(parent, name)) == found, name
+        # The step that selects one node, whatever count it is told (a stale
+        # count only chooses another way to look).
+        for count in (len(parent), 0, COMPARED_MAX + 1, WIDE + 1):
+            assert index.only(parent, name, count) is (found[0] if len(found) == 1 else None), (name, count)
+
+
+@pytest.mark.parametrize("width", [1, COMPARED_MAX, COMPARED_MAX + 1, WIDE, WIDE + 1])
+def test_the_one_child_named_is_what_named_selects_at_every_width(width: int) -> None:
+    names = ["a", "b", "c"]
+    parent = etree.Element("p")
+    for i in range(width):
+        parent.append(etree.Element(names[i % len(names)] if i < width - 1 else "last"))
+    parent.append(etree.Comment("not a property"))
+    _check(ChildIndex(), parent, [*names, "last", "none"])
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -16,7 +16,7 @@ from cdl._items import NAMESPACES, UNRESOLVED_TEST, is_unresolved
 from cdl._model import A_LAZY, P_EXPR, P_REF, T_EXPRESSION, T_VARIABLE
 from cdl._model import cdl as cdl_name
 from cdl._paths import walk
-from cdl._references import _CDL_TAGS, ReferenceResolver, find_candidates, find_items
+from cdl._references import ReferenceResolver, find_candidates, find_items
 from conftest import list_xml, resolve_text, system
 
 _MATCHES = etree.XPath("descendant-or-self::*" + UNRESOLVED_TEST, namespaces=NAMESPACES)
@@ -131,11 +131,12 @@ def test_both_forms_agree_on_the_working_trees_of_every_trusted_document() -> No
 
 
 def _named_as_items(root: etree._Element, item_tags: set[str]) -> None:
-    """What the resolver's fast path assumes (``_references._CDL_TAGS``): an
-    unresolved element has one of the names of Tables.item_tags, or is of
-    the CDL namespace; it reads no attribute of any other element."""
+    """What find_items and the resolver's specialisation
+    (``_reference_shortcuts``) assume: an unresolved element has one of the
+    names of Workspace.item_tags, or is a cdl:expression; they read no
+    attribute of any other element."""
     for el in _MATCHES(root):
-        assert el.tag in item_tags or el.tag in _CDL_TAGS, el.tag
+        assert el.tag in item_tags or el.tag == T_EXPRESSION, el.tag
 
 
 # -- every phase asks the one definition -------------------------------------

@@ -1,5 +1,5 @@
 """Copies of a reference's targets with children (cdl/_references.py,
-``ReferenceResolver._place``): made as one copy of each target whose children
+``ReferenceResolver.place``): made as one copy of each target whose children
 move below the reference, they must be exactly those made child by child (as
 they still are when provenance is recorded, for ``Resolution.explain``)."""
 

@@ -1,10 +1,12 @@
-"""The resolver's fast path (cdl/_references.py, ``ReferenceResolver._quick``)
-must decide exactly as the general code: each case here is one the fast path
-must hand over (or check) rather than resolve on its own. Removing any of
-those tests from the fast path makes a test here (or elsewhere in the suite)
-fail, except the test for a reference or lazy property passed through on the
-way (neither has children when resolution starts, so a step into one finds
-nothing and the fast path hands over anyway)."""
+"""The resolver's specialisation for common items (cdl/_reference_shortcuts.py,
+``ReferenceShortcuts``) must decide exactly as the general code: each case
+here is one the fast path must hand over (or check) rather than resolve on
+its own. Removing any of those tests from the fast path makes a test here (or
+elsewhere in the suite) fail, except the test for a reference or lazy
+property passed through on the way (neither has children when resolution
+starts, so a step into one finds nothing and the fast path hands over
+anyway). Every test here runs with the fast paths on, whatever the
+environment says; the comparisons turn them off with CDL_NO_FAST_PATHS."""
 
 from __future__ import annotations
 
@@ -12,8 +14,14 @@ import pytest
 from lxml import etree
 
 import cdl
-from cdl._references import ReferenceResolver
+from cdl._switch import VARIABLE
 from conftest import resolve_text, system
+
+
+@pytest.fixture(autouse=True)
+def _fast_paths_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(VARIABLE, raising=False)
+
 
 _EXPR = '<r><cdl:expression value-of="$v"><cdl:variable name="v" {}/></cdl:expression></r>'
 
@@ -121,14 +129,27 @@ def _outcome(xml: str) -> tuple[str, ...]:
 def test_the_fast_path_decides_as_the_general_code_at_every_width(xml: str, monkeypatch: pytest.MonkeyPatch) -> None:
     fast = _outcome(xml)
     assert fast[0] == "ok" or "MULTIPLE" in fast[1]  # each case is about what gets resolved
-    monkeypatch.setattr(ReferenceResolver, "_quick", lambda self, item, depth: False)
+    monkeypatch.setenv(VARIABLE, "1")
+    assert fast == _outcome(xml)
+
+
+def test_a_step_remembered_before_the_children_changed_is_taken_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # r1 and r2 pass x (remembered, with its number of children) before b, a
+    # reference with two targets, becomes two shells: r3 must then select both.
+    xml = system(
+        '<L><x><a>1</a><b cdl:ref="../s/v"/></x><r1 cdl:ref="x/a"/><r2 cdl:ref="x/b"/><r3 cdl:ref="x/b"/>'
+        "<s><v>1</v><v>2</v></s></L>"
+    )
+    fast = _outcome(xml)
+    assert fast[0] == "ok" and fast[1].count("<r3>") == 2
+    monkeypatch.setenv(VARIABLE, "1")
     assert fast == _outcome(xml)
 
 
 def test_emptying_the_passable_set_keeps_the_wide_elements_only() -> None:
     # A wide list forgotten would have its children counted again at each
     # emptying: O(N) per O(N) items (the wide benchmark shape at 200k).
-    from cdl._references import _PASSABLE_MAX, _make_room
+    from cdl._reference_shortcuts import _PASSABLE_MAX, _make_room
 
     wide_one, narrow = etree.Element("w"), [etree.Element(f"n{i}") for i in range(3)]
     passable = {wide_one: 20, **dict.fromkeys(narrow, 2)}
@@ -144,7 +165,7 @@ def test_emptying_the_passable_set_keeps_the_wide_elements_only() -> None:
 
 def test_a_target_copied_many_times_gives_the_same_copies_each_time() -> None:
     # The first copy is made child by child, the second makes a stamp of the
-    # children, later ones copy the stamp (ReferenceResolver._place): every
+    # children, later ones copy the stamp (ReferenceShortcuts.copied_from_stamp): every
     # copy must come out the same, namespaces and attributes included.
     target = (
         '<T xmlns:x="urn:x" xmlns:xsd="http://www.w3.org/2001/XMLSchema"><m>'
@@ -157,3 +178,25 @@ def test_a_target_copied_many_times_gives_the_same_copies_each_time() -> None:
     assert copies[0] == copies[1] == copies[2] == copies[3]
     assert copies[0] == [etree.tostring(child) for child in lists["T"][0]]
     assert len(copies[0]) == 3
+
+
+def test_the_switch_leaves_only_the_general_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With CDL_NO_FAST_PATHS the resolver never asks the specialisation,
+    # which otherwise resolves the common items itself.
+    from cdl._reference_shortcuts import ReferenceShortcuts
+
+    asked: list[bool] = []
+    resolved = ReferenceShortcuts.resolved
+
+    def counted(self: ReferenceShortcuts, item: etree._Element, depth: int = 0) -> bool:
+        done = resolved(self, item, depth)
+        asked.append(done)
+        return done
+
+    monkeypatch.setattr(ReferenceShortcuts, "resolved", counted)
+    xml = system('<L><a>1</a><r cdl:ref="a"/><s cdl:refroot="L" cdl:ref="/r"/></L>')
+    fast = _outcome(xml)
+    assert any(asked)
+    asked.clear()
+    monkeypatch.setenv(VARIABLE, "1")
+    assert _outcome(xml) == fast and not asked
