@@ -21,7 +21,7 @@ def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
     target = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(target))
     try:
-        import tempfile  # here: it imports shutil, random, bz2 and lzma (3 ms at start-up)
+        import tempfile  # here, not at the top: it imports shutil, random, bz2 and lzma, which start-up need not pay for
 
         fd, tmp = tempfile.mkstemp(prefix=".cdl-", suffix=".tmp", dir=directory)
     except OSError as exc:

@@ -811,27 +811,12 @@ def _reference_alone(el: etree._Element, before: _Attributes, doc: SourceDoc, ta
         if refroot_text is not None:
             refroot = cache.names.get(refroot_text)
             if refroot is None:
-                refroot = cache.names[refroot_text] = _name_ref(refroot_text, cache.root_nsmap, doc.target_ns)
+                refroot = cache.names[refroot_text] = parse_name_ref(refroot_text, cache.root_nsmap, doc.target_ns)
         absolute, steps = cache.paths.get(text) or _path(text, cache.root_nsmap, cache)
     except (PrefixError, PathSyntaxError):
         return False
     _write_reference(el, tables.add_ref(relative_ref(text, refroot, absolute, steps, -1)), refroot_text is not None, tables, alone=True)
     return True
-
-
-def _name_ref(text: str, nsmap: dict[str | None, str], target_ns: str) -> NameRef:
-    """``parse_name_ref`` in the common case, a plain unprefixed ASCII name
-    (a list's own name as refroot, met once per list): an ASCII identifier is
-    exactly an ASCII NCName, so no pattern is matched."""
-    if not (text.isascii() and text.isidentifier()):
-        return parse_name_ref(text, nsmap, target_ns)
-    default = nsmap.get(None)
-    clark = f"{{{default}}}{text}" if default else text
-    if target_ns:
-        other = f"{{{target_ns}}}{text}"
-        candidates = (clark,) if other == clark else (clark, other)
-        return NameRef(text, candidates if clark == text else (*candidates, text))
-    return NameRef(text, (clark,) if clark == text else (clark, text))
 
 
 def _boolean(text: str, doc: SourceDoc, el: etree._Element, attribute: str = A_LAZY) -> str:
@@ -957,11 +942,11 @@ def _path(text: str, nsmap: dict[str | None, str], cache: _LoadCache) -> tuple[b
             steps.append(UP)
             continue
         clark = known.get(raw)
-        if clark is None and raw.isascii() and raw.isidentifier():
-            # A plain unprefixed ASCII name (an ASCII identifier is exactly
-            # an ASCII NCName): the default namespace's, as parse_qname says.
-            default = nsmap.get(None)
-            clark = known[raw] = f"{{{default}}}{raw}" if default else raw
+        if clark is None and raw and raw == raw.strip():
+            try:
+                clark = known[raw] = parse_qname(raw, nsmap)[0]
+            except PrefixError:
+                clark = None  # parse_path says what is wrong
         if clark is None:
             path = parse_path(text, nsmap)
             # Each step that is neither '.' nor '..' gave one name, in order.

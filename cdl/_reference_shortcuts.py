@@ -11,15 +11,11 @@ starts (``_paths.path_start``), the child a step selects
 (``ChildIndex.only``, which is ``ChildIndex.named`` for a step that selects
 one node), what is unresolved (``_items.is_unresolved``, asked only of
 elements of the names items have) and the test of a leaf target
-(``_items.leaf_size``), the budget (``Budget.charge``, ``Budget.fits``),
-copies with children (``ReferenceResolver.place``), and the value of an
+(``_items.leaf_size``), a ``..`` step (``_paths.parent_step``), the
+budget (``Budget.fits``), the copies a reference is replaced by
+(``ReferenceResolver.place``, which charges them), and the value of an
 expression (``_expressions.value_of``, which ``ReferenceResolver
-.replace_expression`` puts in place). Two things are written out here,
-for the common case only: a ``..`` step (the parent, unless it is above the
-top level list, as ``_paths.parent_step``) and a reference's copy of one
-leaf (its value, as ``ReferenceResolver.place`` copies one leaf, charged
-first): each runs once or more for every item, where a call costs a
-measurable part of the whole resolution (docs/performance.md).
+.replace_expression`` puts in place). It restates none of them.
 
 Contract:
 
@@ -49,8 +45,8 @@ from lxml import etree
 from ._children import WIDE
 from ._expressions import ConcatPlan, concat_plan, value_of
 from ._items import UNRESOLVED_LEAF, has_lazy_variables, is_unresolved, leaf_size
-from ._model import A_LAZY, LIST_PARENTS, P_COPIES, P_EXPR, P_REF, T_COPIES, T_EXPRESSION, UP, Expression, Ref, Variable, stamp
-from ._paths import path_start
+from ._model import A_LAZY, P_COPIES, P_EXPR, P_REF, T_COPIES, T_EXPRESSION, UP, Expression, Ref, Variable, stamp
+from ._paths import parent_step, path_start
 from .errors import CdlError, ExpressionError
 
 if TYPE_CHECKING:
@@ -215,47 +211,22 @@ class ReferenceShortcuts:
         ref = self._tables.refs[int(index)]
         known = self.refroot_targets.get(id(ref)) if ref.refroot is not None else None
         if known is None:
-            # _leaf_target, written out: this runs for most items.
-            start = path_start(self._ws, ref, item)
-            if start is None:
+            found = self._leaf_target(ref, item, depth)
+            if found is None:
                 return False
-            found = self._walk(ref.steps, start)
-            if found is None or len(found):
-                return False
-            leaf = found
-            size = leaf_size(leaf, self._item_tags)
-            if size == UNRESOLVED_LEAF:
-                size = self._resolved_first(leaf, depth)
-                if size < 0:
-                    return False
+            leaf, size = found
+            targets: tuple[etree._Element, ...] = (leaf,)
+            elements = 0
             if ref.refroot is not None:
-                self.refroot_targets[id(ref)] = ((leaf,), 0, size)  # as the general code keeps it
+                self.refroot_targets[id(ref)] = (targets, 0, size)  # as the general code keeps it
         else:
             targets, elements, size = known
-            if elements or len(targets) != 1:
-                # Clean targets with children, or several: copied as the
-                # general code copies them, which raises before changing anything.
-                if depth:
-                    return False  # a copy gives children (or siblings) to a leaf the caller has found
-                try:
-                    self._resolver.place(item, ref, targets, elements, size)
-                except CdlError:
-                    return False  # a limit: the general code reports it
-                return True
-            leaf = targets[0]
-        # One leaf, as ReferenceResolver.place copies it (charged first).
+            if depth and (elements or len(targets) != 1):
+                return False  # a copy gives children (or siblings) to a leaf the caller has found
         try:
-            self._ws.budget.charge(0, size, self._resolver.ctx, item)
+            self._resolver.place(item, ref, targets, elements, size)
         except CdlError:
-            return False  # a limit: the general code reports it
-        attrib = item.attrib
-        del attrib[P_REF]
-        if lazy is not None:
-            del attrib[A_LAZY]
-        rec = self._ws.recorder
-        if rec is not None:  # provenance hook
-            rec.referenced(item, leaf, ref)
-        item.text = leaf.text
+            return False  # a limit: the general code reports it, and place changed nothing
         if depth:  # from run, the caller records it (or needs not)
             self._states[item] = self._done
         return True
@@ -301,8 +272,8 @@ class ReferenceShortcuts:
         only = self._ws.children.only
         for step in steps:
             if step == UP:
-                parent = node.getparent()
-                if parent is None or parent.tag in LIST_PARENTS:
+                parent = parent_step(node)
+                if parent is None:
                     return None
                 node = parent
                 continue

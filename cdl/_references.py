@@ -177,7 +177,8 @@ def find_candidates(ws: Workspace, parents: Iterable[etree._Element]) -> list[et
     anyway; told apart there, only the elements it gives up on are tested.
     """
     tags = ws.item_tags
-    if len(tags) > _MAX_ITEM_TAGS:
+    if not ws.ctx.fast_paths or len(tags) > _MAX_ITEM_TAGS:
+        # The general form: the definition itself, as one scan (no item names).
         return _ALL_ITEMS(parents, ws.size_bound())
     names = (T_EXPRESSION, *tags)
     found: list[etree._Element] = []

@@ -142,7 +142,7 @@ def templates_document() -> str:
     """The template document (independent of N)."""
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>\n',
-        "<!-- Synthetic component templates for the cdl benchmark (benchmarks/generate.py). -->\n",
+        "<!-- Synthetic component templates for the cdl benchmark (cdl._synthetic). -->\n",
         f'<cdl:cdl xmlns:cdl="{CDL_NS}"\n'
         '         xmlns:xsd="http://www.w3.org/2001/XMLSchema"\n'
         f'         targetNamespace="{TEMPLATES_NS}">\n',
@@ -217,10 +217,29 @@ def system_chunks(n: int, shape: str = "base") -> Iterator[str]:
         for i in range(0, 2 * fan, 2):
             kinds[i] = "FrontendV0"
     workers = [i for i, k in enumerate(kinds) if _family_of(k) == "Worker"]
+    yield _system_opening(n, shape)
+    wide = shape == "wide"
+    if wide:
+        yield "    <Cluster>\n"
+    buf: list[str] = []
+    for i in range(n):
+        buf.append(_component(i, n, kinds[i], workers, shape))
+        if len(buf) >= 1000:
+            yield "".join(buf)
+            buf.clear()
+    if buf:
+        yield "".join(buf)
+    if wide:
+        yield "    </Cluster>\n"
+    yield "  </cdl:system>\n</cdl:cdl>\n"
 
-    yield (
+
+def _system_opening(n: int, shape: str) -> str:
+    """The system document up to its first component: the import and the
+    configuration (settings, and the catalog of the fanin shape)."""
+    opening = (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
-        f"<!-- Synthetic system of {n} components, shape {shape} (benchmarks/generate.py). -->\n"
+        f"<!-- Synthetic system of {n} components, shape {shape} (cdl._synthetic). -->\n"
         f'<cdl:cdl xmlns:cdl="{CDL_NS}"\n'
         f'         xmlns:t="{TEMPLATES_NS}">\n'
         '  <cdl:import location="templates.cdl"/>\n'
@@ -235,82 +254,72 @@ def system_chunks(n: int, shape: str = "base") -> Iterator[str]:
         entries = "".join(
             f"        <entry><sku>sku-{k}</sku><price>{10 + k}.50</price></entry>\n" for k in range(8)
         )
-        yield (
+        opening += (
             "    <Catalog>\n      <entries>\n"
             f"{entries}"
             '        <region cdl:refroot="Settings" cdl:ref="/region"/>\n'
             "      </entries>\n    </Catalog>\n"
         )
-    yield "  </cdl:configuration>\n\n  <cdl:system>\n"
-    wide = shape == "wide"
-    if wide:
-        yield "    <Cluster>\n"
+    return opening + "  </cdl:configuration>\n\n  <cdl:system>\n"
 
-    buf: list[str] = []
-    for i in range(n):
-        name = _name(i)
-        kind = kinds[i]
-        family = _family_of(kind)
-        peer = _name((i * 7 + 3) % n)
-        p = [f'    <{name} cdl:extends="t:{kind}">\n      <name>{name}</name>\n']
-        own_host = 'cdl:ref="../name"' if wide else 'cdl:ref="/name"'
-        if i % 4 == 0:
-            p.append(f"      <version>2.{i % 10}.{i % 3}</version>\n")
-        if i % 5 == 0:
-            p.append(f"      <replicas>{1 + i % 7}</replicas>\n")
-        if family in ("WebService", "Cache") and i % 3 == 0:
-            # Override of a nested list, itself extending a template.
-            p.append(
-                '      <listen cdl:extends="t:Endpoint">\n'
-                f"        <host {own_host}/>\n"
-                f"        <port>{8000 + i % 1000}</port>\n"
-                "      </listen>\n"
-            )
-        if wide:
-            # Siblings in one list, found by name: "../.." climbs from the
-            # property's parent to the component, then to Cluster.
-            peer_host = f'cdl:ref="../../{peer}/listen/host"'
-            peer_port = f'cdl:ref="../../{peer}/listen/port"'
-            env_peer = 'cdl:ref="../../peer/host"'
-        else:
-            peer_host = f'cdl:refroot="{peer}" cdl:ref="/listen/host"'
-            peer_port = f'cdl:refroot="{peer}" cdl:ref="/listen/port"'
-            env_peer = 'cdl:ref="/peer/host"'
+
+def _component(i: int, n: int, kind: str, workers: list[int], shape: str) -> str:
+    """Component ``i`` of ``n``, of template ``kind``."""
+    name = _name(i)
+    family = _family_of(kind)
+    peer = _name((i * 7 + 3) % n)
+    wide = shape == "wide"
+    p = [f'    <{name} cdl:extends="t:{kind}">\n      <name>{name}</name>\n']
+    own_host = 'cdl:ref="../name"' if wide else 'cdl:ref="/name"'
+    if i % 4 == 0:
+        p.append(f"      <version>2.{i % 10}.{i % 3}</version>\n")
+    if i % 5 == 0:
+        p.append(f"      <replicas>{1 + i % 7}</replicas>\n")
+    if family in ("WebService", "Cache") and i % 3 == 0:
+        # Override of a nested list, itself extending a template.
         p.append(
-            f"      <labels><label>team-{i % 17}</label><label>zone-{i % 3}</label></labels>\n"
-            "      <peer>\n"
-            f"        <host {peer_host}/>\n"
-            f"        <port {peer_port}/>\n"
-            "      </peer>\n"
-            "      <env>\n"
-            '        <var><key>REGION</key><value cdl:refroot="Settings" cdl:ref="/region"/></var>\n'
-            f"        <var><key>PEER</key><value {env_peer}/></var>\n"
-            '        <var><key>PEER_PORT</key><value cdl:ref="../../peer/port"/></var>\n'
-            "      </env>\n"
-            '      <timeouts cdl:refroot="Settings" cdl:ref="/timeouts"/>\n'
+            '      <listen cdl:extends="t:Endpoint">\n'
+            f"        <host {own_host}/>\n"
+            f"        <port>{8000 + i % 1000}</port>\n"
+            "      </listen>\n"
         )
-        if wide:
-            p.append(f'      <next cdl:ref="../{_name((i + 1) % n)}/name"/>\n')
-        if i % 20 == 7 and workers:
-            watched = _name(workers[(i // 20) % len(workers)])
-            if wide:
-                p.append(f'      <supervisorPid cdl:ref="../{watched}/pid"/>\n')
-            else:
-                p.append(f'      <supervisorPid cdl:refroot="{watched}" cdl:ref="/pid"/>\n')
-        if i % 50 == 11:
-            p.append('      <deployedAt cdl:refroot="Settings" cdl:ref="/clock" cdl:lazy="true"/>\n')
-        if shape == "fanin" and i % 2 == 0 and i < 2 * fan:
-            p.append('      <catalog cdl:refroot="Catalog" cdl:ref="/entries"/>\n')
-        p.append(f"    </{name}>\n")
-        buf.append("".join(p))
-        if len(buf) >= 1000:
-            yield "".join(buf)
-            buf.clear()
-    if buf:
-        yield "".join(buf)
     if wide:
-        yield "    </Cluster>\n"
-    yield "  </cdl:system>\n</cdl:cdl>\n"
+        # Siblings in one list, found by name: "../.." climbs from the
+        # property's parent to the component, then to Cluster.
+        peer_host = f'cdl:ref="../../{peer}/listen/host"'
+        peer_port = f'cdl:ref="../../{peer}/listen/port"'
+        env_peer = 'cdl:ref="../../peer/host"'
+    else:
+        peer_host = f'cdl:refroot="{peer}" cdl:ref="/listen/host"'
+        peer_port = f'cdl:refroot="{peer}" cdl:ref="/listen/port"'
+        env_peer = 'cdl:ref="/peer/host"'
+    p.append(
+        f"      <labels><label>team-{i % 17}</label><label>zone-{i % 3}</label></labels>\n"
+        "      <peer>\n"
+        f"        <host {peer_host}/>\n"
+        f"        <port {peer_port}/>\n"
+        "      </peer>\n"
+        "      <env>\n"
+        '        <var><key>REGION</key><value cdl:refroot="Settings" cdl:ref="/region"/></var>\n'
+        f"        <var><key>PEER</key><value {env_peer}/></var>\n"
+        '        <var><key>PEER_PORT</key><value cdl:ref="../../peer/port"/></var>\n'
+        "      </env>\n"
+        '      <timeouts cdl:refroot="Settings" cdl:ref="/timeouts"/>\n'
+    )
+    if wide:
+        p.append(f'      <next cdl:ref="../{_name((i + 1) % n)}/name"/>\n')
+    if i % 20 == 7 and workers:
+        watched = _name(workers[(i // 20) % len(workers)])
+        if wide:
+            p.append(f'      <supervisorPid cdl:ref="../{watched}/pid"/>\n')
+        else:
+            p.append(f'      <supervisorPid cdl:refroot="{watched}" cdl:ref="/pid"/>\n')
+    if i % 50 == 11:
+        p.append('      <deployedAt cdl:refroot="Settings" cdl:ref="/clock" cdl:lazy="true"/>\n')
+    if shape == "fanin" and i % 2 == 0 and i < 2 * (n // 2):
+        p.append('      <catalog cdl:refroot="Catalog" cdl:ref="/entries"/>\n')
+    p.append(f"    </{name}>\n")
+    return "".join(p)
 
 
 def generate(n: int, outdir: str | os.PathLike[str], shape: str = "base") -> tuple[str, str]:
