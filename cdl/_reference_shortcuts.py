@@ -238,7 +238,12 @@ class ReferenceShortcuts:
         start = path_start(self._ws, ref, holder)
         if start is None:
             return None
-        node = self._walk(ref.steps, start)
+        return self._resolved_leaf(self._walk(ref.steps, start), depth)
+
+    def _resolved_leaf(self, node: etree._Element | None, depth: int) -> tuple[etree._Element, int] | None:
+        """``node``, where a path ends, with the characters of its value
+        (``_items.leaf_size``), if it is a leaf that is resolved (a reference
+        there is resolved first, if it can be here); else None."""
         if node is None or len(node):
             return None
         size = leaf_size(node, self._item_tags)
@@ -346,8 +351,6 @@ class ReferenceShortcuts:
         largest = 0
         start: etree._Element | None = holder  # (holder: not found yet)
         reached: dict[tuple[str, ...], etree._Element | None] = {}
-        only = self._ws.children.only
-        passable = self._passable
         for var, prefix, last in paths.paths:
             if last is not None and start is holder:
                 start = path_start(self._ws, var.ref, holder)  # the same for every path without refroot
@@ -360,20 +363,7 @@ class ReferenceShortcuts:
                     parent = reached[prefix] = self._walk(prefix, start)
                 if parent is None:
                     return None
-                count = passable.get(parent)
-                if count is None:
-                    count = self._passed(parent)
-                    if count is None:
-                        return None
-                node = only(parent, last, count)
-                if node is None or len(node):
-                    return None
-                size = leaf_size(node, self._item_tags)
-                if size == UNRESOLVED_LEAF:
-                    size = self._resolved_first(node, depth)
-                    if size < 0:
-                        return None
-                found = node, size
+                found = self._resolved_leaf(self._walk((last,), parent), depth)
             if found is None:
                 return None
             nodes.append(found[0])
