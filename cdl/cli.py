@@ -122,7 +122,20 @@ def _resolve(file: str, options: dict[str, Any], values: dict[str, str], release
     return result
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Command(click.Command):
+    """A command whose summary in ``cdl --help`` is its docstring's whole first sentence."""
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        # click cuts the summary to the terminal's width with "..."; a cut summary
+        # leaves the reader guessing, so it is wrapped instead.
+        return super().get_short_help_str(limit=sys.maxsize)
+
+
+class _Group(click.Group):
+    command_class = _Command
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="cdl")
 def main() -> None:
     """Resolve CDL (CDDLM Configuration Description Language 1.0) documents."""
@@ -152,7 +165,11 @@ def resolve(
     select: tuple[str, ...],
     **options: Any,
 ) -> None:
-    """Resolve FILE and print the resolved cdl:cdl document."""
+    """Resolve FILE and print the resolved cdl:cdl document.
+
+    The output holds the main document's resolved cdl:configuration and
+    cdl:system (only the system with --system-only), as XML or JSON.
+    """
     if validate:
         _validate_or_exit([file])
     result = _resolve(file, options, values, release, validate)
@@ -181,9 +198,10 @@ def pending(
     everything: bool,
     **options: Any,
 ) -> None:
-    """List what the deployment of FILE's cdl:system waits for (one line each).
+    """List what the deployment of FILE's cdl:system waits for.
 
-    Without a cdl:system (a template library), what its templates wait for.
+    One line per item: its path, its kind and what waits on it. Without a
+    cdl:system (a template library), what its templates wait for.
     """
     result = _resolve(file, options, values, release)
     for item in result.pending if everything else result.system_pending:
@@ -202,7 +220,10 @@ def pending(
     type=click.Choice(["text", "json", "dot", "mermaid"]),
     default="text",
     show_default=True,
-    help="An indented tree, the JSON of README.md, Graphviz DOT, or a Mermaid flowchart.",
+    help=(
+        "An indented tree, JSON (the waves of components, with what each supplies, releases and waits for),"
+        " Graphviz DOT, or a Mermaid flowchart."
+    ),
 )
 @_load_options
 @_reports_errors
@@ -213,7 +234,10 @@ def plan(
     fmt: str,
     **options: Any,
 ) -> None:
-    """Print the order in which FILE's components can be deployed, in waves."""
+    """Print the waves in which FILE's components can be deployed.
+
+    Each wave holds the components whose dependencies the earlier waves deploy.
+    """
     result = _resolve(file, options, values, release).plan()
     rendered = {"text": result.to_text, "json": result.to_json, "dot": result.to_dot, "mermaid": result.to_mermaid}[fmt]()
     click.echo(rendered, nl=False)
@@ -223,7 +247,10 @@ def plan(
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.argument("path", metavar="PATH")
 @_deploy_options
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+    help="Text (the value, then one line per step), or JSON (a list of explanations with their steps).",
+)
 @_load_options
 @_reports_errors
 def explain(
@@ -234,8 +261,12 @@ def explain(
     output_format: str,
     **options: Any,
 ) -> None:
-    """Say why each property PATH selects (LIST/child/...) has its value: where it
-    was written, inherited, overridden, referenced, computed or supplied."""
+    """Say why each property PATH selects has its value.
+
+    PATH is LIST/child/..., written with the document's prefixes. For each
+    property: where its value was written, inherited, overridden, referenced,
+    computed or supplied.
+    """
     from ._explain import to_text
 
     explanations = _resolve(file, options, values, release).explain(path)
@@ -249,7 +280,7 @@ def explain(
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @_reports_errors
 def validate(files: tuple[str, ...]) -> None:
-    """Validate FILES against the CDL schema, reporting every violation."""
+    """Check FILES against the CDL schema, reporting every violation."""
     _validate_or_exit(list(files))
     click.echo(f"{len(files)} document(s) valid", err=True)
 
@@ -268,7 +299,10 @@ def validate(files: tuple[str, ...]) -> None:
 def conformance(
     suite_dir: str | None, processor: str | None, junit: str | None, timeout: float, plan_processor: str | None
 ) -> None:
-    """Run the conformance suite (default: ./conformance) and report per section."""
+    """Run the conformance suite and report per section.
+
+    SUITE_DIR defaults to ./conformance.
+    """
     from .conformance import run_suite
 
     directory = Path(suite_dir) if suite_dir else Path("conformance")

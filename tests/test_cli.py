@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -303,3 +304,61 @@ def test_console_script_module_entry(servers: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "cdl.cli", "resolve", str(servers)], capture_output=True, timeout=60)
     assert proc.returncode == 0
     assert proc.stdout == cdl.load(servers).resolve().to_bytes()
+
+
+# ---------------------------------------------------------------------------
+# help text
+
+
+def _commands(command: click.Command, name: str = "cdl") -> list[tuple[str, click.Command]]:
+    """``command`` and every command under it, by full name (``cdl resolve``)."""
+    found = [(name, command)]
+    if isinstance(command, click.Group):
+        ctx = click.Context(command, info_name=name)
+        for sub in command.list_commands(ctx):
+            subcommand = command.get_command(ctx, sub)
+            assert subcommand is not None
+            found += _commands(subcommand, f"{name} {sub}")
+    return found
+
+
+def _summary(command: click.Command) -> str:
+    """The docstring's first paragraph, which ``cdl --help`` must show whole."""
+    return " ".join((command.help or "").partition("\n\n")[0].split())
+
+
+def _listed_summaries(help_text: str) -> dict[str, str]:
+    """The Commands section of ``cdl --help``: name -> summary, wrapped lines joined."""
+    listed: dict[str, str] = {}
+    name = ""
+    for line in help_text.partition("\nCommands:\n")[2].splitlines():
+        first, _, rest = line.strip().partition(" ")
+        if line.startswith("  ") and not line.startswith("   "):
+            name, listed[first] = first, rest.strip()
+        elif line.strip():
+            listed[name] += " " + line.strip()
+    return listed
+
+
+@pytest.mark.parametrize("width", [80, 50])
+def test_cdl_help_shows_each_commands_whole_summary(width: int) -> None:
+    result = CliRunner().invoke(main, ["--help"], terminal_width=width)
+    assert result.exit_code == 0
+    expected = {name: _summary(command) for name, command in main.commands.items()}
+    assert all(summary.endswith(".") and summary.count(". ") == 0 for summary in expected.values()), expected
+    assert _listed_summaries(result.stdout) == expected
+    assert "..." not in result.stdout.partition("\nCommands:\n")[2]
+    if width == 80:  # a one-line summary on the usual terminal
+        assert len(result.stdout.partition("\nCommands:\n")[2].splitlines()) == len(expected)
+
+
+@pytest.mark.parametrize(("name", "command"), _commands(main), ids=[name for name, _ in _commands(main)])
+def test_every_option_has_help_and_none_sends_the_reader_to_the_readme(name: str, command: click.Command) -> None:
+    options = [p for p in command.get_params(click.Context(command, info_name=name)) if isinstance(p, click.Option)]
+    assert options
+    for option in options:
+        assert option.help and option.help.strip(), f"{name} {option.opts[0]} has no help"
+        assert "README" not in option.help, f"{name} {option.opts[0]}: {option.help}"
+    assert _summary(command), f"{name} has no summary"
+    result = CliRunner().invoke(main, [*name.split()[1:], "--help"])
+    assert result.exit_code == 0 and "README" not in result.stdout
