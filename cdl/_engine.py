@@ -50,7 +50,7 @@ from ._model import (
     Workspace,
 )
 from ._names import Registry, build_registry
-from ._naming import Prefixes
+from ._naming import Prefixes, counted
 from ._plan import Plan, build_plan
 from ._references import ReferenceResolver, find_candidates, items_in
 from ._serialize import Data, OutputFacts, build_output, prepare_output, to_bytes, to_data
@@ -97,6 +97,10 @@ class Document:
     def urls(self) -> tuple[str, ...]:
         """Every loaded document, the main one first, then imports in load order."""
         return tuple(d.url for d in self._docs)
+
+    def __repr__(self) -> str:
+        n = len(self._docs)
+        return f"<cdl.Document {self.url!r} ({counted(n, 'document')})>"
 
     def reads(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path`` is one of the files this document was loaded from."""
@@ -182,6 +186,12 @@ class Resolution:
             self.warnings += type_warnings
             if errors:
                 raise errors[0] if len(errors) == 1 else CdlErrorGroup(errors)
+
+    def __repr__(self) -> str:
+        n = len(self.rounds)
+        rounds = f"{counted(n, 'round')}, " if n else ""
+        left = len(self.pending)
+        return f"<cdl.Resolution {self.document.url!r} ({rounds}{left or 'nothing'} pending)>"
 
     def check_types(self) -> tuple[list[CdlError], list[str]]:
         """Check each value that has a cdl:type: (errors, warnings), all of them."""
@@ -522,13 +532,16 @@ def load(
     limits: Limits | None = None,
     name: str | None = None,
     catalogs: Sequence[str | os.PathLike[str]] = (),
+    base: str | os.PathLike[str] | None = None,
 ) -> Document:
     """Load a CDL document and its imports.
 
     ``source`` is a file path, a URL (``file:``; ``http(s):`` only with
     ``allow_remote``; other schemes through ``resolver``), or the document's
-    bytes (``name`` then labels it in messages). Imported files must lie under
-    the main document's directory or one of ``import_paths``. ``resolver``
+    bytes (``name`` then labels it in messages; its relative imports resolve
+    against ``base``, a directory as a path or ``file:`` URL, the current
+    directory by default). Imported files must lie under the main document's
+    directory (``base`` for bytes) or one of ``import_paths``. ``resolver``
     (``url -> bytes``) replaces how non-file URLs are read. ``catalogs`` are
     OASIS XML catalog files mapping import locations (``http://...``,
     ``classpath:/...``) to local files, which are then read as files (their
@@ -542,7 +555,7 @@ def load(
         catalogs=tuple(os.fspath(c) for c in catalogs),
     )
     with _cyclic_gc_paused():
-        docs, tables = load_set(source, options, name)
+        docs, tables = load_set(source, options, name, base)
     problems = Problems(options.limits.max_errors)
     registry = build_registry(docs, Prefixes([d.declared for d in docs], docs[0].nsmap.get(None)), problems)
     problems.raise_if_any()

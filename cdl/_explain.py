@@ -5,7 +5,7 @@ Phase: explanation, on demand after resolution. Entry points:
 :func:`explain` (the explanations of what a path selects), :func:`select`
 (elements a ``LIST/child`` path selects, with suggestions when it selects
 nothing), :func:`prune` (an output tree cut down to selected properties) and
-:func:`to_text` (the text form ``cdl explain`` prints). Spec sections: 7.2.2
+:meth:`Explanation.to_text` (the text form ``cdl explain`` prints). Spec sections: 7.2.2
 (inheritance of elements: ``inherited``, ``overrides``), 7.2.4 (hierarchical
 extends), 7.3.2-7.3.5 (references, translated paths of 7.3.4, several targets),
 7.3.6 (expressions), 7.5 (deploy-time values: ``supplied``, ``pending``).
@@ -45,6 +45,7 @@ by ``P_DOC``. The serializer never sees a recorded workspace.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,7 @@ from ._model import (
     Workspace,
     doc_index_of,
 )
+from ._naming import counted
 from ._paths import PrefixError, parse_user_path
 from .errors import SelectionError
 
@@ -110,9 +112,16 @@ class Step:
     round: int | None = None
     #: supplied: the path as given to ``set``.
     set_path: str | None = None
-    #: pending: what it waits for (paths), and the kind of item it is.
+    #: pending: what it waits for (paths), and what kind of wait it is
+    #: (``value``, ``release``, ``reference``, ``expression``; the JSON ``waiting``).
     waits_for: tuple[str, ...] = ()
-    waiting: str | None = None
+    wait_kind: str | None = None
+
+    @property
+    def waiting(self) -> str | None:
+        """Deprecated: :attr:`wait_kind` (``Pending.waiting`` holds paths, not a kind)."""
+        warnings.warn("Step.waiting is deprecated; use Step.wait_kind", DeprecationWarning, stacklevel=2)
+        return self.wait_kind
 
     def to_data(self) -> dict[str, Any]:
         """The step as JSON-ready data: kind, url, line, path, then the kind's own keys."""
@@ -136,7 +145,7 @@ class Step:
         elif kind == "supplied":
             data.update(round=self.round, set=self.set_path, value=self.value)
         elif kind == "pending":
-            data["waiting"] = self.waiting
+            data["waiting"] = self.wait_kind
             data["waits_for"] = list(self.waits_for)
             if self.ref is not None:
                 data.update(ref=self.ref, translated=self.translated, refroot=self.refroot)
@@ -171,6 +180,23 @@ class Explanation:
         if self.truncated:
             data["truncated"] = True
         return data
+
+    def to_text(self) -> str:
+        """What ``cdl explain`` prints for it: the value, then one line per step
+        with ``file:line`` first (editors and terminals make it a link).
+        Nested explanations (a reference's target, an expression's variables)
+        are indented below their step; they are at most _MAX_DEPTH deep."""
+        lines: list[str] = []
+        _text_of(self, "", lines)
+        return "\n".join(lines) + "\n"
+
+    def __repr__(self) -> str:
+        if self.status == "pending":
+            state = "pending"
+        else:
+            state = "a list" if self.value is None else f"= {self.value!r}"
+        n = len(self.steps)
+        return f"<cdl.Explanation {self.path!r} {state} ({counted(n, 'step')})>"
 
 
 # -- recording ------------------------------------------------------------------------
@@ -485,12 +511,12 @@ def _pending_step(state: _State, el: etree._Element, item: etree._Element) -> St
         waits, waiting = (state.path(el),), "release"  # lazy variables (7.5.3)
     else:
         waits, waiting = (state.path(el),), "value"  # a lazy property (7.5.2)
-    step = Step("pending", state.url(item), item.sourceline or None, state.path(el), waits_for=waits, waiting=waiting)
+    step = Step("pending", state.url(item), item.sourceline or None, state.path(el), waits_for=waits, wait_kind=waiting)
     index = item.get(P_REF)
     if index is not None:
         ref, translated, refroot = state.ref_texts(state.ctx.tables.refs[int(index)])
         step = Step(
-            "pending", step.url, step.line, step.path, waits_for=waits, waiting=waiting, ref=ref, translated=translated, refroot=refroot
+            "pending", step.url, step.line, step.path, waits_for=waits, wait_kind=waiting, ref=ref, translated=translated, refroot=refroot
         )
     return step
 
@@ -703,19 +729,6 @@ def prune(root: etree._Element, selected: Sequence[etree._Element]) -> etree._El
 # -- the text form -------------------------------------------------------------------------
 
 
-def to_text(explanations: Sequence[Explanation]) -> str:
-    """What ``cdl explain`` prints: per explanation the value, then one line
-    per step with ``file:line`` first (editors and terminals make it a link).
-    Nested explanations (a reference's target, an expression's variables)
-    are indented below their step; they are at most _MAX_DEPTH deep."""
-    lines: list[str] = []
-    for i, explanation in enumerate(explanations):
-        if i:
-            lines.append("")
-        _text_of(explanation, "", lines)
-    return "\n".join(lines) + ("\n" if lines else "")
-
-
 def _header(e: Explanation) -> str:
     if e.status == "pending":
         return f"{e.path} (pending)"
@@ -758,9 +771,9 @@ def _describe(step: Step) -> str:
     if kind == "supplied":
         return f"set {step.set_path} = {step.value}" if step.value is not None else f"set {step.set_path}"
     # pending
-    if step.waiting == "value":
+    if step.wait_kind == "value":
         return f"waits for a deploy-time value (set {_name(step.path)})"
-    if step.waiting == "release":
+    if step.wait_kind == "release":
         return f"waits to be released (release {_name(step.path)})"
     return "waits for " + ", ".join(step.waits_for)
 

@@ -64,22 +64,31 @@ class _Location:
     file: Path | None = None
 
 
-def load_set(source: str | os.PathLike[str] | bytes, options: LoadOptions, name: str | None = None) -> tuple[list[SourceDoc], Tables]:
+def load_set(
+    source: str | os.PathLike[str] | bytes,
+    options: LoadOptions,
+    name: str | None = None,
+    base: str | os.PathLike[str] | None = None,
+) -> tuple[list[SourceDoc], Tables]:
     """Load the main document and, recursively, its imports.
 
     ``source`` is a file path, a URL, or the document's bytes (then ``name`` is
-    what errors call it, and relative imports resolve against the current
-    directory).
+    what errors call it, and relative imports resolve against ``base``, the
+    current directory by default).
     """
     tables = Tables()
     catalogs = Catalogs(options.catalogs, options.limits.max_bytes)
     if isinstance(source, bytes):
         display = name or "<bytes>"
-        cwd = Path.cwd().resolve()
-        main = _Location(display, f"bytes:{display}", cwd.as_uri() + "/")
+        # The base directory takes the place of a file's own directory: its
+        # imports resolve against it and may not leave it.
+        directory = _base_directory(base)
+        main = _Location(display, f"bytes:{display}", directory.as_uri().rstrip("/") + "/")
         data = source
-        roots = [cwd]
+        roots = [directory]
     else:
+        if base is not None:
+            raise TypeError("base applies to a document given as bytes; a file's imports resolve against its directory")
         main = _locate_main(os.fspath(source), options, catalogs)
         data = _read(main, options, where=None)
         roots = [main.file.parent] if main.file is not None else []
@@ -125,6 +134,19 @@ def load_set(source: str | os.PathLike[str] | bytes, options: LoadOptions, name:
         docs.append(imported)
         stack.append((imported, target, _import_elements(imported)))
     return docs, tables
+
+
+def _base_directory(base: str | os.PathLike[str] | None) -> Path:
+    """The directory ``base`` names (a path or a ``file:`` URL), the current one for None."""
+    if base is None:
+        return Path.cwd().resolve()
+    text = os.fspath(base)
+    parsed = urllib.parse.urlsplit(text)
+    if len(parsed.scheme) > 1:  # a one-letter scheme is a Windows drive
+        if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+            raise ValueError(f"base {text!r} is neither a directory nor a file: URL of one")
+        text = url2pathname(parsed.path)
+    return Path(text).resolve()
 
 
 def _import_elements(doc: SourceDoc) -> list[etree._Element]:

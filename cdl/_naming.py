@@ -100,3 +100,8 @@ def relative_text(steps: list[str]) -> str:
         return "."
     text = "/".join(steps)
     return text if steps[0] == UP else "./" + text
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 document``, ``3 documents``: a count as reprs and messages write it."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

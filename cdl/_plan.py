@@ -46,6 +46,7 @@ from lxml import etree
 
 from ._items import ItemKind, holder_of, item_kind
 from ._model import T_EXPRESSION, T_SYSTEM, Problems, Workspace
+from ._naming import counted
 from ._references import ReferenceResolver, waits_if_attempted
 from .errors import PlanError
 
@@ -307,7 +308,8 @@ class PlannedComponent:
         return hash((id(self._tree), self._index))
 
     def __repr__(self) -> str:
-        return f"PlannedComponent(path={self.path!r}, wave={self.wave}, after={self.after!r})"
+        after = f", after {', '.join(self.after)}" if self.after else ""
+        return f"<cdl.PlannedComponent {self.path!r} (wave {self.wave}{after})>"
 
 
 class Plan:
@@ -328,6 +330,10 @@ class Plan:
     def waves(self) -> tuple[tuple[PlannedComponent, ...], ...]:
         tree = self._tree
         return tuple(tuple(PlannedComponent(tree, c) for c in row) for row in tree.rows(0))
+
+    def __repr__(self) -> str:
+        waves, n = len(self._tree.rows(0)), sum(1 for _ in self.components())
+        return f"<cdl.Plan ({counted(waves, 'wave')}, {counted(n, 'component')})>"
 
     def components(self) -> Iterator[PlannedComponent]:
         """Every component, depth first, each before its children, waves in order."""

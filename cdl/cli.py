@@ -267,13 +267,11 @@ def explain(
     property: where its value was written, inherited, overridden, referenced,
     computed or supplied.
     """
-    from ._explain import to_text
-
     explanations = _resolve(file, options, values, release).explain(path)
     if output_format == "json":
         click.echo(json.dumps([e.to_data() for e in explanations], indent=2, ensure_ascii=False))
     else:
-        click.echo(to_text(explanations), nl=False)
+        click.echo("\n".join(e.to_text() for e in explanations), nl=False)
 
 
 @main.command()

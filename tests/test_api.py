@@ -281,3 +281,77 @@ def test_the_cyclic_collector_is_paused_only_while_working() -> None:
         assert not gc.isenabled()  # a caller's choice is kept
     finally:
         gc.enable()
+
+
+# ---------------------------------------------------------------------------
+# Reading the library: reprs, Explanation.to_text, Step.wait_kind, load(base=)
+
+WEBAPP = Path(__file__).resolve().parent.parent / "samples" / "webapp" / "system.cdl"
+
+
+def test_reprs_say_what_an_object_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(WEBAPP.parent.parent.parent)
+    doc = cdl.load("samples/webapp/system.cdl")
+    assert repr(doc) == "<cdl.Document 'samples/webapp/system.cdl' (3 documents)>"
+    assert repr(load_text(SERVERS)) == "<cdl.Document 'mem.cdl' (1 document)>"
+    first = doc.resolve()
+    assert repr(first) == "<cdl.Resolution 'samples/webapp/system.cdl' (3 pending)>"
+    done = first.supply({"WebApplication/t:DB/t:hostname": "db", "WebApplication/t:Web/t:hostname": "web"})
+    assert repr(done) == "<cdl.Resolution 'samples/webapp/system.cdl' (1 round, nothing pending)>"
+    plan = first.plan()
+    assert repr(plan) == "<cdl.Plan (1 wave, 4 components)>"
+    web = plan.waves[0][0].waves[1][0]
+    assert repr(web) == "<cdl.PlannedComponent '/WebApplication/t:Web' (wave 2, after /WebApplication/t:DB)>"
+    assert repr(plan.waves[0][0]) == "<cdl.PlannedComponent '/WebApplication' (wave 1)>"
+    [port] = done.explain("WebApplication/t:Web/t:dbconnection/t:hostname")
+    assert repr(port).startswith("<cdl.Explanation '/WebApplication/t:Web/t:dbconnection/t:hostname' = 'db' (")
+    [lazy] = first.explain("WebApplication/t:DB/t:hostname")
+    assert repr(lazy) == "<cdl.Explanation '/WebApplication/t:DB/t:hostname' pending (4 steps)>"
+    # Pending keeps its generated repr: short, and it reads back as the value it is.
+    item = load_text(SERVERS).resolve().pending[0]
+    assert repr(item) == "Pending(path='/server1/port', kind='lazy-property', waiting=('/server2/destination',), waits_on=())"
+
+
+def test_explanation_to_text_is_what_cdl_explain_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(WEBAPP.parent.parent.parent)
+    from click.testing import CliRunner
+
+    from cdl.cli import main
+
+    path = "WebApplication/t:Web/t:dbconnection/t:hostname"
+    explanations = cdl.load("samples/webapp/system.cdl").resolve().explain(path)
+    out = CliRunner().invoke(main, ["explain", "samples/webapp/system.cdl", path]).output
+    assert out == explanations[0].to_text()
+    assert out.startswith("/WebApplication/t:Web/t:dbconnection/t:hostname (pending)\n")
+
+
+def test_a_pending_step_names_its_kind_wait_kind_and_keeps_the_json_key() -> None:
+    [e] = load_text(SERVERS).resolve().explain("server1/port")
+    step = e.steps[-1]
+    assert step.kind == "pending" and step.wait_kind == "value"
+    assert step.to_data()["waiting"] == "value"
+    with pytest.warns(DeprecationWarning, match="wait_kind"):
+        assert step.waiting == "value"
+    with pytest.raises(AttributeError):
+        step.waiting = "release"  # type: ignore[misc]
+
+
+def test_load_bytes_with_a_base_resolves_imports_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "t.cdl").write_text(config("<T><v>from-lib</v></T>"))
+    (tmp_path / "outside.cdl").write_text(config("<U/>"))
+    main = cdl_doc("<cdl:import location='t.cdl'/><cdl:system><s cdl:extends='T'/></cdl:system>").encode()
+    monkeypatch.chdir(tmp_path)  # the old behaviour (the current directory) would not find t.cdl
+    for base in (tmp_path / "lib", str(tmp_path / "lib"), (tmp_path / "lib").as_uri(), (tmp_path / "lib").as_uri() + "/"):
+        doc = cdl.load(main, base=base, name="main.cdl")
+        assert b"<v>from-lib</v>" in doc.resolve().to_bytes()
+        assert repr(doc) == "<cdl.Document 'main.cdl' (2 documents)>"  # name still only labels it
+    # The base is the allowed root, as a file's directory is.
+    escape = cdl_doc("<cdl:import location='../outside.cdl'/><cdl:system><s/></cdl:system>").encode()
+    with pytest.raises(cdl.CdlError) as info:
+        cdl.load(escape, base=tmp_path / "lib")
+    assert "outside the allowed directories" in info.value.message
+    with pytest.raises(ValueError, match="neither a directory"):
+        cdl.load(main, base="http://example.org/lib/")
+    with pytest.raises(TypeError, match="as bytes"):
+        cdl.load(WEBAPP, base=tmp_path)
