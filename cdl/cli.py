@@ -293,19 +293,29 @@ def validate(files: tuple[str, ...]) -> None:
     metavar='"COMMAND {input}"',
     help="With --processor: the command printing a plan as JSON, for cases that expect one.",
 )
+@click.option("--list", "list_only", is_flag=True, help="List the cases (section, name, what each expects) instead of running them.")
 @_reports_errors
 def conformance(
-    suite_dir: str | None, processor: str | None, junit: str | None, timeout: float, plan_processor: str | None
+    suite_dir: str | None,
+    processor: str | None,
+    junit: str | None,
+    timeout: float,
+    plan_processor: str | None,
+    list_only: bool,
 ) -> None:
     """Run the conformance suite and report per section.
 
-    SUITE_DIR defaults to ./conformance.
+    SUITE_DIR defaults to the suite installed with cdl.
     """
-    from .conformance import run_suite
+    from .conformance import bundled_suite, list_suite, load_suite, run_suite
 
-    directory = Path(suite_dir) if suite_dir else Path("conformance")
+    directory = Path(suite_dir) if suite_dir else bundled_suite()
     if not directory.is_dir():
-        raise click.BadParameter(f"{directory} is not a directory", param_hint="SUITE_DIR")
+        what = f"{directory} is not a directory" if suite_dir else f"the bundled suite is missing ({directory}): give SUITE_DIR"
+        raise click.BadParameter(what, param_hint="SUITE_DIR")
+    if list_only:
+        click.echo(list_suite(load_suite(directory)), nl=False)
+        return
     if processor is not None and "{input}" not in processor:
         raise click.BadParameter("the command must contain {input}", param_hint="--processor")
     if plan_processor is not None and ("{input}" not in plan_processor or processor is None):

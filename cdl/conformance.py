@@ -27,6 +27,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,7 +45,9 @@ __all__ = [
     "CaseResult",
     "Difference",
     "CaseRound",
+    "bundled_suite",
     "compare",
+    "list_suite",
     "load_suite",
     "run_case",
     "run_suite",
@@ -118,6 +121,19 @@ class Case:
         return self.plan is not None or (self.error is not None and self.error.startswith("PLAN_"))
 
     @property
+    def expects(self) -> str:
+        """What the case expects, in a few words: ``output expected.cdl``,
+        ``error REF_UNRESOLVED``, ``output expected.cdl, plan expected-plan.json``."""
+        if self.problem is not None:
+            return "malformed case.json"
+        if self.error is not None:
+            return f"error {self.error}"
+        parts = [] if self.expect is None else [f"output {self.expect}"]
+        if self.plan is not None:
+            parts.append(f"plan {self.plan}")
+        return ", ".join(parts)
+
+    @property
     def group(self) -> str:
         """The top two levels of the section (``7.2.2.1`` -> ``7.2``)."""
         return ".".join(self.section.split(".")[:2])
@@ -167,6 +183,33 @@ def load_suite(suite_dir: str | os.PathLike[str]) -> list[Case]:
         raise NotADirectoryError(f"conformance suite directory not found: {root}")
     cases = [_read_case(root, spec.parent) for spec in root.rglob("case.json") if spec.is_file()]
     return sorted(cases, key=lambda c: (section_key(c.section), c.name))
+
+
+def bundled_suite() -> Path:
+    """The directory of the conformance suite that comes with this package.
+
+    An installed package has it at ``cdl/conformance_cases`` (pyproject maps
+    the repository's ``conformance/cases``, the one source of the cases, to
+    the data-only package ``cdl.conformance_cases``). Run from a source
+    checkout or an editable install, it is ``conformance/cases`` beside the
+    package. The result need not exist: :func:`load_suite` says so.
+    """
+    installed = resources.files("cdl") / "conformance_cases"
+    # A package imported from a zip has no directory to run the cases in.
+    if isinstance(installed, Path) and installed.is_dir():
+        return installed
+    return Path(__file__).resolve().parent.parent / "conformance" / "cases"
+
+
+def list_suite(cases: Iterable[Case]) -> str:
+    """One line per case: its section, name, what it expects and its
+    description, in columns under a header (what ``cdl conformance --list`` prints)."""
+    rows = [("section", "case", "expects", "description")]
+    rows += [(c.section, c.name, c.expects, c.problem or c.description) for c in cases]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return "".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3] + "\n" for row in rows
+    )
 
 
 def _read_case(root: Path, directory: Path) -> Case:

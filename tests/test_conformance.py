@@ -7,10 +7,13 @@ a fake processor that echoes its input, so they do not depend on the engine.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
+import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,7 @@ import pytest
 from lxml import etree
 
 import cdl
-from cdl.conformance import Case, CaseRound, compare, load_suite, run_case, run_suite
+from cdl.conformance import Case, CaseRound, bundled_suite, compare, load_suite, run_case, run_suite
 from cdl.errors import CdlError
 
 HERE = Path(__file__).resolve().parent
@@ -424,3 +427,100 @@ def test_compare_walks_deeper_than_the_recursion_limit() -> None:
     assert compare(tree("x"), tree("x")) is None
     diff = compare(tree("x"), tree("y"))
     assert diff is not None and diff.path == "/cdl:configuration" + "/n" * DEEP
+
+
+# ---------------------------------------------------------------------------
+# The suite shipped with the package, for implementers of other processors
+
+ROOT = HERE.parent
+
+
+def _cdl_from(cwd: Path, *args: str, pythonpath: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """`cdl ARGS` run in ``cwd``, importing the package from ``pythonpath``."""
+    env = {**os.environ, "PYTHONPATH": str(pythonpath)}
+    return subprocess.run(
+        [sys.executable, "-m", "cdl.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def _check_listing(stdout: str) -> None:
+    """The listing names every case of conformance/cases, in suite order, with
+    its section and what it expects."""
+    header, *lines = stdout.splitlines()
+    assert header.split() == ["section", "case", "expects", "description"]
+    assert len(lines) == len(REPO_SUITE)
+    for line, case in zip(lines, REPO_SUITE, strict=True):
+        section, name, expects = line.split()[:3]
+        assert (section, name) == (case.section, case.name)
+        assert expects == ("error" if case.error else "output" if case.expect else "plan")
+        assert case.expects in line and line.endswith(case.description)
+
+
+def test_case_says_what_it_expects(tmp_path: Path) -> None:
+    cases = {c.name: c for c in REPO_SUITE}
+    assert cases["errors/not-cdl-root-element"].expects == "error NOT_CDL"
+    assert cases["6/empty-document"].expects == "output expected.cdl"
+    assert {c.expects for c in REPO_SUITE if c.plan} >= {"plan expected-plan.json"}
+    write_case(tmp_path / "bad", {"section": "7"})
+    (bad,) = load_suite(tmp_path)
+    assert bad.expects == "malformed case.json"
+
+
+def test_bundled_suite_is_the_repository_cases_from_a_checkout() -> None:
+    assert bundled_suite() == REPO_CASES
+
+
+@pytest.mark.skipif(not REPO_CASES.is_dir(), reason="no conformance/cases directory")
+def test_list_and_default_run_from_any_directory(tmp_path: Path) -> None:
+    """Without SUITE_DIR, `cdl conformance` runs the bundled suite, wherever it is run from."""
+    listed = _cdl_from(tmp_path, "conformance", "--list")
+    assert listed.returncode == 0, listed.stderr
+    _check_listing(listed.stdout)
+    ran = _cdl_from(tmp_path, "conformance")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ran.stdout.endswith(f"\n{len(REPO_SUITE)} passed, 0 failed\n")
+
+
+def _build_wheel(tmp_path: Path) -> Path:
+    """The wheel `pip wheel` builds from a copy of the project (the copy keeps
+    build/ and *.egg-info out of the checkout)."""
+    source = tmp_path / "source"
+    for part in ("cdl", "xsd", "conformance/cases"):
+        shutil.copytree(ROOT / part, source / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for part in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / part, source / part)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(source), "-w", str(tmp_path / "wheel")],
+        capture_output=True, text=True, timeout=300,
+    )
+    if built.returncode != 0 and "satisfies the requirement" in built.stderr:
+        pytest.skip(f"pip cannot fetch the build backend (offline?): {built.stderr.strip()[-300:]}")
+    assert built.returncode == 0, built.stderr
+    (wheel,) = (tmp_path / "wheel").glob("cdl-*.whl")
+    return wheel
+
+
+@pytest.mark.skipif(not REPO_CASES.is_dir(), reason="no conformance/cases directory")
+def test_wheel_ships_the_suite_and_runs_it_from_any_directory(tmp_path: Path) -> None:
+    """The wheel holds every file of conformance/cases as cdl/conformance_cases,
+    and the package installed from it lists and runs them from another directory."""
+    wheel = _build_wheel(tmp_path)
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = {n.removeprefix("cdl/conformance_cases/") for n in archive.namelist() if n.startswith("cdl/conformance_cases/")}
+        # A pure-Python wheel installs by unpacking it onto the path.
+        archive.extractall(tmp_path / "site")
+    on_disk = {p.relative_to(REPO_CASES).as_posix() for p in REPO_CASES.rglob("*") if p.is_file()}
+    assert shipped == on_disk
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    where = subprocess.run(
+        [sys.executable, "-c", "import cdl.conformance as c; print(c.bundled_suite())"],
+        cwd=elsewhere, env={**os.environ, "PYTHONPATH": str(tmp_path / "site")}, capture_output=True, text=True,
+    )
+    assert where.stdout.strip() == str(tmp_path / "site" / "cdl" / "conformance_cases"), where.stderr
+    listed = _cdl_from(elsewhere, "conformance", "--list", pythonpath=tmp_path / "site")
+    assert listed.returncode == 0, listed.stderr
+    _check_listing(listed.stdout)
+    ran = _cdl_from(elsewhere, "conformance", pythonpath=tmp_path / "site")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ran.stdout.endswith(f"\n{len(REPO_SUITE)} passed, 0 failed\n")
