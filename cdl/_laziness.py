@@ -24,11 +24,14 @@ from ._model import (
     P_REF,
     T_EXPRESSION,
     T_SYSTEM,
+    Context,
     Problems,
     SourceDoc,
     Workspace,
+    doc_index_of,
     has_value,
     tag_of,
+    top_level_of,
     variables_of,
 )
 from ._naming import Prefixes
@@ -230,13 +233,40 @@ def check_required(ws: Workspace, resolver: ReferenceResolver, tags: frozenset[s
     problems = Problems(ws.ctx.limits.max_errors)
     for el in _required_candidates(ws, tags):
         if _required_unmet(el):
-            problems.add(
-                RequiredPropertyError(
-                    'this property is marked cdl:use="required" but has no value',
-                    at=ws.ctx.where(el),
-                )
-            )
+            problems.add(_required_missing(ws.ctx, el))
     problems.raise_if_any()
+
+
+def _required_missing(ctx: Context, el: etree._Element) -> RequiredPropertyError:
+    """REQUIRED_MISSING for ``el``: at the element when its system list
+    writes it, else at the system list that inherits it unfilled, saying
+    where the template declares it (the line ``el`` keeps from its copy)."""
+    message = 'this property is marked cdl:use="required" but has no value'
+    where = ctx.where(el)
+    top = top_level_of(el)
+    if top is None or _written_in(ctx, el, top):
+        return RequiredPropertyError(message, at=where)
+    declared = f"{where.url}:{where.line}" if where.line else str(where.url)
+    name = ctx.prefixes.path_of(top).lstrip("/")
+    return RequiredPropertyError(
+        f"{message}: {name} inherits it without one (declared required at {declared}); give it a value in {name}",
+        at=ctx.where(top)._replace(path=where.path),
+    )
+
+
+def _written_in(ctx: Context, el: etree._Element, top: etree._Element) -> bool:
+    """Whether ``el``, of the top level list ``top``, is written in that list
+    (rather than copied from a template). The loaded document, which copies
+    keep the lines of, says: asked only for an error."""
+    index = doc_index_of(el)
+    if index is None or index != doc_index_of(top) or index >= len(ctx.docs):
+        return False
+    for source in ctx.docs[index].root.iter(tag_of(el)):
+        if source.sourceline == el.sourceline:
+            written = top_level_of(source)
+            if written is not None and written.tag == top.tag and written.sourceline == top.sourceline:
+                return True
+    return False
 
 
 def _required_unmet(el: etree._Element) -> bool:

@@ -706,9 +706,7 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
             try:
                 name = parse_name_ref(extends, nsmap, doc.target_ns)
             except PrefixError as exc:
-                raise NameResolutionError(
-                    f"cdl:extends: {exc}", code="BAD_QNAME", url=doc.url, line=attribute_line(doc.data, el, A_EXTENDS, extends)
-                ) from None
+                raise _bad_qname(doc, "cdl:extends", exc, attribute_line(doc.data, el, A_EXTENDS, extends)) from None
             if cache.shared:
                 cache.names[extends] = name
         del attrib[A_EXTENDS]
@@ -749,7 +747,7 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
         try:
             clark, _ = parse_qname(type_text, nsmap)
         except PrefixError as exc:
-            raise NameResolutionError(f"cdl:type: {exc}", code="BAD_QNAME", url=doc.url, line=el.sourceline) from None
+            raise _bad_qname(doc, "cdl:type", exc, el.sourceline) from None
         # Kept as an ordinary attribute (it is inherited like one), holding the
         # resolved name; the serializer writes it back as a prefixed QName.
         el.set(A_TYPE, clark)
@@ -817,6 +815,20 @@ def _reference_alone(el: etree._Element, before: _Attributes, doc: SourceDoc, ta
         return False
     _write_reference(el, tables.add_ref(relative_ref(text, refroot, absolute, steps, -1)), refroot_text is not None, tables, alone=True)
     return True
+
+
+def _bad_qname(doc: SourceDoc, what: str, exc: PrefixError, line: int | None) -> NameResolutionError:
+    """BAD_QNAME for the QName of ``what``, saying which declaration is missing."""
+    message = f"{what}: {exc}"
+    prefix = exc.prefix
+    if prefix is not None:
+        uri = doc.declared.get(prefix)
+        if uri is None or uri == ENGINE_NS:
+            message += f': add xmlns:{prefix}="..." to this element or an enclosing one'
+        else:
+            # Declared on another element: the user most likely means that namespace.
+            message += f': add xmlns:{prefix}="{uri}" (as declared elsewhere in this document) to this element or an enclosing one'
+    return NameResolutionError(message, code="BAD_QNAME", url=doc.url, line=line)
 
 
 def _boolean(text: str, doc: SourceDoc, el: etree._Element, attribute: str = A_LAZY) -> str:
@@ -897,7 +909,7 @@ def _parse_ref_text(
                 refroot = parse_name_ref(refroot_text, nsmap, doc.target_ns)
             except PrefixError as exc:
                 line = attribute_line(doc.data, written_on, written_as(written_on, A_REFROOT), refroot_text)
-                raise NameResolutionError(f"refroot: {exc}", code="BAD_QNAME", url=doc.url, line=line) from None
+                raise _bad_qname(doc, "refroot", exc, line) from None
             if parsed is not None:
                 parsed.names[refroot_text] = refroot
     try:

@@ -29,6 +29,11 @@ class PathSyntaxError(ValueError):
 class PrefixError(ValueError):
     """A QName is malformed or its prefix is not declared where it is written."""
 
+    def __init__(self, message: str, prefix: str | None = None) -> None:
+        super().__init__(message)
+        #: The prefix that is not declared (None: the text is no QName).
+        self.prefix = prefix
+
 
 def is_ncname(text: str) -> bool:
     return bool(_NCNAME_RE.match(text))
@@ -51,7 +56,7 @@ def parse_qname(text: str, nsmap: dict[str | None, str]) -> tuple[str, str | Non
         elif prefix not in nsmap or nsmap[prefix] == ENGINE_NS:
             # The engine's namespace is declared by the engine, never by the
             # document: a prefix bound to it was not declared by the user.
-            raise PrefixError(f"prefix {prefix!r} of {text!r} is not declared")
+            raise PrefixError(f"prefix {prefix!r} of {text!r} is not declared", prefix)
         else:
             uri = nsmap[prefix]
     return (f"{{{uri}}}{local}" if uri else local), prefix

@@ -458,7 +458,7 @@ class ReferenceResolver:
         if result.blockers:
             raise _Blocked(result.blockers)
         if result.problem is not None:
-            raise _not_found(self.ws, ref, result, written, what)
+            raise _not_found(self.ws, ref, result, written, what, start)
         nodes = result.nodes
         if len(nodes) == 1 and not len(nodes[0]):
             # The common case, one leaf: its size is its text, and it blocks
@@ -646,13 +646,15 @@ def _no_start(ctx: Context, ref: Ref, written: etree._Element, what: str) -> Ref
     return ReferenceResolutionError(f"{what} {ref.text!r} has no context node", code="REF_CONTEXT", at=ctx.where(written))
 
 
-def _not_found(ws: Workspace, ref: Ref, result: Walk, written: etree._Element, what: str) -> ReferenceResolutionError:
+def _not_found(
+    ws: Workspace, ref: Ref, result: Walk, written: etree._Element, what: str, start: etree._Element
+) -> ReferenceResolutionError:
     """The error of a path that climbs above its list or selects nothing."""
     ctx = ws.ctx
     shown = ctx.prefixes.steps_text(ref)
     if result.problem == "above":
         return ReferenceResolutionError(
-            f"{what} {ref.text!r} (read as {shown!r}) climbs above its top level list",
+            f"{what} {ref.text!r} (read as {shown!r}) climbs above its top level list" + _climb_hint(ws, ref, start, what, written),
             code="REF_ABOVE_TOP",
             at=located(ctx, written, written_as(written, A_CREF), ref.text),
         )
@@ -665,6 +667,35 @@ def _not_found(ws: Workspace, ref: Ref, result: Walk, written: etree._Element, w
     )
 
 
+def _climb_hint(ws: Workspace, ref: Ref, start: etree._Element, what: str, written: etree._Element) -> str:
+    """How far a path that climbs above its top level list may climb, and how
+    to start it at another list (cdl:refroot). Worked out only on the error path."""
+    top = top_level_of(start)
+    if top is None:
+        return ""
+    room = depth_of(start) - depth_of(top)
+    steps = f"{room} step{'s' if room != 1 else ''} ('..')"
+    if ref.refroot is not None:
+        limit = f": it starts at its cdl:refroot list {ws.ctx.prefixes.path_of(top)}, so it may climb at most {steps} from there"
+    else:
+        limit = (
+            f": it starts at {ws.ctx.prefixes.path_of(start)} (the property's parent), {room} level{'s' if room != 1 else ''}"
+            f" below its top level list, so it may climb at most {steps}"
+        )
+    named = next((i for i, step in enumerate(ref.steps) if step != UP), len(ref.steps))
+    hint = _refroot_hint(ws, ref, named, what, written)
+    if hint or ref.refroot is not None:
+        return limit + hint
+    prefix = _attribute_prefix(what)
+    return limit + f'; to start at another top level list, name it: {prefix}refroot="LIST" {prefix}ref="PATH"'
+
+
+def _attribute_prefix(what: str) -> str:
+    """How cdl:ref and cdl:refroot are written where the path ``what`` is:
+    qualified on a property, unqualified on a cdl:variable (Appendix A)."""
+    return "cdl:" if what == "path" else ""
+
+
 def _refroot_hint(ws: Workspace, ref: Ref, step: int, what: str, written: etree._Element) -> str:
     """How to fix a path whose first named step, not found, names a top level list.
 
@@ -672,7 +703,7 @@ def _refroot_hint(ws: Workspace, ref: Ref, step: int, what: str, written: etree.
     reaches the top level list ``server``; cdl:refroot starts a path there.
     Worked out only on the error path.
     """
-    if ref.refroot is not None or step < 0 or any(s != UP for s in ref.steps[:step]):
+    if ref.refroot is not None or not 0 <= step < len(ref.steps) or any(s != UP for s in ref.steps[:step]):
         return ""
     name = ref.steps[step]
     candidates = [name]
@@ -687,7 +718,7 @@ def _refroot_hint(ws: Workspace, ref: Ref, step: int, what: str, written: etree.
     at = step - (len(ref.steps) - len(raw))  # absolute paths gained leading '..' steps
     if not 0 <= at < len(raw):
         return ""
-    prefix = "cdl:" if what == "path" else ""  # a cdl:variable's attributes are unqualified
+    prefix = _attribute_prefix(what)
     rest = "/".join(raw[at + 1:]) or "."
     return (
         f"; {raw[at]} is a top level list, and a path starts inside its own list:"

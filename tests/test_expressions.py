@@ -441,7 +441,13 @@ def test_variable_selecting_several_nodes() -> None:
     ("ref", "code", "message"),
     [
         ("/nothing", "REF_NOT_FOUND", "variable $p '/nothing' (read as './nothing') selects nothing: no nothing at step 1"),
-        ("../up", "REF_ABOVE_TOP", "variable $p '../up' (read as '../up') climbs above its top level list"),
+        (
+            "../up",
+            "REF_ABOVE_TOP",
+            "variable $p '../up' (read as '../up') climbs above its top level list:"
+            " it starts at /S (the property's parent), 0 levels below its top level list, so it may climb at most 0 steps ('..')"
+            '; to start at another top level list, name it: refroot="LIST" ref="PATH"',
+        ),
     ],
 )
 def test_variable_path_errors(ref: str, code: str, message: str) -> None:

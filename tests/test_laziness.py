@@ -3,6 +3,8 @@ required properties (7.4.2) and the pending report."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import cdl
@@ -247,7 +249,8 @@ def test_required_properties(lists: str, values: dict, missing: list[str]) -> No
         resolve_text(xml, values)
     errors = info.value.errors
     assert [(e.code, e.path) for e in errors] == [("REQUIRED_MISSING", p) for p in missing]
-    assert all(e.message == 'this property is marked cdl:use="required" but has no value' for e in errors)
+    # one inherited from the template also says where (test_required_missing_points_at_the_inheriting_list)
+    assert all(e.message.startswith('this property is marked cdl:use="required" but has no value') for e in errors)
 
 
 def test_required_missing_names_file_and_line() -> None:
@@ -356,3 +359,24 @@ def test_lazy_false_is_not_lazy() -> None:
     with pytest.raises(CdlError) as info:
         resolve_text(system("<S><p cdl:lazy='false'/></S>"), {"S/p": "1"})
     assert info.value.code == "SET_NOT_LAZY"
+
+
+def test_required_missing_points_at_the_inheriting_list(write_docs) -> None:
+    main = write_docs(
+        {
+            "main.cdl": system("\n<S cdl:extends='T'>\n</S>\n<U cdl:extends='T'><g><p>1</p></g>\n<q/></U>").replace(
+                "<cdl:system>", '<cdl:import location="t.cdl"/><cdl:system>'
+            ),
+            "t.cdl": system("<T>\n<g>\n<p cdl:use='required'/></g>\n<q cdl:use='required'/></T>").replace("cdl:system", "cdl:configuration"),
+        }
+    )
+    with pytest.raises(CdlError) as info:
+        cdl.load(main).resolve()
+    base = 'this property is marked cdl:use="required" but has no value'
+    assert [(Path(e.url).name, e.line, e.path, e.message) for e in info.value.errors] == [
+        # inherited unfilled: at the system list, saying where the template declares it
+        ("main.cdl", 2, "/S/g/p", f"{base}: S inherits it without one (declared required at {Path(main).parent / 't.cdl'}:3); give it a value in S"),
+        ("main.cdl", 2, "/S/q", f"{base}: S inherits it without one (declared required at {Path(main).parent / 't.cdl'}:4); give it a value in S"),
+        # written in the system list: at the element, as before
+        ("main.cdl", 5, "/U/q", base),
+    ]

@@ -737,3 +737,34 @@ def test_source_document_is_read_once_and_not_kept_open(write_docs) -> None:
     document = cdl.load(main)
     Path(main).write_text(system("<s><p>2</p></s>"), encoding="utf-8")
     assert lists_xml(document.resolve()) == ["<s><p>1</p></s>"]
+
+
+@pytest.mark.parametrize(
+    ("lists", "message"),
+    [
+        (
+            "<s><p cdl:extends='u:x'/></s>",
+            "cdl:extends: prefix 'u' of 'u:x' is not declared: add xmlns:u=\"...\" to this element or an enclosing one",
+        ),
+        (
+            "<s><p cdl:refroot='u:x' cdl:ref='/a'/></s>",
+            "refroot: prefix 'u' of 'u:x' is not declared: add xmlns:u=\"...\" to this element or an enclosing one",
+        ),
+        (
+            "<s><v><cdl:expression value-of='$a'><cdl:variable name='a' refroot='u:T' ref='/x'/></cdl:expression></v></s>",
+            "refroot: prefix 'u' of 'u:T' is not declared: add xmlns:u=\"...\" to this element or an enclosing one",
+        ),
+        # declared on another element: the message names the namespace that declaration binds
+        (
+            "<s><a xmlns:u='urn:u'/><p cdl:type='u:int'>1</p></s>",
+            "cdl:type: prefix 'u' of 'u:int' is not declared:"
+            ' add xmlns:u="urn:u" (as declared elsewhere in this document) to this element or an enclosing one',
+        ),
+        # no QName at all: no declaration can help
+        ("<s><p cdl:extends='1x'/></s>", "cdl:extends: '1x' is not a QName"),
+    ],
+)
+def test_bad_qname_says_which_declaration_is_missing(lists: str, message: str) -> None:
+    with pytest.raises(CdlError) as info:
+        load_text(system(lists))
+    assert (info.value.code, info.value.message) == ("BAD_QNAME", message)

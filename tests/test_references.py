@@ -265,9 +265,26 @@ def test_things_waiting_on_a_cycle_are_not_reported_as_more_errors() -> None:
         ("<q><p cdl:ref='/b/c'/></q>", "REF_NOT_FOUND", "path '/b/c' (read as '../b/c') selects nothing: no c at step 3"),
         ("<p cdl:ref='x:b' xmlns:x='urn:x'/>", "REF_NOT_FOUND", "path 'x:b' (read as './x:b') selects nothing: no x:b at step 1"),
         ("<p cdl:refroot='T' cdl:ref='/b'/>", "REF_NOT_FOUND", "path '/b' (read as './b') selects nothing: no b at step 1"),
-        ("<p cdl:ref='../x'/>", "REF_ABOVE_TOP", "path '../x' (read as '../x') climbs above its top level list"),
-        ("<q><p cdl:ref='/../x'/></q>", "REF_ABOVE_TOP", "path '/../x' (read as '../../x') climbs above its top level list"),
-        ("<p cdl:refroot='T' cdl:ref='..'/>", "REF_ABOVE_TOP", "path '..' (read as '..') climbs above its top level list"),
+        (
+            "<p cdl:ref='../x'/>",
+            "REF_ABOVE_TOP",
+            "path '../x' (read as '../x') climbs above its top level list:"
+            " it starts at /S (the property's parent), 0 levels below its top level list, so it may climb at most 0 steps ('..')"
+            '; to start at another top level list, name it: cdl:refroot="LIST" cdl:ref="PATH"',
+        ),
+        (
+            "<q><p cdl:ref='/../x'/></q>",
+            "REF_ABOVE_TOP",
+            "path '/../x' (read as '../../x') climbs above its top level list:"
+            " it starts at /S/q (the property's parent), 1 level below its top level list, so it may climb at most 1 step ('..')"
+            '; to start at another top level list, name it: cdl:refroot="LIST" cdl:ref="PATH"',
+        ),
+        (
+            "<p cdl:refroot='T' cdl:ref='..'/>",
+            "REF_ABOVE_TOP",
+            "path '..' (read as '..') climbs above its top level list: it starts at its cdl:refroot list /T,"
+            " so it may climb at most 0 steps ('..') from there",
+        ),
         ("<p cdl:refroot='Nope' cdl:ref='/b'/>", "UNKNOWN_REFROOT", "path names refroot 'Nope', which is no top level list"),
     ],
 )
@@ -386,3 +403,36 @@ def test_the_refroot_hint_finds_a_list_named_in_the_target_namespace() -> None:
     with pytest.raises(CdlError) as info:
         resolve_text(lines_doc(["<S>", "<p cdl:ref='/T/port'/>", "</S>", "<T><port>80</port></T>"], "targetNamespace='urn:t'", part="system"))
     assert info.value.message.endswith('write cdl:refroot="T" cdl:ref="port"')
+
+
+@pytest.mark.parametrize(
+    ("line", "hint"),
+    [
+        # two levels down, a path may climb one step; the next named step is a top level list
+        (
+            "<g><p cdl:ref='../../T/port'/></g>",
+            ": it starts at /S/g (the property's parent), 1 level below its top level list, so it may climb at most 1 step ('..')"
+            '; T is a top level list, and a path starts inside its own list: to start at T, write cdl:refroot="T" cdl:ref="port"',
+        ),
+        # no top level list is named: the general way out
+        (
+            "<p cdl:ref='../nope'/>",
+            ": it starts at /S (the property's parent), 0 levels below its top level list, so it may climb at most 0 steps ('..')"
+            '; to start at another top level list, name it: cdl:refroot="LIST" cdl:ref="PATH"',
+        ),
+    ],
+)
+def test_ref_above_top_says_how_far_a_path_may_climb(line: str, hint: str) -> None:
+    with pytest.raises(CdlError) as info:
+        resolve_text(lines_doc(["<S>", line, "</S>", "<T><port>80</port></T>"], part="system"))
+    error = info.value
+    assert (error.code, error.line) == ("REF_ABOVE_TOP", 4)
+    assert error.message.endswith("climbs above its top level list" + hint)
+
+
+def test_ref_above_top_in_a_variable_suggests_unqualified_refroot() -> None:
+    body = "<v><cdl:expression value-of='$p'><cdl:variable name='p' ref='../T/port'/></cdl:expression></v>"
+    with pytest.raises(CdlError) as info:
+        resolve_text(lines_doc(["<S>", body, "</S>", "<T><port>80</port></T>"], part="system"))
+    assert info.value.code == "REF_ABOVE_TOP"
+    assert info.value.message.endswith('to start at T, write refroot="T" ref="port"')

@@ -83,7 +83,8 @@ def test_above_the_top_in_a_template_is_a_parameter_a_deeper_inheritor_fills() -
     res = resolve_text(doc("<T><p cdl:ref='../x'/></T>", "<S><inner cdl:extends='T'/><x>1</x></S>"))
     assert list_xml(res, "T") == '<T><p cdl:ref="../x"/></T>'
     assert list_xml(res, "S") == "<S><inner><p>1</p></inner><x>1</x></S>"
-    assert "climbs above its top level list; left unresolved" in res.warnings[0]
+    assert "climbs above its top level list: it starts at /T (the property's parent)" in res.warnings[0]
+    assert "; left unresolved: a template's parameter" in res.warnings[0]
 
 
 def test_other_reference_errors_in_templates_stay_errors() -> None:
