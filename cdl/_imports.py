@@ -343,3 +343,10 @@ def _read(loc: _Location, options: LoadOptions, where: tuple[SourceDoc, etree._E
     except (OSError, ValueError, TypeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         raise LoadError(f"cannot read {loc.display}: {reason}", code=code, url=url, line=line) from None
+
+
+# How cdl.validate finds and reads documents: exactly as load_set does.
+Location = _Location
+locate_main = _locate_main
+locate_import = _locate_import
+read_document = _read

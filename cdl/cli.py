@@ -68,13 +68,22 @@ def _paths_option(flag: str, dest: str, what: str, *, directories: bool) -> Call
     return click.option(flag, dest, multiple=True, type=kind, help=f"{what} (repeatable).")
 
 
-def _load_options(func: F) -> F:
+def _import_options(func: F) -> F:
+    """Where imports may come from: the options of every command that reads imports."""
     options = [
         click.option("--allow-remote", is_flag=True, help="Allow http(s) imports (refused by default)."),
         _paths_option(
             "--import-path", "import_paths", "A directory imports may come from, besides the main document's", directories=True
         ),
         _paths_option("--catalog", "catalogs", "An OASIS XML catalog mapping import locations to local files", directories=False),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _load_options(func: F) -> F:
+    options = [
         click.option("--max-elements", type=click.IntRange(min=1), help="Limit on elements produced by inheritance and references."),
         click.option("--max-depth", type=click.IntRange(min=1), help="Limit on element nesting depth."),
         click.option("--max-bytes", type=click.IntRange(min=1), help="Limit on each input document's size."),
@@ -83,7 +92,7 @@ def _load_options(func: F) -> F:
     ]
     for option in reversed(options):
         func = option(func)
-    return func
+    return _import_options(func)
 
 
 def _deploy_options(func: F) -> F:
@@ -171,7 +180,7 @@ def resolve(
     cdl:system (only the system with --system-only), as XML or JSON.
     """
     if validate:
-        _validate_or_exit([file])
+        _validate_or_exit([file], options)
     result = _resolve(file, options, values, release, validate)
     if output_format == "json":
         data = (json.dumps(result.to_data(system_only, select=select), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
@@ -276,10 +285,14 @@ def explain(
 
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@_import_options
 @_reports_errors
-def validate(files: tuple[str, ...]) -> None:
-    """Check FILES against the CDL schema, reporting every violation."""
-    _validate_or_exit(list(files))
+def validate(files: tuple[str, ...], **options: Any) -> None:
+    """Check FILES and their imports against the CDL schema.
+
+    Every violation is reported; imports are found as cdl resolve finds them.
+    """
+    _validate_or_exit(list(files), options)
     click.echo(f"{len(files)} document(s) valid", err=True)
 
 
@@ -325,10 +338,13 @@ def conformance(
     )
 
 
-def _validate_or_exit(files: list[str]) -> None:
+def _validate_or_exit(files: list[str], options: dict[str, Any]) -> None:
+    """Validate ``files`` and their imports, found with the options of ``_import_options``."""
     from .validate import validate_documents
 
-    errors = validate_documents(files)
+    errors = validate_documents(
+        files, allow_remote=options["allow_remote"], import_paths=options["import_paths"], catalogs=options["catalogs"]
+    )
     if errors:
         for error in errors:
             click.echo(error.render(), err=True)

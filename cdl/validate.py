@@ -3,8 +3,9 @@
 Two checks live here, both optional in CDL (6.1: "Use of schema definition for
 validation in CDL is optional"):
 
-* :func:`validate_documents` checks CDL documents against the CDL 1.0 XML
-  Schema (``xsd/cdl.xsd``, Appendix A corrected) and reports every violation.
+* :func:`validate_documents` checks CDL documents, and the documents they
+  import, against the CDL 1.0 XML Schema (``xsd/cdl.xsd``, Appendix A
+  corrected) and reports every violation.
 * :func:`check_types` checks, in a resolved tree, that each property carrying
   ``cdl:type`` has a value of that type (7.4.1): an XML Schema built-in simple
   type, or a simple type defined in the documents' ``cdl:types``.
@@ -26,9 +27,25 @@ from typing import TYPE_CHECKING
 
 from lxml import etree
 
+from ._catalog import Catalogs
+from ._imports import LoadOptions, Location, locate_import, locate_main, read_document
 from ._load import hardened_parser
-from ._model import A_CREF, A_LAZY, A_TYPE, CDL_NS, T_CDL, T_DOCUMENTATION, T_EXPRESSION, T_TYPES, XSD_NS
-from .errors import LoadError, ValidationError
+from ._model import (
+    A_CREF,
+    A_LAZY,
+    A_TYPE,
+    CDL_NS,
+    LIST_PARENTS,
+    T_CDL,
+    T_DOCUMENTATION,
+    T_EXPRESSION,
+    T_IMPORT,
+    T_TYPES,
+    XSD_NS,
+    SourceDoc,
+)
+from ._naming import Prefixes
+from .errors import CdlError, LoadError, ValidationError
 
 if TYPE_CHECKING:
     from lxml.etree._docloader import _InputDocument  # stubs only: what a Resolver returns
@@ -105,75 +122,133 @@ def _prefixes_of(tree: etree._ElementTree) -> dict[str, str]:
     return prefixes
 
 
-def validate_documents(paths_or_urls: Sequence[str]) -> list[ValidationError | LoadError]:
-    """Validate CDL documents against the CDL 1.0 schema and return every violation.
+def validate_documents(
+    paths_or_urls: Sequence[str],
+    *,
+    import_paths: Sequence[str] = (),
+    catalogs: Sequence[str] = (),
+    allow_remote: bool = False,
+) -> list[CdlError]:
+    """Validate CDL documents, and every document they import, against the CDL
+    1.0 schema and return every violation.
 
-    Each document is parsed with entity expansion, DTD loading and network
-    access off. Nothing is raised for a faulty document; the result lists:
+    Documents are found and read as :func:`cdl.load` finds and reads them:
+    imports only from files under the main document's directory, an
+    ``import_paths`` directory or a catalog's directory; locations mapped by
+    the OASIS XML ``catalogs``; ``http(s)`` refused unless ``allow_remote``,
+    other schemes always. Each
+    document is validated once, depth first in declaration order. Each is
+    parsed with entity expansion, DTD loading and network access off. Nothing
+    is raised for a faulty document; the result lists:
 
-    * one :class:`LoadError` per document that cannot be read (``IO_ERROR``)
-      or is not well-formed (``XML_SYNTAX``);
+    * the :class:`LoadError` :func:`cdl.load` raises for a document that
+      cannot be read (``IO_ERROR`` for a named one, ``IMPORT_NOT_FOUND`` or
+      ``IMPORT_REFUSED`` at the ``cdl:import`` of an imported one), or
+      one that is not well-formed (``XML_SYNTAX``);
     * one :class:`LoadError` (``XML_DTD``) for a document with a DTD, which
       CDL documents must not have (it is not validated further);
     * one :class:`ValidationError` (``SCHEMA_INVALID``) per schema violation,
-      with the document, the line, the element path and libxml2's message.
+      with the document, the line, the path (``/List/child``, as resolution
+      errors write it; None for the root and its ``cdl:configuration`` or
+      ``cdl:system``) and libxml2's message.
 
-    Imports are not followed: each document named is validated on its own.
     An empty list means every document is valid.
     """
-    schema = _cdl_schema()
-    problems: list[ValidationError | LoadError] = []
+    options = LoadOptions(allow_remote=allow_remote, import_paths=tuple(import_paths), catalogs=tuple(catalogs))
+    catalog_set = Catalogs(options.catalogs, options.limits.max_bytes)
+    problems: list[CdlError] = []
+    seen: set[str] = set()
     for source in paths_or_urls:
         try:
-            # Bytes, not a file name: lxml would route the document's own load
-            # through the parser's resolvers, which answer nothing external.
-            data = Path(source).read_bytes()
-            tree = etree.fromstring(data, hardened_parser(), base_url=source).getroottree()
-        except etree.XMLSyntaxError as exc:
-            problems.append(LoadError(exc.msg or str(exc), code="XML_SYNTAX", url=source, line=exc.lineno or None))
-            continue
-        except OSError as exc:
-            problems.append(LoadError(str(exc), code="IO_ERROR", url=source))
-            continue
-        if tree.docinfo.internalDTD is not None or tree.docinfo.doctype:
-            # Refused outright: with entities left unexpanded (as they must be),
-            # libxml2's schema validator fails internally on entity references.
-            problems.append(
-                LoadError(
-                    "the document has a DTD, which CDL documents must not have",
-                    code="XML_DTD",
-                    url=source,
-                )
+            _validate_with_imports(source, options, catalog_set, seen, problems)
+        except CdlError as error:
+            problems.append(error)
+    return problems
+
+
+def _validate_with_imports(
+    source: str, options: LoadOptions, catalogs: Catalogs, seen: set[str], problems: list[CdlError]
+) -> None:
+    """Validate ``source`` and its imports not in ``seen``; raise what stops
+    ``source`` itself from being read."""
+    main = locate_main(source, options, catalogs)
+    roots = ([main.file.parent] if main.file is not None else []) + [Path(p).resolve() for p in options.import_paths]
+    todo: list[tuple[Location, SourceDoc, etree._Element]] = []
+
+    def visit(location: Location, where: tuple[SourceDoc, etree._Element] | None) -> None:
+        if location.key in seen:
+            return
+        seen.add(location.key)
+        root = _validate_one(read_document(location, options, where), location.display, problems)
+        if root is not None:
+            importer = SourceDoc(index=len(seen), url=location.display, root=root, target_ns="", nsmap={})
+            todo.extend((location, importer, imp) for imp in reversed(list(root.iterchildren(T_IMPORT))))
+
+    visit(main, None)
+    while todo:
+        importer_location, importer, imp = todo.pop()
+        try:
+            target = locate_import(
+                (imp.get("location") or "").strip(), importer_location, importer, imp, roots, options, catalogs
             )
-            continue
-        root = tree.getroot()
-        if root.tag != T_CDL:
-            # libxml2 would only say "no matching global declaration"; say what is expected.
-            problems.append(
-                ValidationError(
-                    f"the root element is {root.tag!s}; a CDL document's root is cdl:cdl "
-                    f"in the namespace {CDL_NS}",
-                    code="SCHEMA_INVALID",
-                    url=source,
-                    line=root.sourceline,
-                    path=tree.getpath(root),
-                )
+            visit(target, (importer, imp))
+        except CdlError as error:
+            problems.append(error)
+
+
+def _validate_one(data: bytes, source: str, problems: list[CdlError]) -> etree._Element | None:
+    """Validate one document's bytes; its root when its imports can be read."""
+    try:
+        # Bytes, not a file name: lxml would route the document's own load
+        # through the parser's resolvers, which answer nothing external.
+        tree = etree.fromstring(data, hardened_parser(), base_url=source).getroottree()
+    except etree.XMLSyntaxError as exc:
+        problems.append(LoadError(exc.msg or str(exc), code="XML_SYNTAX", url=source, line=exc.lineno or None))
+        return None
+    if tree.docinfo.internalDTD is not None or tree.docinfo.doctype:
+        # Refused outright: with entities left unexpanded (as they must be),
+        # libxml2's schema validator fails internally on entity references.
+        problems.append(
+            LoadError("the document has a DTD, which CDL documents must not have", code="XML_DTD", url=source)
+        )
+        return None
+    root = tree.getroot()
+    if root.tag != T_CDL:
+        # libxml2 would only say "no matching global declaration"; say what is expected.
+        problems.append(
+            ValidationError(
+                f"the root element is {root.tag!s}; a CDL document's root is cdl:cdl in the namespace {CDL_NS}",
+                code="SCHEMA_INVALID",
+                url=source,
+                line=root.sourceline,
             )
-            continue
-        if schema.validate(tree):
-            continue
+        )
+        return None
+    schema = _cdl_schema()
+    if not schema.validate(tree):
         prefixes = _prefixes_of(tree)
+        # The log names elements by libxml2's node path, which getpath also writes.
+        by_node_path = {tree.getpath(el): el for el in root.iter(etree.Element)}
         for entry in schema.error_log:
+            element = by_node_path.get(entry.path or "")
             problems.append(
                 ValidationError(
                     _readable(entry.message, prefixes),
                     code="SCHEMA_INVALID",
                     url=source,
                     line=entry.line or None,
-                    path=entry.path or None,
+                    path=_written_path(element, root) if element is not None else None,
                 )
             )
-    return problems
+    return root
+
+
+def _written_path(element: etree._Element, root: etree._Element) -> str | None:
+    """``/List/child`` as resolution errors write it, with the document's own
+    prefixes; None for the root and its lists' parents, which the message names."""
+    if element is root or element.tag in LIST_PARENTS:
+        return None
+    return Prefixes([dict(root.nsmap), dict(element.nsmap)], root.nsmap.get(None)).path_of(element)
 
 
 # ---------------------------------------------------------------------------

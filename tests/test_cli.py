@@ -362,3 +362,50 @@ def test_every_option_has_help_and_none_sends_the_reader_to_the_readme(name: str
     assert _summary(command), f"{name} has no summary"
     result = CliRunner().invoke(main, [*name.split()[1:], "--help"])
     assert result.exit_code == 0 and "README" not in result.stdout
+
+
+# ---------------------------------------------------------------------------
+# cdl validate agrees with cdl resolve (issue 26, point 6)
+
+
+def test_validate_reports_a_missing_file_as_resolve_does(tmp_path: Path) -> None:
+    absent = tmp_path / "absent.cdl"
+    resolved, validated = run("resolve", absent), run("validate", absent)
+    assert (validated.exit_code, validated.stdout) == (1, "")
+    assert validated.stderr == resolved.stderr
+    assert "[IO_ERROR]" in validated.stderr and "Traceback" not in validated.stderr
+
+
+def test_validate_follows_imports_and_writes_list_paths(write_docs, tmp_path: Path) -> None:
+    main_cdl = write_docs(
+        {
+            "app/main.cdl": cdl_doc('<cdl:import location="lib.cdl"/>'),
+            "app/lib.cdl": cdl_doc("<cdl:configuration>\n<List>\n<child cdl:use='always'/></List></cdl:configuration>"),
+        }
+    )
+    result = run("validate", main_cdl)
+    assert result.exit_code == 1
+    lib = main_cdl.parent / "lib.cdl"
+    assert result.stderr.startswith(f"{lib}:3: [SCHEMA_INVALID] ")
+    assert result.stderr.rstrip().endswith("(at /List/child)")
+
+
+def test_validate_takes_catalog_and_import_path_as_resolve_does(write_docs, tmp_path: Path) -> None:
+    main_cdl = write_docs(
+        {
+            "app/main.cdl": cdl_doc(
+                '<cdl:import location="http://example.com/t.cdl"/><cdl:import location="../shared/s.cdl"/>'
+            ),
+            "repo/t.cdl": cdl_doc("<cdl:configuration><T/></cdl:configuration>"),
+            "repo/catalog.xml": '<catalog xmlns="urn:oasis:names:tc:entity:xmlns:xml:catalog">'
+            '<uri name="http://example.com/t.cdl" uri="t.cdl"/></catalog>',
+            "shared/s.cdl": cdl_doc("<cdl:configuration><S/></cdl:configuration>"),
+        }
+    )
+    refused = run("validate", main_cdl)
+    assert refused.exit_code == 1
+    assert refused.stderr.count("[IMPORT_REFUSED]") == 2
+    options = ["--catalog", tmp_path / "repo/catalog.xml", "--import-path", tmp_path / "shared"]
+    assert run("resolve", main_cdl, *options).exit_code == 0
+    result = run("validate", main_cdl, *options)
+    assert (result.exit_code, result.stderr) == (0, "1 document(s) valid\n")

@@ -121,7 +121,16 @@ GOOD_DOCUMENTS = {
 
 @pytest.mark.parametrize("name", sorted(GOOD_DOCUMENTS))
 def test_good_documents_validate(tmp_path: Path, name: str) -> None:
-    assert validate_documents([write(tmp_path, f"{name}.cdl", GOOD_DOCUMENTS[name])]) == []
+    # The imports of every-part: one beside it, one by URL mapped by a catalog.
+    write(tmp_path, "other.cdl", cdl_doc(""))
+    write(tmp_path, "more.cdl", cdl_doc(""))
+    catalog = write(
+        tmp_path,
+        "catalog.xml",
+        '<catalog xmlns="urn:oasis:names:tc:entity:xmlns:xml:catalog">'
+        '<uri name="http://example.org/more.cdl" uri="more.cdl"/></catalog>',
+    )
+    assert validate_documents([write(tmp_path, f"{name}.cdl", GOOD_DOCUMENTS[name])], catalogs=[catalog]) == []
 
 
 def test_appendix_b_documents_validate() -> None:
@@ -183,19 +192,23 @@ BAD_DOCUMENTS = {
 @pytest.mark.parametrize("name", sorted(BAD_DOCUMENTS))
 def test_schema_violation_reported_with_line(tmp_path: Path, name: str) -> None:
     body, line, fragment = BAD_DOCUMENTS[name]
+    write(tmp_path, "x.cdl", cdl_doc(""))  # what the documents import
+    write(tmp_path, "x", cdl_doc(""))
     source = write(tmp_path, f"{name}.cdl", cdl_doc(body))
     [error] = validate_documents([source])
     assert isinstance(error, ValidationError)
     assert error.code == "SCHEMA_INVALID"
     assert (error.url, error.line) == (source, line)
     assert fragment in error.message
-    assert error.path and error.path.startswith("/cdl:cdl")
+    # Written as resolution errors write paths; none for cdl:cdl and the lists' parents.
+    assert error.path is None or (error.path.startswith("/") and not error.path.startswith("/cdl:cdl"))
 
 
 def test_misplaced_import_names_what_was_expected(tmp_path: Path) -> None:
+    write(tmp_path, "x.cdl", cdl_doc(""))
     source = write(tmp_path, "m.cdl", cdl_doc(BAD_DOCUMENTS["import-after-configuration"][0]))
     [error] = validate_documents([source])
-    assert error.path == "/cdl:cdl/cdl:import"
+    assert error.path == "/cdl:import"
     # Clark names are written with the document's prefixes.
     assert "{" + CDL_NS not in error.message
     assert "not expected" in error.message
@@ -219,6 +232,7 @@ def test_two_independent_violations_are_both_reported(tmp_path: Path) -> None:
 def test_every_document_is_validated(tmp_path: Path) -> None:
     good = write(tmp_path, "good.cdl", cdl_doc(""))
     bad1 = write(tmp_path, "bad1.cdl", cdl_doc("<cdl:system/>"))
+    write(tmp_path, "x", cdl_doc(""))
     bad2 = write(tmp_path, "bad2.cdl", cdl_doc("<cdl:configuration/><cdl:import location='x'/>"))
     assert [e.url for e in validate_documents([bad1, good, bad2])] == [bad1, bad2]
 
@@ -255,7 +269,7 @@ def test_dtd_is_refused_and_entities_not_expanded(tmp_path: Path) -> None:
 
 def test_network_is_not_used(tmp_path: Path) -> None:
     [error] = validate_documents(["http://example.invalid/none.cdl"])
-    assert error.code == "IO_ERROR"
+    assert error.code == "IMPORT_REFUSED"  # as cdl.load refuses it
 
 
 # ---------------------------------------------------------------------------
@@ -586,3 +600,55 @@ def test_typed_value_arriving_by_reference_is_checked() -> None:
     with pytest.raises(cdl.CdlError) as info:
         cdl.load(text.encode(), name="typed.cdl").resolve({"s/port": "1"}, validate=True)
     assert (info.value.code, info.value.path) == ("TYPE_INVALID", "/t/port")
+
+
+# -- validate_documents follows imports as cdl.load does (issue 26, point 6) -----------
+
+
+def test_imported_document_is_validated_with_its_name_and_line(tmp_path: Path) -> None:
+    write(tmp_path, "lib.cdl", cdl_doc('<cdl:configuration>\n<L>\n<p cdl:lazy="perhaps"/></L></cdl:configuration>'))
+    main = write(tmp_path, "main.cdl", cdl_doc('<cdl:import location="lib.cdl"/>'))
+    [error] = validate_documents([main])
+    assert (error.code, error.url, error.line, error.path) == ("SCHEMA_INVALID", str(tmp_path / "lib.cdl"), 4, "/L/p")
+
+
+def test_missing_file_and_import_are_reported_as_load_reports_them(tmp_path: Path) -> None:
+    import cdl
+
+    absent = str(tmp_path / "absent.cdl")
+    with pytest.raises(cdl.CdlError) as info:
+        cdl.load(absent)
+    [error] = validate_documents([absent])
+    assert (error.code, error.message, error.url) == (info.value.code, info.value.message, info.value.url)
+    main = write(tmp_path, "main.cdl", cdl_doc('\n<cdl:import location="gone.cdl"/>'))
+    [error] = validate_documents([main])
+    assert (error.code, error.url, error.line) == ("IMPORT_NOT_FOUND", main, 3)
+
+
+def test_imports_are_refused_as_load_refuses_them(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    write(tmp_path, "lib.cdl", cdl_doc(""))
+    main = write(tmp_path, "app/main.cdl", cdl_doc('<cdl:import location="../lib.cdl"/><cdl:import location="http://example.org/x.cdl"/>'))
+    assert [e.code for e in validate_documents([main])] == ["IMPORT_REFUSED", "IMPORT_REFUSED"]
+    # --import-path allows the directory; a catalog maps the URL.
+    write(tmp_path, "x.cdl", cdl_doc("<cdl:system/>"))
+    catalog = write(
+        tmp_path,
+        "catalog.xml",
+        '<catalog xmlns="urn:oasis:names:tc:entity:xmlns:xml:catalog"><uri name="http://example.org/x.cdl" uri="x.cdl"/></catalog>',
+    )
+    [error] = validate_documents([main], import_paths=[str(tmp_path)], catalogs=[catalog])
+    assert (error.code, error.url) == ("SCHEMA_INVALID", str(tmp_path / "x.cdl"))
+
+
+def test_a_document_imported_twice_is_validated_once(tmp_path: Path) -> None:
+    write(tmp_path, "lib.cdl", cdl_doc("<cdl:system/>"))
+    a = write(tmp_path, "a.cdl", cdl_doc('<cdl:import location="lib.cdl"/>'))
+    b = write(tmp_path, "b.cdl", cdl_doc('<cdl:import location="lib.cdl"/><cdl:import location="a.cdl"/>'))
+    assert [e.url for e in validate_documents([a, b])] == [str(tmp_path / "lib.cdl")]
+
+
+def test_path_is_written_from_the_list(tmp_path: Path) -> None:
+    body = '<cdl:configuration><t:L><t:child cdl:use="always"/></t:L></cdl:configuration>'
+    [error] = validate_documents([write(tmp_path, "p.cdl", cdl_doc(body, 'xmlns:t="urn:t"'))])
+    assert error.path == "/t:L/t:child"
