@@ -55,7 +55,7 @@ class LoadOptions:
 
 
 @dataclass
-class _Location:
+class Location:
     """One document's address: what to show, what identifies it, how to read it."""
 
     display: str  # as the user would write it (relative file paths stay relative)
@@ -83,14 +83,14 @@ def load_set(
         # The base directory takes the place of a file's own directory: its
         # imports resolve against it and may not leave it.
         directory = _base_directory(base)
-        main = _Location(display, f"bytes:{display}", directory.as_uri().rstrip("/") + "/")
+        main = Location(display, f"bytes:{display}", directory.as_uri().rstrip("/") + "/")
         data = source
         roots = [directory]
     else:
         if base is not None:
             raise TypeError("base applies to a document given as bytes; a file's imports resolve against its directory")
-        main = _locate_main(os.fspath(source), options, catalogs)
-        data = _read(main, options, where=None)
+        main = locate_main(os.fspath(source), options, catalogs)
+        data = read_document(main, options, where=None)
         roots = [main.file.parent] if main.file is not None else []
     roots += [Path(p).resolve() for p in options.import_paths]
 
@@ -101,7 +101,7 @@ def load_set(
     first = load_document(data, main.display, 0, tables, options.limits, fast_paths=options.fast_paths)
     first.file = str(main.file) if main.file is not None else None
     docs.append(first)
-    stack: list[tuple[SourceDoc, _Location, list[etree._Element]]] = [(first, main, _import_elements(first))]
+    stack: list[tuple[SourceDoc, Location, list[etree._Element]]] = [(first, main, _import_elements(first))]
     while stack:
         doc, loc, pending = stack[-1]
         if not pending:
@@ -109,7 +109,7 @@ def load_set(
             continue
         imp = pending.pop(0)
         location = (imp.get("location") or "").strip()
-        target = _locate_import(location, loc, doc, imp, roots, options, catalogs)
+        target = locate_import(location, loc, doc, imp, roots, options, catalogs)
         if target.key in seen:
             continue
         seen.add(target.key)
@@ -119,7 +119,7 @@ def load_set(
                 url=doc.url,
                 line=imp.sourceline,
             )
-        data = _read(target, options, where=(doc, imp))
+        data = read_document(target, options, where=(doc, imp))
         imported = load_document(data, target.display, len(docs), tables, options.limits, fast_paths=options.fast_paths)
         imported.file = str(target.file) if target.file is not None else None
         system = imported.root.find(T_SYSTEM)
@@ -153,7 +153,7 @@ def _import_elements(doc: SourceDoc) -> list[etree._Element]:
     return list(doc.root.iterchildren(T_IMPORT))
 
 
-def _locate_main(text: str, options: LoadOptions, catalogs: Catalogs) -> _Location:
+def locate_main(text: str, options: LoadOptions, catalogs: Catalogs) -> Location:
     parsed = urllib.parse.urlsplit(text)
     if len(parsed.scheme) > 1:  # a one-letter scheme is a Windows drive
         mapped = catalogs.lookup(text) if catalogs else None
@@ -166,7 +166,7 @@ def _locate_main(text: str, options: LoadOptions, catalogs: Catalogs) -> _Locati
             path = Path(url2pathname(parsed.path))
             return _file_location(text, path)
         _check_scheme(text, parsed.scheme, options, None)
-        return _Location(text, text, text)
+        return Location(text, text, text)
     return _file_location(text, Path(text))
 
 
@@ -181,20 +181,20 @@ def url2pathname(path: str) -> str:
     return urllib.parse.unquote(path)
 
 
-def _file_location(display: str, path: Path) -> _Location:
+def _file_location(display: str, path: Path) -> Location:
     real = path.resolve()
-    return _Location(display, str(real), real.as_uri(), real)
+    return Location(display, str(real), real.as_uri(), real)
 
 
-def _locate_import(
+def locate_import(
     location: str,
-    importer: _Location,
+    importer: Location,
     doc: SourceDoc,
     imp: etree._Element,
     roots: Sequence[Path],
     options: LoadOptions,
     catalogs: Catalogs,
-) -> _Location:
+) -> Location:
     absolute = _join(importer.base, location)
     mapped = catalogs.lookup(absolute) if catalogs else None
     if mapped is not None:
@@ -204,7 +204,7 @@ def _locate_import(
     parsed = urllib.parse.urlsplit(absolute)
     if parsed.scheme != "file":
         _check_scheme(location, parsed.scheme, options, (doc, imp))
-        return _Location(absolute, absolute, absolute)
+        return Location(absolute, absolute, absolute)
     if parsed.netloc not in ("", "localhost"):
         raise ImportRefusedError(
             f"import {location!r} names a file on another host ({parsed.netloc})", url=doc.url, line=imp.sourceline
@@ -227,7 +227,7 @@ def _locate_import(
     display = str(real)
     if importer.file is not None and not os.path.isabs(importer.display) and "://" not in importer.display:
         display = os.path.normpath(os.path.join(os.path.dirname(importer.display), os.path.relpath(real, importer.file.parent)))
-    return _Location(display, str(real), real.as_uri(), real)
+    return Location(display, str(real), real.as_uri(), real)
 
 
 def _mapped_file(location: str, mapped: Mapped, where: tuple[SourceDoc, etree._Element] | None) -> Path | None:
@@ -294,7 +294,7 @@ def _check_scheme(
         )
 
 
-def _read(loc: _Location, options: LoadOptions, where: tuple[SourceDoc, etree._Element] | None) -> bytes:
+def read_document(loc: Location, options: LoadOptions, where: tuple[SourceDoc, etree._Element] | None) -> bytes:
     url = where[0].url if where else loc.display
     line = where[1].sourceline if where else None
     code = "IMPORT_NOT_FOUND" if where else "IO_ERROR"
@@ -344,9 +344,3 @@ def _read(loc: _Location, options: LoadOptions, where: tuple[SourceDoc, etree._E
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         raise LoadError(f"cannot read {loc.display}: {reason}", code=code, url=url, line=line) from None
 
-
-# How cdl.validate finds and reads documents: exactly as load_set does.
-Location = _Location
-locate_main = _locate_main
-locate_import = _locate_import
-read_document = _read
