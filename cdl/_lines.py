@@ -10,14 +10,16 @@ positions, so this looks the start tag up in the document's bytes, which the
 loader keeps (:attr:`SourceDoc.data`: the bytes it read anyway, no copy).
 
 It runs only when an error is reported or an explanation built, never during
-resolution: finding the line costs a count of the newlines up to the element
-(linear in its offset, a chunk at a time).
+resolution: the first lookup in a text finds where each of its lines starts
+(linear in its size, once), and each lookup after it costs a few steps.
 Documents in encodings that are not ASCII-compatible (UTF-16, ...) keep the
 element's line.
 """
 
 from __future__ import annotations
 
+import array
+import functools
 import re
 
 from lxml import etree
@@ -141,28 +143,25 @@ def attribute_line(data: bytes, el: etree._Element, attribute: str, value: str |
     return line
 
 
-_CHUNK = 1 << 16
-
-
 def _line_start(data: bytes, line: int) -> int | None:
-    """The offset where ``line`` (1-based) starts, or None past the end.
+    """The offset where ``line`` (1-based) starts, or None past the end."""
+    starts = _line_starts(data)
+    return starts[line - 1] if 0 < line <= len(starts) else None
 
-    Skips whole chunks by counting their newlines (in C), then finds the
-    line within one: a few hundred steps for a document of megabytes rather
-    than one per line.
-    """
-    pos, before = 0, line - 1  # newlines still to pass
-    while before and pos < len(data):
-        count = data.count(b"\n", pos, pos + _CHUNK)
-        if count >= before:
-            break
-        before -= count
-        pos += _CHUNK
-    for _ in range(before):
-        pos = data.find(b"\n", pos) + 1
-        if pos == 0:
-            return None
-    return pos if pos <= len(data) else None
+
+@functools.lru_cache(maxsize=4)
+def _line_starts(data: bytes) -> array.array[int]:
+    """Where each line of ``data`` starts (line 1 at index 0), found once per
+    text: an explanation asks for the line of every step, and counting the
+    newlines up to each element every time would grow with the square of
+    the document. The few texts kept are those of the documents being
+    reported on (bytes hash once, and a lookup finds the same object)."""
+    starts = array.array("q", [0])
+    starts.extend(match.end() for match in _NEWLINE.finditer(data))
+    return starts
+
+
+_NEWLINE = re.compile(b"\n")
 
 
 def _find_attribute(tag: re.Match[bytes], el: etree._Element, attribute: str, value: str | None) -> int | None:
