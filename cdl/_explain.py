@@ -39,8 +39,8 @@ copied inside an inherited sub-list is inherited too" hold at every depth),
 ordered by index; below the root of a copy of a reference target's child, the
 element copied is found by position (a target never changes once copied).
 Elements that carry no mark were written where they are; a location is the
-start tag's line (``sourceline``, kept by lxml copies) in the document marked
-by ``P_DOC``. The serializer never sees a recorded workspace.
+line where the start tag begins (from ``sourceline``, kept by lxml copies, and
+the text: ``_lines.element_line``) in the document marked by ``P_DOC``. The serializer never sees a recorded workspace.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from typing import Any
 from lxml import etree
 
 from ._items import holder_of, is_unresolved
+from ._lines import element_line, start_line
 from ._model import (
     LIST_PARENTS,
     P_EXPR,
@@ -358,6 +359,16 @@ class _State:
     def url(self, el: etree._Element) -> str | None:
         return self.url_of(doc_index_of(el))
 
+    def line(self, el: etree._Element) -> int | None:
+        """The line where the start tag of ``el`` begins."""
+        return element_line(self.ctx, el)
+
+    def line_in(self, index: int | None, el: etree._Element) -> int | None:
+        """The same for ``el`` written in document ``index`` (a cdl:expression
+        may have left its list since)."""
+        docs = self.ctx.docs
+        return start_line(docs[index].data if index is not None and index < len(docs) else b"", el)
+
     def url_of(self, index: int | None) -> str | None:
         docs = self.ctx.docs
         return docs[index].url if index is not None and index < len(docs) else None
@@ -423,7 +434,7 @@ def _explain(state: _State, el: etree._Element, depth: int) -> Explanation:
         above = above.getparent()
     steps: list[Step] = []
     if origin is not None:
-        steps.append(Step("written", state.url(origin), origin.sourceline or None, state.path(origin)))
+        steps.append(Step("written", state.url(origin), state.line(origin), state.path(origin)))
     if pending_item is not None:
         steps.append(_pending_step(state, el, pending_item))
     for index in sorted(found, reverse=True):  # latest first: from the final value back to its origins
@@ -479,7 +490,7 @@ def _reference_step(state: _State, event: _Event, target: etree._Element, depth:
     return Step(
         "reference",
         state.url(event.via),
-        event.via.sourceline or None,
+        state.line(event.via),
         state.path(event.via),
         ref=ref,
         translated=translated,
@@ -511,7 +522,7 @@ def _pending_step(state: _State, el: etree._Element, item: etree._Element) -> St
         waits, waiting = (state.path(el),), "release"  # lazy variables (7.5.3)
     else:
         waits, waiting = (state.path(el),), "value"  # a lazy property (7.5.2)
-    step = Step("pending", state.url(item), item.sourceline or None, state.path(el), waits_for=waits, wait_kind=waiting)
+    step = Step("pending", state.url(item), state.line(item), state.path(el), waits_for=waits, wait_kind=waiting)
     index = item.get(P_REF)
     if index is not None:
         ref, translated, refroot = state.ref_texts(state.ctx.tables.refs[int(index)])
@@ -528,7 +539,7 @@ def _steps_of(state: _State, event: _Event, depth: int) -> list[Step]:
         assert event.via is not None
         proto = event.other[0] if event.other else None
         name = state.path(proto).lstrip("/") if proto is not None else None
-        return [Step("inherited", state.url(event.via), event.via.sourceline or None, state.path(event.via), from_list=name)]
+        return [Step("inherited", state.url(event.via), state.line(event.via), state.path(event.via), from_list=name)]
     if kind == "extends":
         return _extends_chain(state, event)
     if kind == "overrides":
@@ -544,7 +555,7 @@ def _steps_of(state: _State, event: _Event, depth: int) -> list[Step]:
             Step(
                 "expression",
                 state.url_of(event.at[0]),
-                event.at[1],
+                state.line_in(event.at[0], expression),
                 state.path(event.via),
                 value_of=value_of,
                 variables={name: _explain(state, node, depth + 1) for name, node in event.variables.items()},
@@ -562,12 +573,12 @@ def _overridden(state: _State, r: etree._Element) -> Step:
     index = r.get(P_REF)
     if index is None:
         value = None if len(r) else (r.text or "")
-        return Step("overrides", state.url(r), r.sourceline or None, state.path(r), value=value, from_list=_parent_name(state, r))
+        return Step("overrides", state.url(r), state.line(r), state.path(r), value=value, from_list=_parent_name(state, r))
     ref, translated, refroot = state.ref_texts(state.ctx.tables.refs[int(index)])
     return Step(
         "overrides",
         state.url(r),
-        r.sourceline or None,
+        state.line(r),
         state.path(r),
         from_list=_parent_name(state, r),
         ref=ref,
@@ -588,7 +599,7 @@ def _extends_chain(state: _State, event: _Event) -> list[Step]:
         if extending is None or proto is None:
             break
         name = state.path(proto).lstrip("/")
-        steps.append(Step("inherited", state.url(extending), extending.sourceline or None, state.path(extending), from_list=name))
+        steps.append(Step("inherited", state.url(extending), state.line(extending), state.path(extending), from_list=name))
         # Follow the prototype's own cdl:extends (a resolved prototype has its event).
         current = None
         index = _extends_event(state, proto)

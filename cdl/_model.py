@@ -446,11 +446,14 @@ class Context:
     fast_paths: bool = True
 
     def where(self, el: etree._Element) -> Location:
-        """Where ``el`` is: its document, line and property path."""
+        """Where ``el`` is: its document, the line its start tag begins on and
+        its property path (errors only: the line is read from the text)."""
+        from ._lines import element_line  # _lines builds on this module
+
         idx = doc_index_of(el)
         url = self.docs[idx].url if idx is not None and idx < len(self.docs) else None
         in_list = top_level_of(el) is not None
-        return Location(url, el.sourceline or None, self.prefixes.path_of(el) if in_list else None)
+        return Location(url, element_line(self, el), self.prefixes.path_of(el) if in_list else None)
 
     def at(self, el: etree._Element) -> str:
         """``file:line`` of ``el``, for messages that list several places."""

@@ -8,7 +8,7 @@ import pytest
 from lxml import etree
 
 from cdl import CdlError
-from cdl._lines import attribute_line
+from cdl._lines import attribute_line, start_line
 from conftest import CDL_DECL, CDL_NS, resolve_text
 
 
@@ -104,3 +104,82 @@ def test_lines_far_into_a_large_document() -> None:
     el = etree.fromstring(data)[-1]
     assert el.sourceline == 40_004
     assert attribute_line(data, el, f"{{{CDL_NS}}}ref", "y") == 40_003
+
+
+# An element's own line: where its start tag begins (``<name``), for errors
+# about the element and for every explain step, also when the tag spans lines.
+SPREAD = f"""<cdl:cdl {CDL_DECL}>
+<cdl:configuration>
+<T
+  a='1'>
+<p>t</p><w>i</w>
+</T>
+</cdl:configuration><cdl:system>
+<S
+  cdl:extends='T'
+>
+<q
+  b='2'
+  cdl:ref='/r'
+/>
+<r
+  c='3'
+>v</r>
+<e
+  d='4'
+><cdl:expression
+  value-of='concat($x, "!")'
+><cdl:variable name='x' ref='/r'/></cdl:expression></e>
+<p
+  e='5'
+>u</p>
+<z
+  f='6'
+  cdl:lazy='true'
+/>
+</S>
+</cdl:system></cdl:cdl>"""
+
+
+def test_an_error_about_an_element_points_where_its_start_tag_begins() -> None:
+    lines = ["<S>", "<p", "  x='1'", '  cdl:use="required"', "/>", "</S>"]
+    with pytest.raises(CdlError) as info:
+        resolve_text(document(lines))
+    assert (info.value.code, info.value.line) == ("REQUIRED_MISSING", 4)  # libxml2 says 7
+
+
+def test_a_deploy_error_points_where_its_start_tag_begins() -> None:
+    """The error of a --set on a property that is not lazy (located by ``Context.where``)."""
+    with pytest.raises(CdlError) as info:
+        resolve_text(SPREAD, {"S/p": "w"})
+    assert (info.value.code, info.value.line) == ("SET_NOT_LAZY", 23)
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("S/q", [("written", 11), ("reference", 11)]),
+        ("S/p", [("written", 23), ("overrides", 5)]),
+        ("S/w", [("written", 5), ("inherited", 8)]),
+        ("S/e", [("written", 18), ("expression", 20)]),
+        ("S/z", [("written", 26), ("pending", 26)]),
+    ],
+)
+def test_explain_steps_point_where_start_tags_begin(path: str, expected: list[tuple[str, int]]) -> None:
+    resolution = resolve_text(SPREAD)
+    (explanation,) = resolution.explain(path)
+    assert [(step.kind, step.line) for step in explanation.steps] == expected
+    (target,) = [step.source for step in explanation.steps if step.source is not None] or [None]
+    if target is not None:
+        assert [step.line for step in target.steps] == [15]
+
+
+def test_start_line_with_several_tags_on_a_line_and_for_expat() -> None:
+    root = etree.fromstring(DATA)
+    assert [start_line(DATA, el) for el in root] == [2, 2, 4]  # the second begins on line 2, ends on 4
+    assert start_line(b"", root[1]) == 4  # no text: the recorded line
+    deep = "<n>" * 300
+    lines = ["<S>", deep + "<p", "  y='1'", "  cdl:use='required'/>" + "</n>" * 300, "</S>"]
+    with pytest.raises(CdlError) as info:
+        resolve_text(document(lines))
+    assert (info.value.code, info.value.line) == ("REQUIRED_MISSING", 4)  # expat records the beginning
