@@ -83,25 +83,16 @@ class ChildIndex:
         ``parent`` when the caller met it, only chooses how to look: one gone
         stale since makes the lookup slower, never different
         (tests/test_children.py checks that both agree)."""
-        if count > WIDE:
-            table = self.wide.get(parent)
-            if table is None:
-                table = self.build(parent)
-            found = table.get(tag, _NONE)
-            return found[0] if len(found) == 1 else None
-        child = None
         if count <= COMPARED_MAX:
+            child = None
             for candidate in parent.getchildren():
                 if candidate.tag == tag:
                     if child is not None:
                         return None  # several
                     child = candidate
             return child
-        matches = parent.iterchildren(tag)
-        child = next(matches, None)
-        if child is not None and next(matches, None) is not None:
-            return None  # several
-        return child
+        found = self.named(parent, tag)
+        return found[0] if len(found) == 1 else None
 
     def build(self, parent: etree._Element) -> dict[str, list[etree._Element]]:
         """Index the children of ``parent`` (one pass)."""
