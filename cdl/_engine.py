@@ -557,11 +557,12 @@ def load(
     with _cyclic_gc_paused():
         docs, tables = load_set(source, options, name, base)
     problems = Problems(options.limits.max_errors)
-    registry = build_registry(docs, Prefixes([d.declared for d in docs], docs[0].nsmap.get(None)), problems)
+    declared = [d.declared for d in docs]
+    registry = build_registry(docs, Prefixes(declared, docs[0].nsmap.get(None)), problems)
     problems.raise_if_any()
     # The last step of loading, with the load's switch: the output's known
     # path writes the types in their output form into the loaded trees now,
     # so that copies carry it; the Document never changes afterwards.
-    facts = prepare_output(docs, [d.declared for d in docs], options.fast_paths)
+    facts = prepare_output(docs, declared, options.fast_paths)
     required = required_tags(docs) if options.fast_paths else None
     return Document(docs, tables, registry, options, facts, required)

@@ -53,7 +53,7 @@ from typing import Any
 from lxml import etree
 
 from ._items import holder_of, is_unresolved
-from ._lines import element_line, start_line
+from ._lines import element_line, line_in_document
 from ._model import (
     LIST_PARENTS,
     P_EXPR,
@@ -366,8 +366,7 @@ class _State:
     def line_in(self, index: int | None, el: etree._Element) -> int | None:
         """The same for ``el`` written in document ``index`` (a cdl:expression
         may have left its list since)."""
-        docs = self.ctx.docs
-        return start_line(docs[index].data if index is not None and index < len(docs) else b"", el)
+        return line_in_document(self.ctx, index, el)
 
     def url_of(self, index: int | None) -> str | None:
         docs = self.ctx.docs

@@ -261,12 +261,12 @@ def _written_in(ctx: Context, el: etree._Element, top: etree._Element) -> bool:
     index = doc_index_of(el)
     if index is None or index != doc_index_of(top) or index >= len(ctx.docs):
         return False
-    for source in ctx.docs[index].root.iter(tag_of(el)):
-        if source.sourceline == el.sourceline:
-            written = top_level_of(source)
-            if written is not None and written.tag == top.tag and written.sourceline == top.sourceline:
-                return True
-    return False
+    # The loaded list is the one of top's name and line; only it is searched.
+    loaded = next(
+        (lst for parent in ctx.docs[index].list_parents() for lst in parent.iterchildren(tag_of(top)) if lst.sourceline == top.sourceline),
+        None,
+    )
+    return loaded is not None and any(source.sourceline == el.sourceline for source in loaded.iter(tag_of(el)))
 
 
 def _required_unmet(el: etree._Element) -> bool:

@@ -117,7 +117,12 @@ def _shared(tag: re.Match[bytes], have: set[tuple[str, str]]) -> int:
 def element_line(ctx: Context, el: etree._Element) -> int | None:
     """The line of the start tag of ``el`` in the document it was written in,
     for an error or an explanation about ``el``."""
-    index = doc_index_of(el)
+    return line_in_document(ctx, doc_index_of(el), el)
+
+
+def line_in_document(ctx: Context, index: int | None, el: etree._Element) -> int | None:
+    """The line of the start tag of ``el``, written in document ``index``
+    (None: not known, the line lxml recorded stands)."""
     if index is None or index >= len(ctx.docs):
         return el.sourceline or None
     return start_line(ctx.docs[index].data, el)
