@@ -71,19 +71,12 @@ class Budget:
         limits = self.limits
         return self.elements + elements <= limits.max_elements and self.text + text <= limits.max_text
 
-    def refund(self, elements: int, text: int) -> None:
-        """Take back a charge whose copy is not made after all (its maker
-        charges again for what it does make)."""
-        self.elements -= elements
-        self.text -= text
-
     def charge(self, elements: int, text: int, ctx: Context, el: etree._Element) -> None:
         """Count a copy about to be made."""
-        total_elements, total_text = self.elements + elements, self.text + text
-        limits = self.limits
-        if total_elements > limits.max_elements or total_text > limits.max_text:
+        if not self.fits(elements, text):
             self.check(elements, text, ctx, el)  # raises, saying which limit
-        self.elements, self.text = total_elements, total_text
+        self.elements += elements
+        self.text += text
 
     def check_depth(self, landing: int, source: etree._Element, bound: int, ctx: Context, where: etree._Element) -> None:
         """Refuse a copy of ``source``'s subtree that would nest deeper than max_depth.

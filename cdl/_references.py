@@ -67,7 +67,7 @@ from ._model import (
 from ._paths import Walk, path_start, walk
 from ._reference_shortcuts import ReferenceShortcuts
 from ._scan import ListScan
-from .errors import CdlError, ExpressionError, LazinessError, LimitError, ReferenceResolutionError
+from .errors import CdlError, ExpressionError, LazinessError, ReferenceResolutionError
 
 _ITEMS = etree.XPath("descendant-or-self::*" + UNRESOLVED_TEST, namespaces=NAMESPACES)
 _COUNT_BELOW = etree.XPath("count(descendant::*)")
@@ -515,18 +515,16 @@ class ReferenceResolver:
         changing anything."""
         budget = self.ws.budget
         charged = elements + len(targets) - 1
-        budget.charge(charged, text, self.ctx, el)
         if elements:
-            # Each target's children land below el: the target itself lands
-            # where el is.
+            # The limits are refused before the depth (as the charge would),
+            # and nothing is charged for a copy the depth refuses. Each
+            # target's children land below el: the target itself lands where el is.
+            budget.check(charged, text, self.ctx, el)
             landing = depth_of(el)
-            try:
-                for target in targets:
-                    if len(target):
-                        budget.check_depth(landing, target, elements, self.ctx, el)
-            except LimitError:
-                budget.refund(charged, text)  # no copy is made
-                raise
+            for target in targets:
+                if len(target):
+                    budget.check_depth(landing, target, elements, self.ctx, el)
+        budget.charge(charged, text, self.ctx, el)
         attrib = el.attrib
         del attrib[P_REF]
         if A_LAZY in attrib:
