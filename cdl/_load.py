@@ -500,7 +500,7 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
                 _problem(exc, el, problems)
                 continue
             if forms is not None:
-                _remember_form(el, before, cache)
+                _remember_form(el, before, form, cache)
     return count
 
 
@@ -652,20 +652,21 @@ def _depth(el: etree._Element) -> int:
     return depth
 
 
-def _remember_form(el: etree._Element, before: _Attributes, cache: _LoadCache) -> None:
+def _remember_form(el: etree._Element, before: _Attributes, form: _AttributeForm | None, cache: _LoadCache) -> None:
     """Remember the working form that :func:`_parse_attributes` just gave
-    ``el``, whose attributes were ``before``, for :func:`_normalize` to replay: from
+    ``el``, whose attributes were ``before`` (``form``: what is remembered of
+    that set so far), for :func:`_normalize` to replay: from
     the second time the set is met (most never come again), and for a form
     that depends on the depth, once per depth met.
 
     A top level list carries the engine's document mark, so its sets never
     meet those of the elements below it (a relative path is refused on a list).
     """
-    form = cache.forms.get(before)
-    key = hash(before)
-    if form is None and key not in cache.seen:
-        cache.seen.add(key)
-        return
+    if form is None:
+        key = hash(before)
+        if key not in cache.seen:
+            cache.seen.add(key)
+            return
     after = tuple(el.items())
     if form is None:
         written = dict(before)
