@@ -452,16 +452,8 @@ def _merge(
     own_ref = n.get(P_REF) is not None
     own_children = list(n)
     layout = MergeLayout(shape, tuple([child.tag for child in own_children]), own_ref)
-    children, sizes = shape.children, shape.sizes
-    if layout.copies:
-        # Charge every copy this merge makes before making any: the budget
-        # refuses an oversized document before it is built.
-        ws.budget.charge(layout.elements, layout.text, ws.ctx, n)
-        landing = depth_of(n) + 1
-        if landing + layout.height > ws.ctx.limits.max_depth:  # else no copy can matter
-            for p in layout.copies:
-                ws.budget.check_depth(landing, children[p], sizes[p], ws.ctx, n)
-    made = layout.copy_each(children)
+    _charge_copies(n, shape, layout, ws)
+    made = layout.copy_each(shape.children)
     for i, attributes, _ in layout.inherit:
         _inherit_attributes(attributes, own_children[i], ws.item_tags)
     rec = ws.recorder  # provenance (explain): None in plain resolution
@@ -474,6 +466,19 @@ def _merge(
     _merge_rest(n, proto, shape, ws, own_value, own_ref)
     if rec is not None:  # provenance hook
         rec.extends(n, proto)
+
+
+def _charge_copies(n: etree._Element, shape: _Shape, layout: MergeLayout, ws: Workspace) -> None:
+    """Charge the copies ``layout`` makes in ``n`` before any is made (the
+    budget refuses an oversized document before it is built), and refuse one
+    that would nest deeper than the depth limit."""
+    if not layout.copies:
+        return
+    ws.budget.charge(layout.elements, layout.text, ws.ctx, n)
+    landing = depth_of(n) + 1
+    if landing + layout.height > ws.ctx.limits.max_depth:  # else no copy can matter
+        for p in layout.copies:
+            ws.budget.check_depth(landing, shape.children[p], shape.sizes[p], ws.ctx, n)
 
 
 def _record_merge(
@@ -502,10 +507,9 @@ def _merge_by_plan(n: etree._Element, proto: etree._Element, shape: _Shape, ws: 
     names of ``n``'s children (a fast path: copies go in between the own
     children, which stay where they are, or from the plan's template).
 
-    Declines (False, nothing changed) for a list with its own reference or
-    whose copies could nest deeper than the depth limit: the general merge
-    checks each copy. Copies over the budget raise what the general merge
-    raises, at the same point (nothing is changed before the charge).
+    Declines (False, nothing changed) for a list with its own reference.
+    Copies over a limit raise what the general merge raises, at the same
+    point (:func:`_charge_copies`, before anything is changed).
     """
     if n.get(P_REF) is not None:
         return False
@@ -516,12 +520,7 @@ def _merge_by_plan(n: etree._Element, proto: etree._Element, shape: _Shape, ws: 
         plan = shape.plans[tags] = MergePlan(MergeLayout(shape, tags))
     layout = plan.layout
     copies = layout.copies
-    if copies:
-        if depth_of(n) + 1 + layout.height > ws.ctx.limits.max_depth:
-            return False
-        # Charged before any copy is made: the budget refuses an oversized
-        # document before it is built.
-        ws.budget.charge(layout.elements, layout.text, ws.ctx, n)
+    _charge_copies(n, shape, layout, ws)
     own_value = has_value(n)
     for i, attributes, plain in layout.inherit:
         attrib = own_children[i].attrib
