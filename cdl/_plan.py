@@ -433,11 +433,17 @@ class _Components:
                 index[top] = i
             chain = [top]
             numbers = [i]
+            # What lies inside a skipped element (a variable's own children,
+            # say) is no component either: lxml's iteration cannot prune.
+            inside_skipped: set[etree._Element] = set()
             for el in top.iterdescendants():
-                if not len(el) or el in skip:
+                if not len(el):
+                    continue
+                above = el.getparent()
+                if el in skip or above in inside_skipped:
+                    inside_skipped.add(el)
                     continue
                 tag: str = el.tag  # type: ignore[assignment]
-                above = el.getparent()
                 while chain[-1] is not above:
                     chain.pop()
                     numbers.pop()

@@ -214,6 +214,24 @@ def test_lazy_expression_is_released_and_orders_its_component() -> None:
     assert comps["/job"].after == ("/db",)
 
 
+def test_elements_inside_a_pending_expressions_variable_are_no_components() -> None:
+    # Found by the fuzzer: a variable holding an element of its own (which
+    # the spec gives no meaning) inside a pending expression made the
+    # component walk lose its place (IndexError).
+    comps = by_path(
+        plan_of(
+            system(
+                "<db><host cdl:lazy='true'/></db>"
+                "<app><url><cdl:expression value-of=\"concat('jdbc://', $h)\">"
+                "<cdl:variable name='h' refroot='db' ref='/host'><x><y>1</y></x></cdl:variable>"
+                "</cdl:expression></url><n>1</n></app>"
+            )
+        )
+    )
+    assert set(comps) == {"/db", "/app"}
+    assert comps["/app"].after == ("/db",)
+
+
 DEADLOCK = system(
     "<a><p cdl:lazy='true'/><in cdl:refroot='b' cdl:ref='/q'/></a>\n"
     "<b><q cdl:lazy='true'/>\n<mid cdl:ref='/in2'/>\n<in2 cdl:refroot='a' cdl:ref='/p'/></b>"
