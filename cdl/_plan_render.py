@@ -233,13 +233,33 @@ def _mermaid_string(text: str) -> str:
     return '"' + text.replace('"', "#quot;").replace("\n", "<br/>") + '"'
 
 
+#: The height of a line of a Mermaid subgraph title: its default font of
+#: 16px at a line height of 1.5 (titles are not wrapped).
+_MERMAID_LINE = 24
+
+
+def _mermaid_header(drawing: _Drawing) -> list[str]:
+    """The flowchart's front matter and first line. Mermaid's layout leaves no
+    room for a subgraph's title, so the nodes under a title of several lines
+    hid all but its first; the title margin makes room below every title for
+    the tallest one."""
+    titles = [shape.label.count("\n") + 1 for shape in drawing.shapes if shape.kind == "open"]
+    if drawing.states:
+        titles.append(1)
+    if not titles:
+        return ["flowchart LR"]
+    margin = _MERMAID_LINE * max(titles)
+    config = ["config:", "  flowchart:", "    subGraphTitleMargin:", "      top: 0", f"      bottom: {margin}"]
+    return ["---", *config, "---", "flowchart LR"]
+
+
 def to_mermaid(plan: Plan, states: Mapping[str, str] | None = None) -> str:
     """A Mermaid flowchart: the same picture as :func:`to_dot`, a component
     with child components a titled subgraph, the others nodes; one labelled
     edge per sibling dependency. ``states`` colours as for :func:`to_dot`
     (a class per state)."""
     drawing = _drawing(plan, states)
-    out = ["flowchart LR"]
+    out = _mermaid_header(drawing)
     for shape in drawing.shapes:
         indent = "  " * (shape.level + 1)
         if shape.kind == "close":
@@ -251,8 +271,11 @@ def to_mermaid(plan: Plan, states: Mapping[str, str] | None = None) -> str:
     if drawing.states:
         out += ['  subgraph legend["states"]', *(f'    state_{s}["{s}"]' for s in drawing.states), "  end"]
     out.extend(f"  c{j} -->|{_mermaid_string(label)}| c{i}" for j, i, label in drawing.edges)
-    for s in drawing.states:
-        members = [f"c{shape.id}" for shape in drawing.shapes if shape.state == s]
+    members: dict[str, list[str]] = {s: [] for s in drawing.states}
+    for shape in drawing.shapes:
+        if shape.state:
+            members[shape.state].append(f"c{shape.id}")
+    for s, ids in members.items():
         out.append(f"  classDef {s} fill:{STATES[s]},color:#000")
-        out.append(f"  class {','.join([*members, f'state_{s}'])} {s}")
+        out.append(f"  class {','.join([*ids, f'state_{s}'])} {s}")
     return "\n".join(out) + "\n"

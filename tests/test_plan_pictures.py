@@ -4,6 +4,7 @@ installed, skipped otherwise (README.md, "Deployment plan")."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ from lxml import etree
 
 import cdl
 from cdl._plan_render import STATES, to_dot, to_mermaid
+from conftest import CDL_DECL, load_text, system
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted((ROOT / "samples").glob("*/system.cdl"))
@@ -187,6 +189,10 @@ def test_mermaid_classes_each_component_by_state() -> None:
 
 def test_mermaid_draws_clusters_as_titled_subgraphs() -> None:
     text = plan_of("webfarm").to_mermaid()
+    # Room under every title for the tallest, of two lines (/apps).
+    assert text.startswith("---\nconfig:\n  flowchart:\n    subGraphTitleMargin:\n      top: 0\n      bottom: 48\n---\nflowchart LR\n")
+    flat = "<cdl:system><a><x cdl:lazy='true'/></a><b><y cdl:refroot='a' cdl:ref='/x'/></b></cdl:system>"
+    assert load_text(f"<cdl:cdl {CDL_DECL}>{flat}</cdl:cdl>").resolve().plan().to_mermaid().startswith("flowchart LR\n  c0[")
     assert '  subgraph c2["/apps (wave 2)<br/>waits for /db/hostname"]\n' in text
     assert '  c0 -->|"/db/hostname"| c2\n' in text  # an arrow into a subgraph ends at its border
 
@@ -198,3 +204,141 @@ def test_pictures_nest_deeper_than_python_recursion() -> None:
     plan = cdl.load(xml.encode(), limits=cdl.Limits(max_depth=depth + 10)).resolve().plan()
     assert to_dot(plan, {"/n0": "ready"}).count("subgraph cluster_") == depth  # and the legend
     assert to_mermaid(plan).count("subgraph ") == depth - 1
+
+
+# ---------------------------------------------------------------------------
+# Mermaid, rendered with mermaid-cli
+
+MMDC = shutil.which("mmdc")
+needs_mmdc = pytest.mark.skipif(MMDC is None, reason="mermaid-cli (mmdc) is not installed")
+
+# Titles of several lines at three levels of nesting, beside nodes.
+CROWDED = system(
+    "<database><hostname cdl:lazy='true'/><port cdl:lazy='true'/><username cdl:lazy='true'/></database>"
+    "<tier><h cdl:refroot='database' cdl:ref='/hostname'/><p cdl:refroot='database' cdl:ref='/port'/>{lazy}"
+    "<inner><u cdl:refroot='database' cdl:ref='/username'/>{lazy}"
+    "<first><x cdl:lazy='true'/></first><second><y cdl:ref='../first/x'/></second>"
+    "<deeper>{lazy}<a><x cdl:lazy='true'/></a><b><y cdl:lazy='true'/></b></deeper>"
+    "</inner><alone><z cdl:lazy='true'/></alone></tier>"
+    "<after><w cdl:refroot='tier' cdl:ref='/inner/property1'/></after>".format(
+        lazy="".join(f"<property{i} cdl:lazy='true'/>" for i in range(6))
+    )
+)
+
+
+def mermaid_cases() -> dict[str, str]:
+    cases = {sample.parent.name: cdl.load(str(sample)).resolve().plan().to_mermaid() for sample in SAMPLES}
+    cases["crowded"] = load_text(CROWDED).resolve().plan().to_mermaid()
+    cases["states"] = to_mermaid(plan_of("webfarm"), WEBFARM_STATES)
+    return cases
+
+
+@pytest.fixture(scope="module")
+def mermaid_svgs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, etree._Element]]:
+    """Each case's Mermaid text and its SVG, rendered by one run of mmdc over
+    a markdown file of them all (one browser start)."""
+    assert MMDC is not None
+    cases = mermaid_cases()
+    folder = tmp_path_factory.mktemp("mermaid")
+    (folder / "in.md").write_text("".join(f"```mermaid\n{text}```\n\n" for text in cases.values()), encoding="utf-8")
+    command = [MMDC, "-q", "-i", str(folder / "in.md"), "-o", str(folder / "out.md"), "-e", "svg"]
+    chromium = shutil.which("chromium")
+    if chromium:  # Debian's, as root: mermaid-cli installed without its own browser
+        config = {"executablePath": chromium, "args": ["--no-sandbox", "--disable-gpu"]}
+        (folder / "puppeteer.json").write_text(json.dumps(config), encoding="utf-8")
+        command += ["-p", str(folder / "puppeteer.json")]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return {name: (text, etree.parse(str(folder / f"out-{n}.svg")).getroot()) for n, (name, text) in enumerate(cases.items(), 1)}
+
+
+def offset(element: etree._Element | None) -> tuple[float, float]:
+    """Where an SVG element's coordinates start: its and its ancestors' translations."""
+    x = y = 0.0
+    while element is not None:
+        move = re.match(r"translate\(\s*(-?[\d.]+)[ ,]+(-?[\d.]+)\s*\)", element.get("transform") or "")
+        if move:
+            x, y = x + float(move.group(1)), y + float(move.group(2))
+        element = element.getparent()
+    return x, y
+
+
+def placed(element: etree._Element) -> tuple[float, float, float, float]:
+    """(left, top, right, bottom) of a rect or foreignObject in the picture."""
+    x, y = offset(element.getparent())
+    left, top = x + float(element.get("x", "0")), y + float(element.get("y", "0"))
+    return left, top, left + float(element.get("width", "0")), top + float(element.get("height", "0"))
+
+
+def first(group: etree._Element, tag: str) -> etree._Element:
+    found = group.find(SVG + tag)
+    assert found is not None, f"no {tag} in {group.get('id')}"
+    return found
+
+
+def mermaid_boxes(svg: etree._Element) -> tuple[dict[str, tuple[float, ...]], dict[str, tuple[float, ...]], dict[str, str]]:
+    """The subgraphs' titles, the boxes of the nodes and subgraphs, and the
+    text of each, all by the id the flowchart gave them."""
+    titles: dict[str, tuple[float, ...]] = {}
+    boxes: dict[str, tuple[float, ...]] = {}
+    words: dict[str, str] = {}
+    for g in svg.iter(SVG + "g"):
+        kind = (g.get("class") or "").split()
+        found = re.search(r"(?:flowchart-)?([a-z]+(?:_[a-z]+|\d+))(?:-\d+)?$", g.get("id") or "")
+        if "cluster" in kind and found:
+            boxes[found.group(1)] = placed(first(g, "rect"))
+        elif "node" in kind and found:
+            boxes[found.group(1)] = placed(first(g, "rect"))
+            words[found.group(1)] = "".join(g.itertext())
+        elif "cluster-label" in kind:
+            parent = g.getparent()
+            name = re.search(r"([a-z]+\d*)$", "" if parent is None else parent.get("id") or "")
+            assert name is not None
+            titles[name.group(1)] = placed(first(g, "foreignObject"))
+            words[name.group(1)] = "".join(g.itertext())
+    return titles, boxes, words
+
+
+def drawn_labels(text: str) -> dict[str, str]:
+    """Each node's and subgraph's label in the flowchart's text, as the SVG shows it."""
+    labels = re.findall(r"^\s*(?:subgraph )?(\w+)\[\"(.*)\"\]$", text, re.MULTILINE)
+    return {name: label.replace("<br/>", "").replace("#quot;", '"') for name, label in labels}
+
+
+@needs_mmdc
+@pytest.mark.parametrize("case", ["webapp", "webfarm", "shop", "crowded", "states"])
+def test_mermaid_renders_every_title_and_label(mermaid_svgs: dict[str, tuple[str, etree._Element]], case: str) -> None:
+    text, svg = mermaid_svgs[case]
+    labels = drawn_labels(text)
+    assert len(labels) >= 3
+    assert mermaid_boxes(svg)[2] == labels
+
+
+@needs_mmdc
+@pytest.mark.parametrize("case", ["webapp", "webfarm", "shop", "crowded", "states"])
+def test_mermaid_titles_are_not_hidden(mermaid_svgs: dict[str, tuple[str, etree._Element]], case: str) -> None:
+    # A title overlaps no node nor subgraph but those that hold it.
+    titles, boxes, _ = mermaid_boxes(mermaid_svgs[case][1])
+    assert titles
+    for name, (left, top, right, bottom) in titles.items():
+        for other, (x0, y0, x1, y1) in boxes.items():
+            holds = x0 <= left and y0 <= top and right <= x1 and bottom <= y1
+            assert holds or not (left < x1 and x0 < right and top < y1 and y0 < bottom), f"{name}'s title under {other}"
+
+
+@needs_mmdc
+def test_mermaid_fills_each_component_with_its_state(mermaid_svgs: dict[str, tuple[str, etree._Element]]) -> None:
+    ids = {c.path: f"c{i}" for i, c in enumerate(plan_of("webfarm").components())}
+    svg = mermaid_svgs["states"][1]
+    fill = {}
+    for g in svg.iter(SVG + "g"):
+        found = re.search(r"(?:flowchart-)?([a-z]+(?:_[a-z]+|\d+))(?:-\d+)?$", g.get("id") or "")
+        rect = g.find(SVG + "rect")
+        if found and rect is not None:
+            fill[found.group(1)] = re.findall(r"fill:(#[0-9a-f]+)", rect.get("style") or "")
+    for path, state in WEBFARM_STATES.items():
+        assert fill[ids[path]] == [STATES[state]], path
+    assert fill[ids["/apps/app1"]] == []
+    assert {name: colours for name, colours in fill.items() if name.startswith("state_")} == {
+        f"state_{s}": [STATES[s]] for s in set(WEBFARM_STATES.values())
+    }
