@@ -1,14 +1,17 @@
 """Rendering a deployment plan (``cdl/_plan.py``) as text, JSON, DOT and Mermaid.
 
 Entry points: :func:`to_text`, :func:`to_json`, :func:`to_dot` and
-:func:`to_mermaid`, each reached through the matching ``Plan`` method. The
-formats are public contracts (README.md, "cdl plan"); they walk the plan with
-explicit stacks, since systems nest as deep as ``max_depth`` allows.
+:func:`to_mermaid`, each reached through the matching ``Plan`` method; the
+pictures also colour the components by their state in a deployment session
+(``to_dot(plan, states)``, issue 24). The formats are public contracts
+(README.md, "Deployment plan"); they walk the plan with explicit stacks, since
+systems nest as deep as ``max_depth`` allows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -76,80 +79,152 @@ def _dot_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _numbered(plan: Plan) -> dict[str, int]:
-    return {comp.path: i for i, comp in enumerate(plan.components())}
-
-
-def _label(comp: PlannedComponent, level: int) -> list[str]:
+def _label(comp: PlannedComponent, level: int) -> str:
+    """What a component's picture says: its name (its path at the top level)
+    and wave, then what it supplies, releases and waits for (what it comes
+    after is drawn as arrows)."""
     name = comp.path if level == 0 else _name(comp.path)
-    return [f"{name} (wave {comp.wave})", *_details(comp)[1 if comp.after else 0 :]]
+    return "\n".join([f"{name} (wave {comp.wave})", *_details(comp)[1 if comp.after else 0 :]])
 
 
-_Shape = tuple[str, int, int, str, str]
+#: The states of a deployment (issue 24) a picture colours, in the order the
+#: legend lists them, each with its fill colour.
+STATES: dict[str, str] = {
+    "waiting": "#e4e4e4",
+    "ready": "#fff1a8",
+    "deployed": "#b9e6b0",
+    "failed": "#f5a3a3",
+    "blocked": "#f8cb8c",
+}
 
 
-def _drawing(plan: Plan, escape: Callable[[str], str]) -> tuple[list[_Shape], list[tuple[int, int, str]]]:
-    """What both pictures draw, in order: ("open", level, id, label, title) for
-    a component with child components (a cluster holding its children), ("node",
-    ...) for one without, ("close", level, 0, "", "") after a cluster's children;
-    and the edges (from, to, label), one per sibling dependency, from the
-    sibling deployed first, labelled with the lazy values it waits for.
-    Labels are escaped with ``escape``."""
-    ids = _numbered(plan)
-    shapes: list[_Shape] = []
-    edges: list[tuple[int, int, str]] = []
+def _checked_states(states: Mapping[str, str] | None, components: Mapping[str, int]) -> dict[str, str]:
+    """``states`` (component path to state), refused whole when it names a
+    path that is not in ``components`` or a state not in :data:`STATES`."""
+    if not states:
+        return {}
+    for path, state in states.items():
+        if state not in STATES:
+            raise ValueError(f"unknown state {state!r} for {path}: expected one of {', '.join(STATES)}")
+        if path not in components:
+            raise ValueError(f"{path} is no component of the plan")
+    return dict(states)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """One step of the nested drawing: ``kind`` is "open" for a component with
+    child components (a cluster holding its children, drawn as the cluster
+    only), "node" for one without, "close" after a cluster's children."""
+
+    kind: str
+    level: int
+    id: int = 0
+    label: str = ""
+    state: str | None = None
+
+
+@dataclass
+class _Drawing:
+    """What both pictures draw, in order. ``edges`` are (from, to, label), one
+    per sibling dependency, from the sibling deployed first, labelled with the
+    lazy values it waits for. An edge to or from a cluster is attached to a
+    node inside it, and DOT clips it at the cluster's border: ``heads`` maps
+    each cluster's id to the node an edge into it enters (the first it
+    deploys, so the arrow runs towards the cluster's start), ``tails`` to the
+    node an edge out of it leaves (the last it deploys). ``states`` are the
+    states the components are in, in the legend's order."""
+
+    shapes: list[_Shape]
+    edges: list[tuple[int, int, str]]
+    heads: dict[int, int]
+    tails: dict[int, int]
+    states: list[str]
+
+
+def _drawing(plan: Plan, states: Mapping[str, str] | None) -> _Drawing:
+    ids = {comp.path: i for i, comp in enumerate(plan.components())}
+    state_of = _checked_states(states, ids)
+    drawing = _Drawing([], [], {}, {}, [s for s in STATES if s in state_of.values()])
+    opened: list[int] = []  # the clusters open at this point of the walk
+    headless: list[int] = []  # those opened since the last node
+    last = 0  # the last node drawn: inside a cluster closing now, its last
     for level, comp in _walk(plan):
         if comp is None:
-            shapes.append(("close", level, 0, "", ""))
+            drawing.shapes.append(_Shape("close", level))
+            drawing.tails[opened.pop()] = last
             continue
         i = ids[comp.path]
-        lines = _label(comp, level)
-        shapes.append(("open" if comp.waves else "node", level, i, escape("\n".join(lines)), escape(lines[0])))
-        edges.extend((ids[before], i, escape("\n".join(comp.because.get(before, ())))) for before in comp.after)
-    return shapes, edges
-
-
-def _nested(
-    shapes: list[_Shape], close: str, opened: Callable[[int, str, str], list[str]], node: Callable[[int, str], str]
-) -> list[str]:
-    """The lines of the shapes, indented by nesting: ``opened`` starts a
-    cluster, ``close`` ends one, ``node`` draws a component without children."""
-    out: list[str] = []
-    for kind, level, i, label, title in shapes:
-        indent = "  " * (level + 1)
-        if kind == "close":
-            out.append(indent + close)
-        elif kind == "open":
-            out.extend(indent + line for line in opened(i, label, title))
+        kind = "open" if comp.waves else "node"
+        drawing.shapes.append(_Shape(kind, level, i, _label(comp, level), state_of.get(comp.path)))
+        if kind == "open":
+            opened.append(i)
+            headless.append(i)
         else:
-            out.append(indent + node(i, label))
+            drawing.heads.update((cluster, i) for cluster in headless)
+            headless.clear()
+            last = i
+        drawing.edges.extend((ids[before], i, "\n".join(comp.because.get(before, ()))) for before in comp.after)
+    return drawing
+
+
+#: The one font of the DOT picture: its graph (cluster titles), nodes and edges.
+_FONT = '"Helvetica"'
+
+
+def _dot_shapes(drawing: _Drawing) -> list[str]:
+    out: list[str] = []
+    for shape in drawing.shapes:
+        indent = "  " * (shape.level + 1)
+        # With states, a component without one is white, not its cluster's colour.
+        colour = STATES[shape.state] if shape.state else "#ffffff" if drawing.states else ""
+        fill = [f'fillcolor="{colour}"'] if colour else []
+        if shape.kind == "close":
+            out.append(indent + "}")
+        elif shape.kind == "open":
+            style = '"rounded,filled"' if fill else '"rounded"'
+            attrs = [f"label={_dot_string(shape.label)}", f"style={style}", *fill]
+            out.append(f"{indent}subgraph cluster_{shape.id} {{")
+            out.extend(f"{indent}  {attr};" for attr in attrs)
+        else:
+            attrs = [f"label={_dot_string(shape.label)}", *(['style="rounded,filled"'] if fill else []), *fill]
+            out.append(f"{indent}c{shape.id} [{', '.join(attrs)}];")
     return out
 
 
-def to_dot(plan: Plan) -> str:
-    """Graphviz DOT. A component with child components is a cluster holding a
-    node for itself (deployed last, after its children) and its children; each
-    edge is clipped to the clusters at its ends."""
-    shapes, edges = _drawing(plan, _dot_string)
-    clusters = {i for kind, _, i, _, _ in shapes if kind == "open"}
+def _dot_legend(drawing: _Drawing) -> list[str]:
+    if not drawing.states:
+        return []
+    out = ["  subgraph cluster_legend {", '    label="states";', '    style="rounded";']
+    out += [f'    state_{s} [label="{s}", style="rounded,filled", fillcolor="{STATES[s]}"];' for s in drawing.states]
+    return [*out, "  }"]
+
+
+def to_dot(plan: Plan, states: Mapping[str, str] | None = None) -> str:
+    """Graphviz DOT. A component with child components is drawn as a cluster
+    holding its children, titled with its label; an arrow to or from such a
+    component ends at its cluster's border (``compound``, ``lhead``/
+    ``ltail``). ``states`` maps component paths to one of :data:`STATES`:
+    each such component is filled with its state's colour, and a legend lists
+    the states present."""
+    drawing = _drawing(plan, states)
     out = [
         "digraph plan {",
         "  compound=true;",
         "  rankdir=LR;",
-        '  node [shape=box, fontname="Helvetica"];',
-        '  edge [fontname="Helvetica", fontsize=10];',
+        f"  fontname={_FONT};",
+        f"  node [shape=box, style=rounded, fontname={_FONT}];",
+        f"  edge [fontname={_FONT}, fontsize=10];",
     ]
-    out += _nested(
-        shapes,
-        "}",
-        lambda i, label, title: [f"subgraph cluster_{i} {{", f"  label={title};", f'  c{i} [label={label}, style="rounded,bold"];'],
-        lambda i, label: f"c{i} [label={label}];",
-    )
-    for j, i_, label in edges:
-        clip = [f"ltail=cluster_{j}"] if j in clusters else []
-        if i_ in clusters:
-            clip.append(f"lhead=cluster_{i_}")
-        out.append(f"  c{j} -> c{i_} [{', '.join([f'label={label}', *clip])}];")
+    out += _dot_shapes(drawing)
+    out += _dot_legend(drawing)
+    for j, i, label in drawing.edges:
+        clip = [f"label={_dot_string(label)}"]
+        if j in drawing.tails:
+            clip.append(f"ltail=cluster_{j}")
+        if i in drawing.heads:
+            clip.append(f"lhead=cluster_{i}")
+        out.append(f"  c{drawing.tails.get(j, j)} -> c{drawing.heads.get(i, i)} [{', '.join(clip)}];")
     out.append("}")
     return "\n".join(out) + "\n"
 
@@ -158,16 +233,49 @@ def _mermaid_string(text: str) -> str:
     return '"' + text.replace('"', "#quot;").replace("\n", "<br/>") + '"'
 
 
-def to_mermaid(plan: Plan) -> str:
-    """A Mermaid flowchart: a component with child components is a subgraph,
-    the others are nodes; one labelled edge per sibling dependency."""
-    shapes, edges = _drawing(plan, _mermaid_string)
-    out = ["flowchart LR"]
-    out += _nested(
-        shapes,
-        "end",
-        lambda i, label, _: [f"subgraph c{i}[{label}]", "  direction LR"],
-        lambda i, label: f"c{i}[{label}]",
-    )
-    out.extend(f"  c{j} -->|{label}| c{i}" for j, i, label in edges)
+#: The height of a line of a Mermaid subgraph title: its default font of
+#: 16px at a line height of 1.5 (titles are not wrapped).
+_MERMAID_LINE = 24
+
+
+def _mermaid_header(drawing: _Drawing) -> list[str]:
+    """The flowchart's front matter and first line. Mermaid's layout leaves no
+    room for a subgraph's title, so the nodes under a title of several lines
+    hid all but its first; the title margin makes room below every title for
+    the tallest one."""
+    titles = [shape.label.count("\n") + 1 for shape in drawing.shapes if shape.kind == "open"]
+    if drawing.states:
+        titles.append(1)
+    if not titles:
+        return ["flowchart LR"]
+    margin = _MERMAID_LINE * max(titles)
+    config = ["config:", "  flowchart:", "    subGraphTitleMargin:", "      top: 0", f"      bottom: {margin}"]
+    return ["---", *config, "---", "flowchart LR"]
+
+
+def to_mermaid(plan: Plan, states: Mapping[str, str] | None = None) -> str:
+    """A Mermaid flowchart: the same picture as :func:`to_dot`, a component
+    with child components a titled subgraph, the others nodes; one labelled
+    edge per sibling dependency. ``states`` colours as for :func:`to_dot`
+    (a class per state)."""
+    drawing = _drawing(plan, states)
+    out = _mermaid_header(drawing)
+    for shape in drawing.shapes:
+        indent = "  " * (shape.level + 1)
+        if shape.kind == "close":
+            out.append(indent + "end")
+        elif shape.kind == "open":
+            out += [f"{indent}subgraph c{shape.id}[{_mermaid_string(shape.label)}]", f"{indent}  direction LR"]
+        else:
+            out.append(f"{indent}c{shape.id}[{_mermaid_string(shape.label)}]")
+    if drawing.states:
+        out += ['  subgraph legend["states"]', *(f'    state_{s}["{s}"]' for s in drawing.states), "  end"]
+    out.extend(f"  c{j} -->|{_mermaid_string(label)}| c{i}" for j, i, label in drawing.edges)
+    members: dict[str, list[str]] = {s: [] for s in drawing.states}
+    for shape in drawing.shapes:
+        if shape.state:
+            members[shape.state].append(f"c{shape.id}")
+    for s, ids in members.items():
+        out.append(f"  classDef {s} fill:{STATES[s]},color:#000")
+        out.append(f"  class {','.join([*ids, f'state_{s}'])} {s}")
     return "\n".join(out) + "\n"

@@ -420,7 +420,9 @@ def test_dot_clips_edges_to_clusters_at_both_ends() -> None:
 
 def test_mermaid_has_one_edge_per_dependency_and_nested_subgraphs() -> None:
     text = plan_of(LIFTED).to_mermaid()
-    assert text.startswith("flowchart LR\n")
+    # Front matter makes room under the subgraphs' titles (README.md, "Deployment plan").
+    assert text.startswith("---\nconfig:\n  flowchart:\n    subGraphTitleMargin:\n")
+    assert "\n---\nflowchart LR\n" in text
     edges = [line for line in text.splitlines() if "-->" in line]
     assert edges == ['  c0 -->|"/db/host"| c1']
     assert text.count("subgraph ") == 1
