@@ -26,6 +26,7 @@ one of those facts does not hold.
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -718,3 +719,32 @@ def _add_child(value: dict[str, Data], key: str, item: Data) -> None:
         existing.append(item)
     else:
         value[key] = [existing, item]
+
+
+def data_json(data: Data) -> str:
+    """``json.dumps(data, indent=2, ensure_ascii=False)``, written with an
+    explicit stack: the data nests as deep as the document, deeper than the
+    json module's recursive encoder goes."""
+    out: list[str] = []
+    stack: list[str | tuple[Data, int]] = [(data, 0)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        value, depth = item
+        if isinstance(value, str):
+            out.append(json.dumps(value, ensure_ascii=False))
+            continue
+        if not value:
+            out.append("{}" if isinstance(value, dict) else "[]")
+            continue
+        inner = "\n" + "  " * (depth + 1)
+        pieces: list[str | tuple[Data, int]] = ["{" if isinstance(value, dict) else "["]
+        entries = value.items() if isinstance(value, dict) else ((None, v) for v in value)
+        for index, (key, entry) in enumerate(entries):
+            pieces.append(("," if index else "") + inner + ("" if key is None else json.dumps(key, ensure_ascii=False) + ": "))
+            pieces.append((entry, depth + 1))
+        pieces.append("\n" + "  " * depth + ("}" if isinstance(value, dict) else "]"))
+        stack.extend(reversed(pieces))
+    return "".join(out)
