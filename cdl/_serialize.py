@@ -690,11 +690,11 @@ def _element_data(top: etree._Element, names: _DataNames) -> Data:
             stack.append((node, True))
             stack.extend((child, False) for child in reversed(node))
             continue
-        attrib = node.attrib
-        if not attrib and not children:
+        attributes = node.items()
+        if not attributes and not children:
             results[node] = node.text or ""
             continue
-        value: dict[str, Data] = {names.attribute_key(node, name): text for name, text in attrib.items()}
+        value: dict[str, Data] = {names.attribute_key(node, name): text for name, text in attributes}
         for child in node:
             _add_child(value, _qname_of(child), results.pop(child))
         if children:
@@ -725,6 +725,7 @@ def data_json(data: Data) -> str:
     """``json.dumps(data, indent=2, ensure_ascii=False)``, written with an
     explicit stack: the data nests as deep as the document, deeper than the
     json module's recursive encoder goes."""
+    quote = _encode_string
     out: list[str] = []
     stack: list[str | tuple[Data, int]] = [(data, 0)]
     while stack:
@@ -734,17 +735,30 @@ def data_json(data: Data) -> str:
             continue
         value, depth = item
         if isinstance(value, str):
-            out.append(json.dumps(value, ensure_ascii=False))
+            out.append(quote(value))
             continue
         if not value:
             out.append("{}" if isinstance(value, dict) else "[]")
             continue
         inner = "\n" + "  " * (depth + 1)
-        pieces: list[str | tuple[Data, int]] = ["{" if isinstance(value, dict) else "["]
-        entries = value.items() if isinstance(value, dict) else ((None, v) for v in value)
-        for index, (key, entry) in enumerate(entries):
-            pieces.append(("," if index else "") + inner + ("" if key is None else json.dumps(key, ensure_ascii=False) + ": "))
-            pieces.append((entry, depth + 1))
-        pieces.append("\n" + "  " * depth + ("}" if isinstance(value, dict) else "]"))
+        pieces: list[str | tuple[Data, int]] = []
+        if isinstance(value, dict):
+            first = "{" + inner
+            for key, entry in value.items():
+                pieces.append(f"{first}{quote(key)}: ")
+                pieces.append((entry, depth + 1))
+                first = "," + inner
+            pieces.append("\n" + "  " * depth + "}")
+        else:
+            first = "[" + inner
+            for entry in value:
+                pieces.append(first)
+                pieces.append((entry, depth + 1))
+                first = "," + inner
+            pieces.append("\n" + "  " * depth + "]")
         stack.extend(reversed(pieces))
     return "".join(out)
+
+
+#: The json module's own quoting of a string (``ensure_ascii=False``).
+_encode_string: Callable[[str], str] = json.encoder.encode_basestring
