@@ -1,7 +1,8 @@
 """Phase 7: the resolved document, as a tree, XML bytes, or plain data.
 
-Entry points: :func:`build_output`, :func:`to_bytes`, :func:`to_data` (and
-:func:`element_data`, one element's data), and
+Entry points: :func:`build_output`, :func:`to_bytes`, :func:`to_data` (with
+:func:`element_data`, one element's data, and :func:`data_json`, its JSON
+text), and
 :func:`prepare_output`, the last step of loading (``cdl.load``).
 
 The output round-trips: every namespace used is declared once, on the root,
