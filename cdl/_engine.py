@@ -262,8 +262,10 @@ class Resolution:
         return to_bytes(self._selected(system_only, select), pretty)
 
     def to_data(self, system_only: bool = False, select: Sequence[str] = ()) -> dict[str, Data]:
-        """The resolved lists as plain Python data (dicts, lists, strings, None;
-        ``select``: as for :meth:`tree`)."""
+        """The resolved lists as plain Python data (dicts, lists, strings), in
+        xmltodict's convention: attributes as ``"@name"`` keys, ``"#text"``,
+        ``""`` for an empty value (README.md, "JSON output"; ``select``: as
+        for :meth:`tree`)."""
         return to_data(self._selected(system_only, select))
 
     # -- provenance and selection (issue 15) ------------------------------------------

@@ -1,6 +1,8 @@
 """Phase 7: the resolved document, as a tree, XML bytes, or plain data.
 
-Entry points: :func:`build_output`, :func:`to_bytes`, :func:`to_data`, and
+Entry points: :func:`build_output`, :func:`to_bytes`, :func:`to_data` (with
+:func:`element_data`, one element's data, and :func:`data_json`, its JSON
+text), and
 :func:`prepare_output`, the last step of loading (``cdl.load``).
 
 The output round-trips: every namespace used is declared once, on the root,
@@ -25,6 +27,7 @@ one of those facts does not hold.
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -64,7 +67,7 @@ from ._naming import Prefixes, relative_text
 from ._references import in_part
 from ._scan import ListScan
 
-Data: TypeAlias = str | None | dict[str, "Data"] | list["Data"]
+Data: TypeAlias = str | dict[str, "Data"] | list["Data"]
 
 _NS = {"e": ENGINE_NS, "cdl": CDL_NS}
 #: Elements with any attribute (see _find_rewrites).
@@ -604,17 +607,69 @@ def to_bytes(root: etree._Element, pretty: bool = True) -> bytes:
 
 
 def to_data(root: etree._Element) -> dict[str, Data]:
-    """Plain Python data: {'configuration': {...}, 'system': {...}}.
+    """Plain Python data: ``{'configuration': {...}, 'system': {...}}``, each
+    part mapped as :func:`element_data` maps an element, always an object.
 
-    A property with child elements becomes a dict (a name that repeats maps
-    to a list of values, in order); a leaf becomes its text, or None when it
-    has no value. Names are written as in the XML output (prefix:local).
+    The mapping (README.md, "JSON output"; docs/semantics.md, "JSON
+    mapping") follows xmltodict's: names as the XML output writes them
+    (``prefix:local``), attributes as ``"@name"`` keys, the text as
+    ``"#text"`` beside attributes or children, ``""`` for an empty value, a
+    repeated name as a list.
     """
+    names = _DataNames(root)
     result: dict[str, Data] = {}
     for part in root:
         if part.tag in (T_CONFIGURATION, T_SYSTEM):
-            result[split_clark(part.tag)[1]] = _list_data(part)
+            value = _element_data(part, names)
+            result[split_clark(part.tag)[1]] = value if isinstance(value, dict) else {}
     return result
+
+
+def element_data(el: etree._Element) -> Data:
+    """One element of an output tree as plain data, without its name.
+
+    A string when the element has neither attributes nor children (its text
+    exactly, ``""`` when empty); otherwise a dict: ``"@name"`` for each
+    attribute, in the order written; each child's name (``prefix:local``)
+    for its value, a name that repeats mapping to the list of its values in
+    order; then ``"#text"``, the element's text, when it is not empty (for
+    an element with children: its pieces of text joined, when they are not
+    whitespace only, which is indentation). Namespace declarations are not
+    attributes and are left out.
+    """
+    return _element_data(el, _DataNames(el.getroottree().getroot()))
+
+
+class _DataNames:
+    """How the XML output writes the names of elements and attributes.
+
+    The output declares every namespace once, on its root (build_output), so
+    an attribute's prefix is found in the root's declarations, once per
+    name; an element's prefix is its own.
+    """
+
+    def __init__(self, root: etree._Element) -> None:
+        self.prefixes = {uri: prefix for prefix, uri in root.nsmap.items() if prefix}
+        self.prefixes[_XML_NS] = "xml"
+        self.attributes: dict[str, str] = {}
+
+    def attribute_key(self, el: etree._Element, clark: str) -> str:
+        """The key of the attribute ``clark`` of ``el``: ``@prefix:local``."""
+        key = self.attributes.get(clark)
+        if key is None:
+            uri, local = split_clark(clark)
+            if not uri:
+                key = self.attributes[clark] = "@" + local
+            elif uri in self.prefixes:
+                key = self.attributes[clark] = f"@{self.prefixes[uri]}:{local}"
+            else:
+                # A namespace declared below the root, where the output did
+                # not hoist it: the element's own scope names it.
+                key = f"@{next(p for p, u in el.nsmap.items() if p and u == uri)}:{local}"
+        return key
+
+
+_XML_NS = "http://www.w3.org/XML/1998/namespace"
 
 
 def _qname_of(el: etree._Element) -> str:
@@ -625,33 +680,86 @@ def _qname_of(el: etree._Element) -> str:
     return f"{prefix}:{local}" if prefix else local
 
 
-def _list_data(el: etree._Element) -> Data:
+def _element_data(top: etree._Element, names: _DataNames) -> Data:
     # Iterative post-order over the subtree: documents can be deep.
     results: dict[etree._Element, Data] = {}
-    stack: list[tuple[etree._Element, bool]] = [(el, False)]
+    stack: list[tuple[etree._Element, bool]] = [(top, False)]
     while stack:
         node, expanded = stack.pop()
-        if len(node) == 0:
-            results[node] = node.text or None
-            continue
-        if not expanded:
+        children = len(node)
+        if children and not expanded:
             stack.append((node, True))
             stack.extend((child, False) for child in reversed(node))
             continue
-        value: dict[str, Data] = {}
+        attributes = node.items()
+        if not attributes and not children:
+            results[node] = node.text or ""
+            continue
+        value: dict[str, Data] = {names.attribute_key(node, name): text for name, text in attributes}
         for child in node:
-            key = _qname_of(child)
-            item = results.pop(child)
-            if key in value:
-                existing = value[key]
-                # An element's value is text, None or a dict, never a list: a
-                # list is the one made here for a repeated name.
-                if isinstance(existing, list):
-                    existing.append(item)
-                else:
-                    value[key] = [existing, item]
-            else:
-                value[key] = item
+            _add_child(value, _qname_of(child), results.pop(child))
+        if children:
+            # Text between children: indentation unless some is not blank.
+            text = "".join([node.text or "", *(child.tail or "" for child in node)])
+            if text.strip():
+                value["#text"] = text
+        elif node.text:
+            value["#text"] = node.text
         results[node] = value
-    return results[el]
+    return results[top]
 
+
+def _add_child(value: dict[str, Data], key: str, item: Data) -> None:
+    """Add a child's value under its name: a name seen before maps to a list."""
+    existing = value.get(key)
+    if existing is None:
+        value[key] = item
+    # An element's value is text or a dict, never a list: a list is the one
+    # made here for a repeated name.
+    elif isinstance(existing, list):
+        existing.append(item)
+    else:
+        value[key] = [existing, item]
+
+
+def data_json(data: Data) -> str:
+    """``json.dumps(data, indent=2, ensure_ascii=False)``, written with an
+    explicit stack: the data nests as deep as the document, deeper than the
+    json module's recursive encoder goes."""
+    quote = _encode_string
+    out: list[str] = []
+    stack: list[str | tuple[Data, int]] = [(data, 0)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        value, depth = item
+        if isinstance(value, str):
+            out.append(quote(value))
+            continue
+        if not value:
+            out.append("{}" if isinstance(value, dict) else "[]")
+            continue
+        inner = "\n" + "  " * (depth + 1)
+        pieces: list[str | tuple[Data, int]] = []
+        if isinstance(value, dict):
+            first = "{" + inner
+            for key, entry in value.items():
+                pieces.append(f"{first}{quote(key)}: ")
+                pieces.append((entry, depth + 1))
+                first = "," + inner
+            pieces.append("\n" + "  " * depth + "}")
+        else:
+            first = "[" + inner
+            for entry in value:
+                pieces.append(first)
+                pieces.append((entry, depth + 1))
+                first = "," + inner
+            pieces.append("\n" + "  " * depth + "]")
+        stack.extend(reversed(pieces))
+    return "".join(out)
+
+
+#: The json module's own quoting of a string (``ensure_ascii=False``).
+_encode_string: Callable[[str], str] = json.encoder.encode_basestring

@@ -18,6 +18,7 @@ import click
 
 from . import Limits, Resolution, load
 from ._files import write_atomically
+from ._serialize import data_json
 from .errors import CdlError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -183,7 +184,7 @@ def resolve(
         _validate_or_exit([file], options)
     result = _resolve(file, options, values, release, validate)
     if output_format == "json":
-        data = (json.dumps(result.to_data(system_only, select=select), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        data = (data_json(result.to_data(system_only, select=select)) + "\n").encode("utf-8")
     else:
         data = result.to_bytes(system_only, select=select)
     if output:

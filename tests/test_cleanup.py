@@ -110,7 +110,7 @@ def test_what_needs_the_working_trees_after_an_output_resolves_again(monkeypatch
 
 def test_repeated_names_become_plain_lists() -> None:
     data = resolve_text(system("<S><a>1</a><a><b>2</b><b>3</b></a><a/></S>")).to_data()["system"]
-    assert data == {"S": {"a": ["1", {"b": ["2", "3"]}, None]}}
+    assert data == {"S": {"a": ["1", {"b": ["2", "3"]}, ""]}}
     assert type(data["S"]["a"]) is list  # type: ignore[index]
 
 

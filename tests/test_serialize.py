@@ -317,39 +317,7 @@ def test_write(tmp_path: Path) -> None:
 # to_data
 
 
-@pytest.mark.parametrize(
-    ("xml", "data"),
-    [
-        (system("<S><p>1</p><q/></S>"), {"system": {"S": {"p": "1", "q": None}}}),
-        (system("<S/>"), {"system": {"S": None}}),
-        (system("<S>text</S>"), {"system": {"S": "text"}}),
-        # repeated names become a list, in order
-        (system("<S><p>1</p><q>x</q><p>2</p><p/></S>"), {"system": {"S": {"p": ["1", "2", None], "q": "x"}}}),
-        (system("<S><g><v>1</v></g><g><v>2</v><w/></g></S>"), {"system": {"S": {"g": [{"v": "1"}, {"v": "2", "w": None}]}}}),
-        # nested dicts, prefixed names as written in the XML output
-        (
-            system("<t:S><t:a><t:b>1</t:b></t:a><c>2</c></t:S>", 'xmlns:t="urn:t"'),
-            {"system": {"t:S": {"t:a": {"t:b": "1"}, "c": "2"}}},
-        ),
-        # configuration and system
-        (
-            system("<S cdl:extends='T'/>", configuration="<T><v>1</v></T>"),
-            {"configuration": {"T": {"v": "1"}}, "system": {"S": {"v": "1"}}},
-        ),
-        (config("<T><v>1</v></T>"), {"configuration": {"T": {"v": "1"}}}),
-        # pending properties have no value
-        (system("<S><p cdl:lazy='true'/><r cdl:ref='/p'/></S>"), {"system": {"S": {"p": None, "r": None}}}),
-        # leaf text is kept exactly
-        (system("<S><p>  a  b </p></S>"), {"system": {"S": {"p": "  a  b "}}}),
-    ],
-)
-def test_to_data(xml: str, data: dict) -> None:
-    assert resolve_text(xml).to_data() == data
-
-
-def test_to_data_repeated_lists_are_plain_lists() -> None:
-    result = resolve_text(system("<S><p>1</p><p>2</p></S>")).to_data()
-    assert type(result["system"]["S"]["p"]) is list
+# The mapping's rules are tested in tests/test_json_mapping.py.
 
 
 def test_to_data_system_only() -> None:
