@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
-from ._suggest import did_you_mean
+from ._suggest import nearest, suggestion
 from .errors import ExpressionError
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def compile_expression(
             if name not in declared:
                 raise ExpressionError(
                     f"value-of {text!r} uses ${name}, which no cdl:variable declares"
-                    + did_you_mean(f"${name}", [f"${v}" for v in sorted(declared)]),
+                    + suggestion([f"${v}" for v in nearest(name, sorted(declared))]),
                     code="EXPR_UNDECLARED_VARIABLE",
                     url=url,
                     line=line,
