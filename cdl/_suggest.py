@@ -108,15 +108,28 @@ def written_name(
     return fallback(clark)
 
 
+def _scope(ws: Workspace, written: etree._Element) -> tuple[dict[str | None, str], str]:
+    """The namespace declarations and the targetNamespace of the document
+    that wrote ``written``. The root's declarations come first, as that
+    document has them: an element inherited into another document's list
+    takes that document's prefixes in the working tree."""
+    index = doc_index_of(written)
+    if index is None:
+        return dict(written.nsmap), ""
+    doc = ws.ctx.docs[index]
+    nsmap = dict(doc.nsmap)
+    for prefix, uri in written.nsmap.items():
+        nsmap.setdefault(prefix, uri)
+    return nsmap, doc.target_ns
+
+
 def near_lists(ws: Workspace, name: str, written: etree._Element, besides: etree._Element | None = None) -> str:
     """:func:`did_you_mean` for ``name``, a top level list that does not exist,
     written at ``written`` (cdl:extends, cdl:refroot): the lists there are but
     ``besides``, each as that document would write it (an unprefixed name
     reaches the default namespace, the document's targetNamespace and no
     namespace)."""
-    index = doc_index_of(written)
-    target_ns = ws.ctx.docs[index].target_ns if index is not None else ""
-    nsmap = written.nsmap
+    nsmap, target_ns = _scope(ws, written)
     plain = {nsmap.get(None) or "", target_ns, ""}
     qname = ws.ctx.prefixes.qname
     return did_you_mean(name, (written_name(clark, nsmap, plain, qname) for clark, el in ws.lists.items() if el is not besides))
@@ -128,7 +141,7 @@ def near_children(ws: Workspace, ref: Ref, start: etree._Element, step: int, wri
     as the document that writes the path (at ``written``) would write them."""
     before = walk(start, ref.steps[:step], ws.children)  # it got this far before
     names = dict.fromkeys(child.tag for node in before.nodes for child in node.iterchildren(etree.Element))
-    nsmap = written.nsmap
+    nsmap = _scope(ws, written)[0]
     plain = {nsmap.get(None) or ""}  # an unprefixed step is in the default namespace (7.3.1)
     qname = ws.ctx.prefixes.qname
 

@@ -98,6 +98,29 @@ def test_extends_suggests_the_templates_in_scope_with_the_documents_prefixes(tmp
         assert info.value.message == f"cdl:extends names {written!r}, which is no top level list; did you mean t:WebApp?"
 
 
+def test_names_in_an_imported_document_are_written_with_its_own_prefixes(write_docs) -> None:
+    # The run writes urn:T as a: (the main document's prefix); the template
+    # document calls it b:, so that is how its suggestions are written.
+    main = write_docs(
+        {
+            "main.cdl": f"<cdl:cdl {CDL_DECL} xmlns:a='urn:T'><cdl:import location='t.cdl'/><cdl:system><S/></cdl:system></cdl:cdl>",
+            "t.cdl": (
+                f"<cdl:cdl {CDL_DECL} xmlns:b='urn:T'><cdl:configuration>\n<b:Base/>\n<b:Web cdl:extends='b:Bse'/>\n"
+                "<b:Other><b:port>1</b:port>\n<b:q cdl:ref='b:prt'/></b:Other></cdl:configuration></cdl:cdl>"
+            ),
+        }
+    )
+    with pytest.raises(cdl.CdlError) as info:
+        cdl.load(main).resolve()
+    assert info.value.message == "cdl:extends names 'b:Bse', which is no top level list; did you mean b:Base?"
+    # S inherits b:Other's reference: it is resolved in S, still written in t.cdl
+    (main.parent / "t.cdl").write_text((main.parent / "t.cdl").read_text().replace("b:Bse", "b:Base"))
+    main.write_text(main.read_text().replace("<S/>", "<S cdl:extends='a:Other'/>"))
+    with pytest.raises(cdl.CdlError) as info:
+        cdl.load(main).resolve()
+    assert info.value.message == "path 'b:prt' (read as './a:prt') selects nothing: no a:prt at step 1; did you mean b:port?"
+
+
 def test_extends_with_nothing_close_suggests_nothing() -> None:
     xml = f"<cdl:cdl {CDL_DECL}><cdl:system><Server/><S cdl:extends='Zzz'/></cdl:system></cdl:cdl>"
     assert error_of(xml).message == "cdl:extends names 'Zzz', which is no top level list"
@@ -150,6 +173,17 @@ def test_a_templates_parameter_with_a_similar_name_warns_with_the_suggestion() -
         "mem.cdl:4: path 'port' (read as './port') selects nothing: no port at step 1; left unresolved:"
         " a template's parameter, which lists extending T must provide (7.6) (at /T/b)",
     ]
+
+
+def test_suggestions_are_worked_out_for_as_many_messages_as_errors_are_collected() -> None:
+    # Template parameters are warnings, as many as a document has: each
+    # suggestion looks at the children where its path stops, so only the
+    # first max_errors messages of a resolution get one.
+    refs = "".join(f"<r{i} cdl:ref='hostnam'/>" for i in range(3))
+    xml = f"<cdl:cdl {CDL_DECL}><cdl:configuration><T><hostname/>{refs}</T></cdl:configuration></cdl:cdl>"
+    warnings = cdl.load(xml.encode(), limits=cdl.Limits(max_errors=2)).resolve().warnings
+    assert ["did you mean hostname?" in w for w in warnings] == [True, True, False]
+    assert all("did you mean" in w for w in load_text(xml).resolve().warnings)
 
 
 LAZY = f"<cdl:cdl {CDL_DECL}><cdl:system><Server><hostname cdl:lazy='true'/><port>1</port></Server></cdl:system></cdl:cdl>"
