@@ -68,7 +68,7 @@ from ._model import (
     tag_of,
 )
 from ._paths import PathSyntaxError, PrefixError, is_ncname, parse_name_ref, parse_path, parse_qname, relative_ref
-from ._suggest import nearest, suggestion
+from ._suggest import did_you_mean, nearest, suggestion
 from .errors import (
     CdlError,
     ExpressionError,
@@ -371,7 +371,8 @@ def _check_structure(root: etree._Element, url: str, index: int, problems: Probl
             name = "cdl:" + split_clark(ctag)[1]
             rank = _ORDER.get(ctag)
             if rank is None:
-                problems.add(LoadError(f"{name} is not allowed inside cdl:cdl", url=url, line=child.sourceline))
+                near = did_you_mean(name, ["cdl:" + split_clark(known)[1] for known in _ORDER])
+                problems.add(LoadError(f"{name} is not allowed inside cdl:cdl" + near, url=url, line=child.sourceline))
             elif seen_extension:
                 problems.add(
                     LoadError(f"{name} must come before extension elements", url=url, line=child.sourceline)

@@ -219,6 +219,13 @@ def test_unknown_cdl_attributes_suggest_the_known_ones(attributes: str, message:
     assert info.value.message == message
 
 
+def test_unknown_cdl_elements_of_the_root_suggest_the_known_ones() -> None:
+    xml = f"<cdl:cdl {CDL_DECL}><cdl:sytem><S/></cdl:sytem></cdl:cdl>"
+    with pytest.raises(cdl.CdlError) as info:
+        load_text(xml)
+    assert info.value.message == "cdl:sytem is not allowed inside cdl:cdl; did you mean cdl:system?"
+
+
 def test_undeclared_variables_suggest_the_declared_ones() -> None:
     xml = (
         f"<cdl:cdl {CDL_DECL}><cdl:system><S><host>h</host><port>1</port><e>"
