@@ -86,7 +86,7 @@ def compile_expression(
             if name not in declared:
                 raise ExpressionError(
                     f"value-of {text!r} uses ${name}, which no cdl:variable declares"
-                    + suggestion([f"${v}" for v in nearest(name, sorted(declared))]),
+                    + suggestion([f"${v}" for v in nearest(str(name), sorted(declared))]),
                     code="EXPR_UNDECLARED_VARIABLE",
                     url=url,
                     line=line,
