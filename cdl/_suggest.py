@@ -2,14 +2,17 @@
 
 Used by every phase, on its error paths only: the unknown prototype of a
 cdl:extends (7.2) and the unknown list of a cdl:refroot (7.3.1), a reference
-step or a ``--set``/``--release``/``explain``/``--select`` path step that
-selects nothing (7.3.1, 7.5), an unknown CDL attribute (Appendix A) and an
-expression variable no cdl:variable declares (7.3.6).
+step that selects nothing (7.3.1; for a template's parameter, 7.6, the warning
+says it), a ``--set``/``--release``/``explain``/``--select`` path step that
+selects nothing (7.5), an unknown CDL attribute or child of cdl:cdl (section
+5, Appendix A) and an expression variable no cdl:variable declares (7.3.6).
 
-Entry points: :func:`nearest` (the close names, best first) and
-:func:`did_you_mean` (the clause a message ends with; the one wording of a
-suggestion), and :func:`written_name` (a Clark name as the declarations in scope
-where it is written let a user write it).
+Entry points: :func:`nearest` (the close names, best first), :func:`suggestion`
+and :func:`did_you_mean` (the clause a message ends with: the one wording of a
+suggestion); for names written in a document, :func:`near_lists` (top level
+lists) and :func:`near_children` (the children where a reference stops), with
+:func:`written_name` (a Clark name as a document's declarations let it be
+written); for paths users give, :func:`near_paths`.
 
 How names are compared: case-insensitively, each name by the local part of
 its last path step (``/List/tmpl:port`` by ``port``), so ``t:WebAp`` finds
