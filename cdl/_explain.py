@@ -67,6 +67,7 @@ from ._model import (
 )
 from ._naming import counted
 from ._paths import PrefixError, parse_user_path
+from ._suggest import did_you_mean, near_paths
 from .errors import SelectionError
 
 #: Nested explanations (``from`` and ``variables``) go at most this deep, and
@@ -654,7 +655,7 @@ def select(
     top = lookup(list_ref)
     if top is None:
         raise SelectionError(
-            f"{text!r} selects nothing: there is no top level list {parts[0]!r}" + _suggest(parts[0], ["/" + n for n in lists]),
+            f"{text!r} selects nothing: there is no top level list {parts[0]!r}" + did_you_mean(parts[0], ["/" + n for n in lists]),
             url=url,
             path=text,
         )
@@ -669,10 +670,8 @@ def select(
             )
         found = [child for el in current for child in el.iterchildren(step)]
         if not found:
-            children = [child for el in current for child in el.iterchildren(etree.Element)]
-            near = _suggest(parts[i + 1], [path_of(c) for c in children])
             raise SelectionError(
-                f"{text!r} selects nothing: {path_of(current[0])} has no {parts[i + 1]}" + near,
+                f"{text!r} selects nothing: {path_of(current[0])} has no {parts[i + 1]}" + near_paths(parts[i + 1], current, path_of),
                 url=url,
                 path=text,
             )
@@ -688,20 +687,6 @@ def path_namespaces(main: Mapping[str | None, str], written: Mapping[str, str]) 
     namespaces: dict[str | None, str] = {prefix: uri for uri, prefix in written.items()}
     namespaces.update(main)
     return namespaces
-
-
-def _suggest(wanted: str, candidates: Sequence[str]) -> str:
-    """'; did you mean ...?' with the candidate paths nearest ``wanted`` by (local) name, or ''."""
-    import difflib  # only errors need it
-
-    by_local: dict[str, list[str]] = {}
-    for path in candidates:
-        paths = by_local.setdefault(path.rsplit("/", 1)[-1].rpartition(":")[2], [])
-        if path not in paths:
-            paths.append(path)
-    close = difflib.get_close_matches(wanted.rpartition(":")[2], list(by_local), n=3, cutoff=0.6)
-    paths = [p for name in close for p in by_local[name]][:3]
-    return f"; did you mean {', '.join(paths)}?" if paths else ""
 
 
 def prune(root: etree._Element, selected: Sequence[etree._Element]) -> etree._Element:

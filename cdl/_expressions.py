@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
+from ._suggest import nearest, suggestion
 from .errors import ExpressionError
 
 if TYPE_CHECKING:
@@ -84,7 +85,8 @@ def compile_expression(
             name = tok[0].value
             if name not in declared:
                 raise ExpressionError(
-                    f"value-of {text!r} uses ${name}, which no cdl:variable declares",
+                    f"value-of {text!r} uses ${name}, which no cdl:variable declares"
+                    + suggestion([f"${v}" for v in nearest(str(name), sorted(declared))]),
                     code="EXPR_UNDECLARED_VARIABLE",
                     url=url,
                     line=line,

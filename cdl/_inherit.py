@@ -48,6 +48,7 @@ from ._model import (
     top_level_of,
 )
 from ._scan import AttributeScan
+from ._suggest import near_lists
 from .errors import InheritanceError
 
 _ACTIVE, _DONE = 1, 2
@@ -156,7 +157,7 @@ def _resolve_depth_first(
             if target is None:
                 problems.add(
                     InheritanceError(
-                        f"cdl:extends names {name.text!r}, which is no top level list",
+                        f"cdl:extends names {name.text!r}, which is no top level list" + near_lists(ws, name.text, el, top_level_of(el)),
                         code="UNKNOWN_PROTOTYPE",
                         at=located(ctx, el, A_EXTENDS, name.text),
                     )

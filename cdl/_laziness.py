@@ -39,6 +39,7 @@ from ._paths import PrefixError, parse_user_path
 from ._references import ReferenceResolver, in_part
 from ._scan import ListScan
 from ._serialize import may_be_written
+from ._suggest import did_you_mean, near_paths
 from .errors import DeployValueError, LazinessError, RequiredPropertyError
 
 
@@ -135,7 +136,8 @@ def _select_in(ws: Workspace, text: str, verb: str) -> list[etree._Element]:
         raise DeployValueError(f"{verb} {text!r}: {exc}", code="BAD_SET") from None
     top = ws.lookup(list_ref)
     if top is None:
-        raise DeployValueError(f"{verb} {text!r}: no top level list {parts[0]!r}", code="SET_NOT_FOUND")
+        near = did_you_mean("/" + parts[0], [ws.ctx.prefixes.path_of(el) for el in ws.lists.values()])
+        raise DeployValueError(f"{verb} {text!r}: no top level list {parts[0]!r}" + near, code="SET_NOT_FOUND")
     current = [top]
     for i, step in enumerate(steps):
         blocked = [el for el in current if el.get(P_REF) is not None]
@@ -144,9 +146,11 @@ def _select_in(ws: Workspace, text: str, verb: str) -> list[etree._Element]:
                 f"{verb} {text!r}: {ws.ctx.prefixes.path_of(blocked[0])} is still an unresolved reference",
                 code="SET_NOT_FOUND",
             )
-        current = [child for el in current for child in ws.children.named(el, step)]
-        if not current:
-            raise DeployValueError(f"{verb} {text!r}: no {parts[i + 1]} at step {i + 2}", code="SET_NOT_FOUND")
+        found = [child for el in current for child in ws.children.named(el, step)]
+        if not found:
+            near = near_paths(parts[i + 1], current, ws.ctx.prefixes.path_of)
+            raise DeployValueError(f"{verb} {text!r}: no {parts[i + 1]} at step {i + 2}" + near, code="SET_NOT_FOUND")
+        current = found
     return current
 
 

@@ -68,6 +68,7 @@ from ._model import (
     tag_of,
 )
 from ._paths import PathSyntaxError, PrefixError, is_ncname, parse_name_ref, parse_path, parse_qname, relative_ref
+from ._suggest import did_you_mean, nearest, suggestion
 from .errors import (
     CdlError,
     ExpressionError,
@@ -370,7 +371,8 @@ def _check_structure(root: etree._Element, url: str, index: int, problems: Probl
             name = "cdl:" + split_clark(ctag)[1]
             rank = _ORDER.get(ctag)
             if rank is None:
-                problems.add(LoadError(f"{name} is not allowed inside cdl:cdl", url=url, line=child.sourceline))
+                near = did_you_mean(name, ["cdl:" + split_clark(known)[1] for known in _ORDER])
+                problems.add(LoadError(f"{name} is not allowed inside cdl:cdl" + near, url=url, line=child.sourceline))
             elif seen_extension:
                 problems.add(
                     LoadError(f"{name} must come before extension elements", url=url, line=child.sourceline)
@@ -697,8 +699,11 @@ def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache:
     attrib = el.attrib
     unknown = [k for k in attrib if k.startswith(_CDL_PREFIX) and k not in _KNOWN_ATTRIBUTES]
     if unknown:
-        names = ", ".join("cdl:" + split_clark(k)[1] for k in unknown)
-        raise LoadError(f"unknown CDL attribute {names}", url=doc.url, line=el.sourceline)
+        names = ["cdl:" + split_clark(k)[1] for k in unknown]
+        known = sorted("cdl:" + split_clark(k)[1] for k in _KNOWN_ATTRIBUTES)
+        near = [close for name in names for close in nearest(name, known)]
+        message = f"unknown CDL attribute {', '.join(names)}" + suggestion(list(dict.fromkeys(near)))
+        raise LoadError(message, url=doc.url, line=el.sourceline)
     nsmap = cache.nsmap(el)
     extends = attrib.get(A_EXTENDS)
     if extends is not None:

@@ -67,6 +67,7 @@ from ._model import (
 from ._paths import Walk, path_start, walk
 from ._reference_shortcuts import ReferenceShortcuts
 from ._scan import ListScan
+from ._suggest import near_children, near_lists
 from .errors import CdlError, ExpressionError, LazinessError, ReferenceResolutionError
 
 _ITEMS = etree.XPath("descendant-or-self::*" + UNRESOLVED_TEST, namespaces=NAMESPACES)
@@ -453,12 +454,16 @@ class ReferenceResolver:
             return known
         start = path_start(self.ws, ref, holder)
         if start is None:
-            raise _no_start(ctx, ref, written, what)
+            raise _no_start(self.ws, ref, written, what)
         result = walk(start, ref.steps, self.ws.children)
         if result.blockers:
             raise _Blocked(result.blockers)
         if result.problem is not None:
-            raise _not_found(self.ws, ref, result, written, what, start)
+            # A suggestion looks at the children where the path stops: only
+            # for as many messages as a run collects errors (template gaps are
+            # warnings, as many as there are), so their cost stays bounded.
+            suggest = len(self.warnings) + len(self.problems.items) < self.ctx.limits.max_errors
+            raise _not_found(self.ws, ref, result, written, what, start, suggest)
         nodes = result.nodes
         if len(nodes) == 1 and not len(nodes[0]):
             # The common case, one leaf: its size is its text, and it blocks
@@ -631,11 +636,12 @@ def _at(ctx: Context, item: etree._Element) -> str:
     return located_at(ctx, item, A_CREF) if item.get(P_REF) is not None else ctx.at(item)
 
 
-def _no_start(ctx: Context, ref: Ref, written: etree._Element, what: str) -> ReferenceResolutionError:
+def _no_start(ws: Workspace, ref: Ref, written: etree._Element, what: str) -> ReferenceResolutionError:
     """The error of a path that has nowhere to start (``_paths.path_start``)."""
+    ctx = ws.ctx
     if ref.refroot is not None:
         return ReferenceResolutionError(
-            f"{what} names refroot {ref.refroot.text!r}, which is no top level list",
+            f"{what} names refroot {ref.refroot.text!r}, which is no top level list" + near_lists(ws, ref.refroot.text, written),
             code="UNKNOWN_REFROOT",
             at=located(ctx, written, written_as(written, A_REFROOT), ref.refroot.text),
         )
@@ -645,9 +651,10 @@ def _no_start(ctx: Context, ref: Ref, written: etree._Element, what: str) -> Ref
 
 
 def _not_found(
-    ws: Workspace, ref: Ref, result: Walk, written: etree._Element, what: str, start: etree._Element
+    ws: Workspace, ref: Ref, result: Walk, written: etree._Element, what: str, start: etree._Element, suggest: bool
 ) -> ReferenceResolutionError:
-    """The error of a path that climbs above its list or selects nothing."""
+    """The error of a path that climbs above its list or selects nothing (with
+    the names at the step where it stops that are close, if ``suggest``)."""
     ctx = ws.ctx
     shown = ctx.prefixes.steps_text(ref)
     if result.problem == "above":
@@ -656,10 +663,13 @@ def _not_found(
             code="REF_ABOVE_TOP",
             at=located(ctx, written, written_as(written, A_CREF), ref.text),
         )
+    hint = _refroot_hint(ws, ref, result.step, what, written)
+    if not hint and suggest and result.step >= 0:
+        hint = near_children(ws, ref, start, result.step, written)
     return ReferenceResolutionError(
         f"{what} {ref.text!r} (read as {shown!r}) selects nothing"
         + (f": no {ctx.prefixes.qname(ref.steps[result.step])} at step {result.step + 1}" if result.step >= 0 else "")
-        + _refroot_hint(ws, ref, result.step, what, written),
+        + hint,
         code="REF_NOT_FOUND",
         at=located(ctx, written, written_as(written, A_CREF), ref.text),
     )

@@ -337,21 +337,21 @@ def test_operators_and_functions_with_arguments_are_not_location_paths(expr: str
 
 
 @pytest.mark.parametrize(
-    ("expr", "variables", "name"),
+    ("expr", "variables", "name", "suggested"),
     [
-        ("$x + 1", "", "x"),
-        ("$y", "<cdl:variable name='x' ref='/x'/>", "y"),
-        ("concat($x, $z)", "<cdl:variable name='x' ref='/x'/>", "z"),
-        ("$X", "<cdl:variable name='x' ref='/x'/>", "X"),
+        ("$x + 1", "", "x", ""),
+        ("$y", "<cdl:variable name='x' ref='/x'/>", "y", ""),
+        ("concat($x, $z)", "<cdl:variable name='x' ref='/x'/>", "z", ""),
+        ("$X", "<cdl:variable name='x' ref='/x'/>", "X", "; did you mean $x?"),
     ],
 )
-def test_undeclared_variables(expr: str, variables: str, name: str) -> None:
+def test_undeclared_variables(expr: str, variables: str, name: str, suggested: str) -> None:
     xml = system(f"<S><x>1</x>\n\n<v><cdl:expression value-of=\"{expr}\">{variables}</cdl:expression></v></S>")
     with pytest.raises(CdlError) as info:
         load_text(xml)
     error = info.value
     assert (error.code, error.line) == ("EXPR_UNDECLARED_VARIABLE", 3)
-    assert error.message == f"value-of {expr!r} uses ${name}, which no cdl:variable declares"
+    assert error.message == f"value-of {expr!r} uses ${name}, which no cdl:variable declares{suggested}"
 
 
 @pytest.mark.parametrize(

@@ -263,7 +263,7 @@ def test_things_waiting_on_a_cycle_are_not_reported_as_more_errors() -> None:
         ("<p cdl:ref='/nope'/>", "REF_NOT_FOUND", "path '/nope' (read as './nope') selects nothing: no nope at step 1"),
         ("<p cdl:ref='/b/c'/>", "REF_NOT_FOUND", "path '/b/c' (read as './b/c') selects nothing: no c at step 2"),
         ("<q><p cdl:ref='/b/c'/></q>", "REF_NOT_FOUND", "path '/b/c' (read as '../b/c') selects nothing: no c at step 3"),
-        ("<p cdl:ref='x:b' xmlns:x='urn:x'/>", "REF_NOT_FOUND", "path 'x:b' (read as './x:b') selects nothing: no x:b at step 1"),
+        ("<p cdl:ref='x:b' xmlns:x='urn:x'/>", "REF_NOT_FOUND", "path 'x:b' (read as './x:b') selects nothing: no x:b at step 1; did you mean b?"),
         ("<p cdl:refroot='T' cdl:ref='/b'/>", "REF_NOT_FOUND", "path '/b' (read as './b') selects nothing: no b at step 1"),
         (
             "<p cdl:ref='../x'/>",
