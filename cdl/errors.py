@@ -33,6 +33,7 @@ __all__ = [
     "PlanError",
     "DeploymentError",
     "SelectionError",
+    "JournalError",
     "CODES",
 ]
 
@@ -94,6 +95,10 @@ CODES: dict[str, str] = {
     # selecting resolved properties (explain, resolve --select)
     "BAD_SELECT": "a path given to explain or --select is not written as LIST/child/...",
     "SELECT_NOT_FOUND": "a path given to explain or --select selects no property",
+    # deployment journals (Document.deploy(journal=...), cdl deploy --journal)
+    "JOURNAL_MISMATCH": "a deployment journal was begun with other documents or catalogs than those loaded now",
+    "JOURNAL_CORRUPT": "a line of a deployment journal is malformed (other than a last line cut short by a crash)",
+    "JOURNAL_LOCKED": "a deployment journal is in use by another process or another open deployment",
 }
 
 
@@ -260,3 +265,9 @@ class SelectionError(CdlError):
     """A path given to ``explain`` or ``--select`` selects no property."""
 
     default_code = "SELECT_NOT_FOUND"
+
+
+class JournalError(CdlError):
+    """A deployment journal cannot be used: begun with other documents, malformed, or in use."""
+
+    default_code = "JOURNAL_CORRUPT"
