@@ -62,7 +62,7 @@ def ready_again(deployment: cdl.Deployment, plan: cdl.Plan) -> list[str]:
 def values_for(deployment: cdl.Deployment, path: str) -> tuple[dict[str, str], list[str]]:
     """What a service reports when ``path`` is deployed: a value for each lazy
     property it supplies, and its lazy references released."""
-    comp = next(c for c in deployment.plan.components() if c.path == path)
+    comp = deployment.status(path).components[0]
     return {p: f"v{i}:{p}" for i, p in enumerate(comp.supplies)}, list(comp.releases)
 
 
