@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 from collections.abc import Iterator, Mapping
@@ -351,3 +352,98 @@ def test_events_are_applied_one_at_a_time(farm: cdl.Document) -> None:
     first.join(10)
     second.join(10)
     assert done == ["db", "/apps/schema", "monitor"]
+
+
+# -- with a journal -------------------------------------------------------------------------
+
+
+def farm_copy(tmp_path: Path) -> Path:
+    for name in ("system.cdl", "templates.cdl"):
+        (tmp_path / name).write_bytes((WEBFARM.parent / name).read_bytes())
+    return tmp_path / "system.cdl"
+
+
+def test_journal_resumes_where_it_stopped(tmp_path: Path) -> None:
+    main = farm_copy(tmp_path)
+    journal = tmp_path / "deploy.journal"
+    doc = cdl.load(main)
+    with doc.deploy(journal=journal) as deployment:
+        deployment.deployed("/db", {"db/hostname": "db1"})
+        deployment.failed("/monitor", "no quota")
+        deployment.supply({"db/hostname": "db1"})  # changes nothing: not recorded
+        deployment.retry("/monitor")
+        deployment.deployed("/apps/schema", {"apps/schema/schemaVersion": "7"})
+        before = snapshot(deployment)
+    lines = journal.read_text().splitlines()
+    events = [json.loads(line) for line in lines[1:]]
+    assert [(e["seq"], e["event"]) for e in events] == [(1, "deployed"), (2, "failed"), (3, "retry"), (4, "deployed")]
+    assert events[0]["path"] == "/db" and events[0]["values"] == {"db/hostname": "db1"} and events[0]["release"] == []
+    with pytest.raises(cdl.CdlError) as caught:
+        deployment.supply({"monitor/hostname": "m"})
+    assert caught.value.code == "DEPLOYMENT_CLOSED"
+    with cdl.load(main).deploy(journal=journal) as resumed:
+        assert snapshot(resumed) == before
+        with pytest.raises(cdl.CdlError) as conflict:
+            resumed.supply({"/db/hostname": "db2"})
+        assert conflict.value.code == "SET_CONFLICT" and "event 1" in conflict.value.message
+        assert journal.read_text().splitlines() == lines  # a refusal writes nothing
+        assert resumed.deployed("/apps/app1", values_of(resumed, "/apps/app1")) == []
+    assert len(journal.read_text().splitlines()) == len(lines) + 1
+
+
+def test_journal_refusals(tmp_path: Path) -> None:
+    main = farm_copy(tmp_path)
+    journal = tmp_path / "deploy.journal"
+    deployment = cdl.load(main).deploy(journal=journal)
+    deployment.deployed("/db", {"db/hostname": "db1"})
+    with pytest.raises(cdl.CdlError) as locked:
+        cdl.load(main).deploy(journal=journal)
+    assert locked.value.code == "JOURNAL_LOCKED"
+    deployment.close()
+    main.write_text(main.read_text().replace("farm:Monitor", "farm:Monitor "))
+    with pytest.raises(cdl.CdlError) as changed:
+        cdl.load(main).deploy(journal=journal)
+    assert changed.value.code == "JOURNAL_MISMATCH"
+
+
+def test_a_failed_append_undoes_the_event(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cdl._journal import Journal
+
+    main = farm_copy(tmp_path)
+    journal = tmp_path / "deploy.journal"
+    deployment = cdl.load(main).deploy(journal=journal)
+    deployment.deployed("/monitor", {"monitor/hostname": "m"})
+    before = snapshot(deployment)
+    written = journal.read_bytes()
+
+    def full_disk(self: Journal, event: Mapping[str, object]) -> dict[str, object]:
+        raise cdl.CdlError(f"cannot write {self.path}: disk full", code="IO_ERROR")
+
+    monkeypatch.setattr(Journal, "append", full_disk)
+    with pytest.raises(cdl.CdlError) as caught:
+        deployment.deployed("/db", {"db/hostname": "db1"})
+    assert caught.value.code == "IO_ERROR"
+    assert snapshot(deployment) == before
+    assert journal.read_bytes() == written
+    monkeypatch.undo()
+    assert deployment.deployed("/db", {"db/hostname": "db1"}) == ["/apps/schema"]
+    deployment.close()
+
+
+def test_a_journal_event_that_does_not_apply_is_corrupt(tmp_path: Path) -> None:
+    main = farm_copy(tmp_path)
+    journal = tmp_path / "deploy.journal"
+    with cdl.load(main).deploy(journal=journal) as deployment:
+        deployment.deployed("/db", {"db/hostname": "db1"})
+    record = {"seq": 2, "time": "2026-01-01T00:00:00.000000Z", "event": "deployed", "path": "/balancer", "values": {}, "release": []}
+    with journal.open("a") as out:
+        out.write(json.dumps(record) + "\n")
+    with pytest.raises(cdl.CdlError) as caught:
+        cdl.load(main).deploy(journal=journal)
+    assert caught.value.code == "JOURNAL_CORRUPT"
+    assert "event 2" in caught.value.message and "NOT_READY" in caught.value.message
+    # The journal was let go: it can be opened (and mended) again.
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join(lines[:-1]) + "\n")
+    with cdl.load(main).deploy(journal=journal) as resumed:
+        assert resumed.ready() == ["/apps/schema", "/monitor"]
