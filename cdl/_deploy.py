@@ -682,12 +682,13 @@ class Deployment:
         mine = (planned.supplies, planned.releases)
         if state in ("deployed", "ready"):
             return ComponentStatus(path(comp), state, *mine)
-        pending = [v for v in facts.waits.get(comp, ()) if v not in machine.valued]
+        # The plan writes the paths of the values a component waits for in the order of facts.waits.
+        waits = zip(facts.waits.get(comp, ()), planned.waits_for)
         return ComponentStatus(
             path(comp),
             state,
             *mine,
-            waits_for=tuple((facts.lazy_paths[v], self._owner_path(v)) for v in pending),
+            waits_for=tuple((written, self._owner_path(v)) for v, written in waits if v not in machine.valued),
             children=tuple(path(c) for c in facts.children.get(comp, ()) if machine.done[c] != "deployed"),
             after=self._after(comp),
             upstream=tuple((path(f), machine.failed[f]) for f in machine.blocked.get(comp, ())),

@@ -52,7 +52,7 @@ from ._model import (
 from ._names import Registry, build_registry
 from ._naming import Prefixes, counted
 from ._plan import Plan, build_plan
-from ._references import ReferenceResolver, find_candidates, items_in
+from ._references import ReferenceResolver, copied_resolver, find_candidates, items_in
 from ._serialize import Data, OutputFacts, build_output, prepare_output, to_bytes, to_data
 from ._switch import fast_paths_enabled
 from .errors import CdlError, CdlErrorGroup, DeployValueError
@@ -528,7 +528,7 @@ def live_resolution(
             variables=ws.variables,
             item_tags=set(ws.item_tags),
         )
-        state = (copied, resolver.copied(copied, twin), [twin[el] for el in left])
+        state = (copied, copied_resolver(resolver, copied, twin), [twin[el] for el in left])
     return Resolution(document, list(rounds), resolved=state)
 
 

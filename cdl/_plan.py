@@ -86,10 +86,10 @@ class _Paths:
     plan is written out): each is its parent's path and its own name, as
     ``Prefixes.path_of`` writes it, shortened in the middle when deep."""
 
-    __slots__ = ("_cache", "_depth", "_heads", "_parent", "_qname", "_tags", "_tails")
+    __slots__ = ("_cache", "_depth", "_elements", "_heads", "_parent", "_qname", "_tails")
 
-    def __init__(self, parent: list[int], depth: list[int], tags: list[str], qname: Any) -> None:
-        self._parent, self._depth, self._tags, self._qname = parent, depth, tags, qname
+    def __init__(self, parent: list[int], depth: list[int], elements: list[etree._Element], qname: Any) -> None:
+        self._parent, self._depth, self._elements, self._qname = parent, depth, elements, qname
         self._cache: list[str | None] = [None] * len(parent)
         self._cache[0] = ""
         # The first and last _HALF names of components deeper than _PATH_SHOWN.
@@ -109,7 +109,7 @@ class _Paths:
         for j in reversed(climbed):
             p = self._parent[j]
             d = self._depth[j]
-            name = self._qname(self._tags[j])
+            name = self._qname(self._elements[j].tag)
             cache[j] = cache[p] + "/" + name if d <= _PATH_SHOWN else self._deep(j, p, d, name)  # type: ignore[operator]
         return cache[i]  # type: ignore[return-value]
 
@@ -408,12 +408,10 @@ class _Components:
         index: dict[etree._Element, int] = {}
         parent = [-1]
         depth = [0]
-        tags = [""]
+        #: Every component's element, by number (0: the cdl:system element).
+        elements = self.elements = [system]
         children: dict[int, list[int]] = {}
         self.index, self.parent, self.depth = index, parent, depth
-        #: Every component's element, by number (0: the cdl:system element).
-        elements: list[etree._Element] = [system]
-        self.elements = elements
         tops: list[int] = []
         # Every top level list is a component; below them, an element with a
         # child element other than cdl:expression (whose cdl:variable
@@ -430,7 +428,6 @@ class _Components:
             i = len(parent)
             parent.append(0)
             depth.append(1)
-            tags.append(top.tag)
             elements.append(top)
             tops.append(i)
             if top in needed:
@@ -447,7 +444,6 @@ class _Components:
                 if el in skip or above in inside_skipped:
                     inside_skipped.add(el)
                     continue
-                tag: str = el.tag  # type: ignore[assignment]
                 while chain[-1] is not above:
                     chain.pop()
                     numbers.pop()
@@ -461,7 +457,6 @@ class _Components:
                     children[p] = [i]
                 else:
                     family.append(i)
-                tags.append(tag)
                 elements.append(el)
                 if el in needed:
                     index[el] = i
@@ -471,7 +466,7 @@ class _Components:
             children[0] = tops
         self.children = children
         self.size = len(parent)
-        self.paths = _Paths(parent, depth, tags, qname)
+        self.paths = _Paths(parent, depth, elements, qname)
 
     def child_path(self, owner: int, tag: str) -> str:
         """The path of a leaf named ``tag`` of component ``owner``."""
@@ -482,22 +477,20 @@ class _Components:
 class PlanFacts:
     """What a live deployment (``cdl/_deploy.py``) needs of a plan beyond its
     public view, by component number (0 is the ``cdl:system`` element;
-    numbers follow document order)."""
+    numbers follow document order, as :class:`_Tree`'s)."""
 
     parent: list[int]
     children: dict[int, list[int]]
     elements: list[etree._Element]
     #: The lazy values each component waits for (those of ``waits_for``, in its order).
     waits: dict[int, tuple[etree._Element, ...]]
-    #: The path of each of those values, as ``waits_for`` writes it.
-    lazy_paths: dict[etree._Element, str]
     #: The component each of those values belongs to (None: a template's).
     owner: dict[etree._Element, int | None]
-    #: A tag as paths write it (``prefix:local``).
-    qname: Callable[[str], str]
     #: For each component, the siblings it comes after (``after``), each with
     #: the lazy values of the sibling's subtree it waits for (``because``).
     after: dict[int, dict[int, tuple[etree._Element, ...]]]
+    #: A tag as paths write it (``prefix:local``).
+    qname: Callable[[str], str]
 
 
 @dataclass
@@ -525,8 +518,6 @@ class _Planner:
         #: need sorting (most own one pending item, or wait for one value).
         self._positions: dict[etree._Element, dict[etree._Element, int]] = {}
         self.comps: _Components | None = None
-        self.facts: PlanFacts | None = None
-        self._lazy_numbers: dict[etree._Element, int | None] = {}
         self.problems = Problems(ws.ctx.limits.max_errors)
         self._kinds: dict[etree._Element, ItemKind] = {}
 
@@ -710,7 +701,7 @@ class _Planner:
             number = None if owner_el is None else index.get(owner_el)
             if number is not None:  # else a template's item: templates are not deployed
                 by_owner.setdefault(number, []).append((el, kind, needs))
-        lazy_numbers = self._lazy_numbers = {lazy: (None if o is None else index.get(o)) for lazy, o in lazy_owners.items()}
+        lazy_numbers = {lazy: (None if o is None else index.get(o)) for lazy, o in lazy_owners.items()}
         supplies: dict[int, list[str]] = {}
         releases: dict[int, list[str]] = {}
         waits_for: dict[int, dict[etree._Element, None]] = {}
@@ -942,14 +933,9 @@ class _Planner:
             return found
 
         details: dict[int, _Details] = {}
-        waits: dict[int, tuple[etree._Element, ...]] = {}
-        after_facts: dict[int, dict[int, tuple[etree._Element, ...]]] = {}
         for v in sorted(supplies.keys() | releases.keys() | waits_for.keys() | edges.keys()):
             mine = edges.get(v)
-            waited = waits[v] = tuple(self._sorted(waits_for.get(v, {})))
             after = sorted(mine) if mine else []  # siblings are numbered in document order
-            if mine:
-                after_facts[v] = {b: tuple(dict.fromkeys(q.lazy for q in self._by_order(mine[b]))) for b in after}
             details[v] = _Details(
                 supplies=tuple(supplies.get(v, ())),
                 releases=tuple(releases.get(v, ())),
@@ -959,11 +945,8 @@ class _Planner:
                 )
                 if mine
                 else _NO_REASONS,
-                waits_for=tuple(lazy_path(el) for el in waited),
+                waits_for=tuple(lazy_path(el) for el in self._sorted(waits_for.get(v, {}))),
             )
-        self.facts = PlanFacts(
-            comps.parent, comps.children, comps.elements, waits, lazy_paths, self._lazy_numbers, comps.qname, after_facts
-        )
         return Plan(_Tree(paths, comps.children, wave, details))
 
     def _by_order(self, queries: list[_Query]) -> list[_Query]:
@@ -980,10 +963,36 @@ def build_plan(ws: Workspace, resolver: ReferenceResolver) -> Plan:
     return _Planner(ws, resolver).run()
 
 
+class _FactsPlanner(_Planner):
+    """The planner, keeping what it builds the plan from as :class:`PlanFacts`."""
+
+    facts: PlanFacts | None = None
+
+    def _build(
+        self,
+        comps: _Components,
+        supplies: dict[int, list[str]],
+        releases: dict[int, list[str]],
+        waits_for: dict[int, dict[etree._Element, None]],
+        edges: dict[int, dict[int, list[_Query]]],
+        wave: dict[int, int],
+    ) -> Plan:
+        plan = super()._build(comps, supplies, releases, waits_for, edges, wave)
+        waits = {v: tuple(self._sorted(values)) for v, values in waits_for.items() if values}
+        owner = {value: self._owner(comps, value) for values in waits.values() for value in values}
+        after = {
+            v: {b: tuple(dict.fromkeys(q.lazy for q in self._by_order(mine[b]))) for b in sorted(mine)}
+            for v, mine in edges.items()
+            if mine
+        }
+        self.facts = PlanFacts(comps.parent, comps.children, comps.elements, waits, owner, after, comps.qname)
+        return plan
+
+
 def build_plan_facts(ws: Workspace, resolver: ReferenceResolver) -> tuple[Plan, PlanFacts]:
     """:func:`build_plan` with what a live deployment needs of it."""
-    planner = _Planner(ws, resolver)
+    planner = _FactsPlanner(ws, resolver)
     plan = planner.run()
-    system = ws.roots[0].find(T_SYSTEM)
-    facts = planner.facts or PlanFacts([-1], {}, [] if system is None else [system], {}, {}, {}, ws.ctx.prefixes.qname, {})
-    return plan, facts
+    if planner.facts is None:  # no cdl:system: no components
+        return plan, PlanFacts([-1], {}, [], {}, {}, {}, ws.ctx.prefixes.qname)
+    return plan, planner.facts

@@ -309,9 +309,7 @@ class ReferenceResolver:
         and of the pending ``changed`` items themselves; returns them.
 
         What :meth:`reopen_pending` does for the items a change can reach:
-        every other pending item waits for the same items as before, so
-        attempting it again would make it pending again, as it is. Costs
-        what waits on ``changed``, not what is pending.
+        any other would be pending again, as it is.
         """
         state, waiters = self._state, self._waiters
         stack = list(changed)
@@ -334,18 +332,6 @@ class ReferenceResolver:
                 waiters.pop(item, None)
                 if not waiters:
                     del self._waiters[blocker]
-
-    def copied(self, ws: Workspace, twin: Mapping[etree._Element, etree._Element]) -> ReferenceResolver:
-        """A resolver for ``ws``, a copy of this one's working trees (``twin``
-        maps each element to its copy), holding what is read of a resolution
-        once resolving is over: the pending and template states, what each
-        pending item waits for, the templates' gaps and the warnings."""
-        other = ReferenceResolver(ws)
-        other._state = {twin[el]: s for el, s in self._state.items() if s is _PENDING or s is _TEMPLATE}
-        other._waits_on = {twin[el]: [twin[b] for b in blockers] for el, blockers in self._waits_on.items()}
-        other.gaps = {twin[el]: error for el, error in self.gaps.items()}
-        other.warnings = list(self.warnings)
-        return other
 
     # -- the stack -----------------------------------------------------------------
 
@@ -377,11 +363,7 @@ class ReferenceResolver:
                 self._state[item] = _PENDING
                 self._waits_on[item] = frame.pending
                 for blocker in frame.pending:
-                    waiters = self._waiters.get(blocker)
-                    if waiters is None:
-                        self._waiters[blocker] = {item: None}
-                    else:
-                        waiters[item] = None
+                    self._waiters.setdefault(blocker, {})[item] = None
             else:
                 try:
                     self._state[item] = self._attempt(item)
@@ -777,6 +759,21 @@ def _refroot_hint(ws: Workspace, ref: Ref, step: int, what: str, written: etree.
         f"; {raw[at]} is a top level list, and a path starts inside its own list:"
         f' to start at {raw[at]}, write {prefix}refroot="{raw[at]}" {prefix}ref="{rest}"'
     )
+
+
+def copied_resolver(
+    resolver: ReferenceResolver, ws: Workspace, twin: Mapping[etree._Element, etree._Element]
+) -> ReferenceResolver:
+    """A resolver for ``ws``, a copy of ``resolver``'s working trees (``twin``
+    maps each element to its copy), holding what is read of a resolution once
+    resolving is over: the pending and template states, what each pending item
+    waits for, the templates' gaps and the warnings (``_engine.live_resolution``)."""
+    other = ReferenceResolver(ws)
+    other._state = {twin[el]: s for el, s in resolver._state.items() if s is _PENDING or s is _TEMPLATE}
+    other._waits_on = {twin[el]: [twin[b] for b in blockers] for el, blockers in resolver._waits_on.items()}
+    other.gaps = {twin[el]: error for el, error in resolver.gaps.items()}
+    other.warnings = list(resolver.warnings)
+    return other
 
 
 # -- for the deployment plan (cdl/_plan.py) ---------------------------------------
