@@ -120,6 +120,10 @@ def check_round(ws: Workspace, step: Round) -> list[tuple[str, str, list[etree._
     """
     problems = Problems(ws.ctx.limits.max_errors)
     named: list[tuple[str, str, list[etree._Element]]] = []
+    for path in [*step.set, *step.release]:
+        if not isinstance(path, str):
+            what = type(path).__name__
+            raise DeployValueError(f"a deploy-time path must be a string, not {what}", code="BAD_SET", url=ws.ctx.docs[0].url)
     for path, value in step.set.items():
         try:
             _check_value(path, value, ws)

@@ -112,6 +112,13 @@ def test_a_bad_value_refuses_the_whole_event(farm: cdl.Document) -> None:
     with pytest.raises(cdl.CdlError) as caught:
         deployment.supply({"db/hostname": 5})  # type: ignore[dict-item]
     assert caught.value.code == "BAD_SET"
+    for bad in ({1: "x"}, {"db/hostname": None}):
+        with pytest.raises(cdl.CdlError) as caught:
+            deployment.supply(bad)  # type: ignore[arg-type]
+        assert caught.value.code == "BAD_SET"
+    with pytest.raises(cdl.CdlError) as caught:
+        deployment.supply(release=[3])  # type: ignore[list-item]
+    assert caught.value.code == "BAD_SET"
     with pytest.raises(cdl.CdlError) as caught:
         deployment.supply(release=["db/hostname"])  # a lazy property is not released
     assert caught.value.code == "SET_NOT_LAZY"
