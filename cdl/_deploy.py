@@ -62,7 +62,8 @@ class ComponentStatus:
     """Where one component of a deployment stands, and why.
 
     Attributes:
-        path: the component, written as ``cdl plan`` writes it.
+        path: the component, written as ``cdl plan`` writes it, with ``[k]``
+            after a name that ``k - 1`` earlier siblings share.
         state: 'waiting', 'ready', 'deployed', 'failed' or 'blocked'.
         supplies: its lazy properties (as the plan's ``supplies``): the
             values to give when it is reported deployed.
@@ -193,6 +194,7 @@ class _Machine:
             self.count[comp] += len(values)
             for value in values:
                 self.waiting.setdefault(value, []).append(comp)
+        self.owner = facts.owner
         #: The lazy values of each component that others wait for.
         self.owned: dict[int, list[etree._Element]] = {}
         for value in self.waiting:
@@ -219,20 +221,22 @@ class _Machine:
     def given(self, items: Sequence[etree._Element]) -> list[int]:
         """Items given a value or released: the components that became ready."""
         became = []
-        taken = False
+        unblocks = False
         for item in items:
             comps = self.waiting.get(item)
             if comps is None or item in self.valued:
                 continue
-            taken = True
+            # A value a failed or blocked component owed, given from elsewhere.
+            owner = self.owner.get(item)
+            unblocks = unblocks or owner in self.failed or owner in self.blocked
             self.valued.add(item)
             for comp in comps:
                 self.count[comp] -= 1
                 if not self.count[comp] and self.done[comp] is None:
                     self.ready.add(comp)
                     became.append(comp)
-        if taken and self.failed:
-            self._reblock()  # a value a failed component owed may have come from elsewhere
+        if unblocks:
+            self._reblock()
         return became
 
     def deploy(self, comp: int) -> list[int]:
@@ -248,13 +252,13 @@ class _Machine:
         return []
 
     def fail(self, comp: int, reason: str) -> list[int]:
-        """Mark ``comp`` (ready) failed: the components it now blocks."""
+        """Mark ``comp`` (ready) failed: the components it blocks (some may
+        be blocked by another failure too)."""
         self.ready.discard(comp)
         self.done[comp] = "failed"
         self.failed[comp] = reason
-        before = set(self.blocked)
         self._reblock()
-        return sorted(c for c in self.blocked if c not in before)
+        return sorted(c for c, upstream in self.blocked.items() if comp in upstream)
 
     def retry(self, comp: int) -> list[int]:
         """Take failed ``comp`` back: the components ready again (itself)."""
@@ -279,8 +283,9 @@ class _Machine:
 
     def _reblock(self) -> None:
         """Work out the blocked components again, from each failed one: what
-        waits for it, directly or through others (a failure is rare; this
-        costs what the failures block)."""
+        waits for it, directly or through others. Asked when a component
+        fails or is retried, or a value it owed comes from elsewhere: it
+        costs what the failures block."""
         blocked: dict[int, list[int]] = {}
         for failed in self.failed:
             seen = {failed}
