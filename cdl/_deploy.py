@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from lxml import etree
 
-from ._laziness import Round, apply_round, check_round, supplyable
+from ._laziness import Round, apply_round, check_round, left_unresolved, supplyable
 from ._plan import Plan, PlanFacts, PlannedComponent, build_plan_facts
 from ._serialize import build_output, to_bytes, to_data
 from .errors import CdlError, DeploymentError, DeployValueError, JournalError
@@ -451,7 +451,7 @@ class Deployment:
         from ._engine import live_resolution
 
         with self._lock:
-            left = [el for el in self._left if self._resolver.is_pending(el) or el in self._resolver.gaps]
+            left = left_unresolved(self._resolver, self._left)  # pending at opening: all that can be now
             return live_resolution(self._document, self._rounds, self._ws, self._resolver, left)
 
     def ready(self) -> list[str]:
@@ -488,13 +488,13 @@ class Deployment:
         ready is refused (``NOT_READY``, naming what it waits for)."""
         with self._lock:
             comp = self._component(path)
-            event = {"event": "deployed", "path": self._names.path(comp), "values": dict(values or {}), "release": list(release)}
+            event = {"event": "deployed", "path": self._names.path(comp), **_given(values, release)}
             return self._named(self._commit(event))
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> list[str]:
         """Deploy-time values outside a component's event; returns the components that became ready."""
         with self._lock:
-            return self._named(self._commit({"event": "supply", "values": dict(values or {}), "release": list(release)}))
+            return self._named(self._commit({"event": "supply", **_given(values, release)}))
 
     def failed(self, path: str, reason: str) -> list[str]:
         """Mark ready component ``path`` failed for ``reason``; returns the
@@ -551,15 +551,14 @@ class Deployment:
         kind = event["event"]
         machine = self._machine
         if kind in ("deployed", "supply"):
-            comp = None
-            if kind == "deployed":
-                comp = self._component(event["path"])
+            comp = self._component(event["path"]) if kind == "deployed" else None
+            if comp is not None:
                 self._require(comp, "ready", "deployed")
             became = self._give(event["values"], event["release"])
-            if comp is None and not self._log_if(became is not None, event):
-                return []
+            if comp is None and became is None:
+                return []  # nothing new: not an event to record
+            self._log.append(event)
             if comp is not None:
-                self._log.append(event)
                 became = (became or []) + machine.deploy(comp)
             return sorted(became or [])
         comp = self._component(event["path"])
@@ -572,11 +571,6 @@ class Deployment:
             self._log.append(event)
             return machine.retry(comp)
         raise DeploymentError(f"unknown event {kind!r}", code="JOURNAL_CORRUPT")
-
-    def _log_if(self, changed: bool, event: dict[str, Any]) -> bool:
-        if changed:
-            self._log.append(event)
-        return changed
 
     def _give(self, values: Mapping[str, str], release: Sequence[str]) -> list[int] | None:
         """Supply ``values`` and release ``release`` on the live trees: the
@@ -624,10 +618,11 @@ class Deployment:
     def _conflict(self, path: str, el: etree._Element, value: str, earlier: tuple[str, int]) -> None:
         ctx = self._ws.ctx
         where = ctx.prefixes.path_of(el)
+        by = "this event" if earlier[1] > len(self._log) else f"event {earlier[1]}"
         if earlier[0] == value:
-            why = f"{where} already has this value (event {earlier[1]}), and the path names other properties too; name those alone"
+            why = f"{where} already has this value (from {by}), and the path names other properties too; name those alone"
         else:
-            why = f"{where} already has the value {earlier[0]!r}, supplied by event {earlier[1]}; a lazy property takes one value"
+            why = f"{where} already has the value {earlier[0]!r}, supplied by {by}; a lazy property takes one value"
         raise DeployValueError(f"set {path!r}: {why}", code="SET_CONFLICT", url=ctx.docs[0].url, path=where)
 
     def _rebuild(self, log: Sequence[dict[str, Any]]) -> None:
@@ -713,3 +708,10 @@ class Deployment:
             for sibling, values in self._facts.after.get(comp, {}).items()
             if done[sibling] != "deployed" and any(v not in valued for v in values)
         )
+
+
+def _given(values: Mapping[str, str] | None, release: Sequence[str]) -> dict[str, Any]:
+    """An event's ``values`` and ``release`` as the journal records them."""
+    if isinstance(release, str):  # one path where a list was meant: its letters would be paths
+        raise DeployValueError(f"release {release!r}: give a list of paths, not one string", code="BAD_SET")
+    return {"values": dict(values or {}), "release": list(release)}

@@ -116,9 +116,10 @@ def test_a_bad_value_refuses_the_whole_event(farm: cdl.Document) -> None:
         with pytest.raises(cdl.CdlError) as caught:
             deployment.supply(bad)  # type: ignore[arg-type]
         assert caught.value.code == "BAD_SET"
-    with pytest.raises(cdl.CdlError) as caught:
-        deployment.supply(release=[3])  # type: ignore[list-item]
-    assert caught.value.code == "BAD_SET"
+    for release in ([3], "db/hostname"):
+        with pytest.raises(cdl.CdlError) as caught:
+            deployment.supply(release=release)  # type: ignore[arg-type]
+        assert caught.value.code == "BAD_SET"
     with pytest.raises(cdl.CdlError) as caught:
         deployment.supply(release=["db/hostname"])  # a lazy property is not released
     assert caught.value.code == "SET_NOT_LAZY"
