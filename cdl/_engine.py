@@ -6,6 +6,9 @@ load:    read + normalize documents (``_imports`` -> ``_load``), name lists
 resolve: copy the documents, then prototypes (``_inherit``), references and
          expressions (``_references``), deploy-time rounds and the required
          check (``_laziness``); output by ``_serialize``.
+deploy:  ``Document.deploy`` (``_deploy``) keeps one resolution's working trees
+         alive and applies each event's round to them; ``live_resolution``
+         copies them into a Resolution.
 """
 
 from __future__ import annotations
@@ -525,7 +528,7 @@ def live_resolution(
             roots,
             {name: twin[el] for name, el in ws.lists.items()},
             copy.copy(ws.budget),
-            variables=ws.variables,
+            variables=dict(ws.variables),
             item_tags=set(ws.item_tags),
         )
         state = (copied, copied_resolver(resolver, copied, twin), [twin[el] for el in left])
