@@ -42,6 +42,15 @@ def assert_exact(doc: cdl.Document, deployment: cdl.Deployment) -> None:
     assert live.to_bytes() == static.to_bytes()
     assert live.to_bytes(system_only=True) == static.to_bytes(system_only=True)
     assert [(p.path, p.kind, p.waits_on) for p in live.pending] == [(p.path, p.kind, p.waits_on) for p in static.pending]
+    assert live.warnings == static.warnings
+    try:
+        planned = static.plan().to_json()
+    except cdl.CdlError as error:  # a cycle the values made: the copy finds it too
+        with pytest.raises(cdl.CdlError) as again:
+            live.plan()
+        assert again.value.code == error.code
+    else:
+        assert live.plan().to_json() == planned
     assert unshared(deployment, deployment.ready()) == ready_again(deployment, static.plan())
 
 
