@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lxml import etree
 
@@ -56,6 +56,9 @@ from ._references import ReferenceResolver, find_candidates, items_in
 from ._serialize import Data, OutputFacts, build_output, prepare_output, to_bytes, to_data
 from ._switch import fast_paths_enabled
 from .errors import CdlError, CdlErrorGroup, DeployValueError
+
+if TYPE_CHECKING:
+    from ._deploy import Deployment
 
 RoundLike = Round | Mapping[str, Any]
 
@@ -141,6 +144,18 @@ class Document:
         if values or release:
             steps.append(Round(dict(values or {}), tuple(release)))
         return Resolution(self, steps, validate)
+
+    def deploy(self, journal: str | os.PathLike[str] | None = None) -> Deployment:
+        """Start (or, with an existing ``journal``, resume) a deployment of the
+        system: a live :class:`cdl.Deployment` of its plan's components.
+
+        With ``journal`` (a file path), every event is appended to it and
+        made durable before the call returns, and opening it again resumes.
+        Raises :class:`cdl.CdlError` as :meth:`resolve` and :meth:`Resolution.plan` do.
+        """
+        from ._deploy import Deployment
+
+        return Deployment(self, journal)
 
     # -- used by Resolution -------------------------------------------------------
 
@@ -246,7 +261,12 @@ class Resolution:
         return self._plan
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> Resolution:
-        """A new Resolution with one more round of deploy-time values (this one is unchanged)."""
+        """A new Resolution with one more round of deploy-time values (this one is unchanged).
+
+        It resolves the document and every round again. A deployment service
+        that supplies values as components come up uses :meth:`Document.deploy`,
+        whose events cost what they touch.
+        """
         return Resolution(self.document, [*self.rounds, Round(dict(values or {}), tuple(release))], self.validate)
 
     def tree(self, system_only: bool = False, select: Sequence[str] = ()) -> etree._Element:

@@ -100,6 +100,12 @@ def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round) -> None
         )
 
 
+def select_for_round(ws: Workspace, path: str, value: object) -> list[etree._Element]:
+    """The elements a round's ``path`` names, its ``value`` checked as :func:`apply_round` checks it."""
+    _check_value(path, value, ws)
+    return _select(ws, path, "set")
+
+
 def _check_value(path: str, value: object, ws: Workspace) -> None:
     """A deploy-time value must be a string that XML can hold."""
     if not isinstance(value, str):

@@ -31,6 +31,7 @@ __all__ = [
     "LimitError",
     "ValidationError",
     "PlanError",
+    "DeploymentError",
     "SelectionError",
     "JournalError",
     "CODES",
@@ -82,6 +83,11 @@ CODES: dict[str, str] = {
     # deployment plan
     "PLAN_CYCLE": "sibling components wait for each other's deploy-time values in a cycle, so none can be deployed first",
     "PLAN_ANCESTOR_WAIT": "a component waits for a deploy-time value of its own ancestor, which is deployed only after it",
+    # deployment sessions (Document.deploy)
+    "COMPONENT_NOT_FOUND": "a deployment event names no component of the plan",
+    "NOT_READY": "a deployment event names a component that is not ready (it waits, is deployed, failed or blocked)",
+    "NOT_FAILED": "retry names a component that has not failed",
+    "SET_CONFLICT": "a deploy-time value differs from the one already supplied for that lazy property",
     # limits and validation
     "LIMIT_EXCEEDED": "a configured limit was exceeded",
     "SCHEMA_INVALID": "a document does not conform to the CDL schema",
@@ -247,6 +253,14 @@ class PlanError(CdlError):
     """The components cannot be put in a deployment order (a cycle, or a wait for an ancestor)."""
 
     default_code = "PLAN_CYCLE"
+
+
+class DeploymentError(CdlError):
+    """A deployment event that the state of the deployment refuses (``Document.deploy``)."""
+
+    default_code = "NOT_READY"
+
+
 class SelectionError(CdlError):
     """A path given to ``explain`` or ``--select`` selects no property."""
 
