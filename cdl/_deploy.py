@@ -6,25 +6,42 @@ value supplied so far and moves each component of the plan (``cdl/_plan.py``,
 spec sections 4 and 7.5) through the states waiting, ready, deployed, failed
 and blocked. The rules are in docs/semantics.md, "Deployment sessions".
 
-This first version works out the state after each event from the plan of
-the resolution made again with every round so far.
+Incremental: the working trees and the reference resolver of the resolution
+stay alive across events (``cdl/_engine.py`` :func:`live_resolution` copies
+them for an output), a round attempts again only what waits on the values it
+gives (``_laziness.apply_round`` with ``live``), each lazy value knows the
+components that wait for it, and each component counts what it still waits
+for: its child components not deployed and the lazy values without a value.
+An event costs what depends on it, not the size of the system.
+
+Readiness is the plan made again now (docs/semantics.md): the components
+are the plan's when the deployment opens, and a component waits for a
+sibling only through the sibling's lazy values, so once those have values
+(or its children are deployed, each having had every value it waited for)
+no ``after`` edge is left. With ``journal``, events go through
+``cdl/_journal.py``: replayed when it opens, appended once applied.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ._laziness import Round, select_for_round
-from ._plan import Plan, PlannedComponent
-from .errors import DeploymentError, DeployValueError
+from lxml import etree
+
+from ._laziness import Round, apply_round, check_round, supplyable
+from ._plan import Plan, PlanFacts, PlannedComponent, build_plan_facts
+from ._serialize import build_output, to_bytes, to_data
+from .errors import CdlError, DeploymentError, DeployValueError, JournalError
 
 if TYPE_CHECKING:
     from ._engine import Document, Resolution
+    from ._journal import Journal
 
 __all__ = ["ComponentStatus", "Deployment", "DeploymentStatus"]
 
@@ -152,53 +169,189 @@ class DeploymentStatus:
         ]
 
 
+class _Machine:
+    """The states of the components, by number (``PlanFacts``), and what each still waits for."""
+
+    def __init__(self, facts: PlanFacts) -> None:
+        n = len(facts.parent)
+        self.parent = facts.parent
+        self.children = facts.children
+        #: Per component: its children not deployed plus its lazy values without one.
+        self.count = [len(facts.children.get(i, ())) for i in range(n)]
+        #: The components that wait for each lazy value.
+        self.waiting: dict[etree._Element, list[int]] = {}
+        for comp, values in facts.waits.items():
+            self.count[comp] += len(values)
+            for value in values:
+                self.waiting.setdefault(value, []).append(comp)
+        #: The lazy values of each component that others wait for.
+        self.owned: dict[int, list[etree._Element]] = {}
+        for value in self.waiting:
+            owner = facts.owner.get(value)
+            if owner is not None:
+                self.owned.setdefault(owner, []).append(value)
+        #: Lazy values waited for that have a value now.
+        self.valued: set[etree._Element] = set()
+        #: 'deployed' or 'failed' by number; None otherwise.
+        self.done: list[str | None] = [None] * n
+        self.ready = {i for i in range(1, n) if not self.count[i]}
+        self.failed: dict[int, str] = {}
+        #: Each blocked component, with the failed components it waits for.
+        self.blocked: dict[int, list[int]] = {}
+
+    def state(self, comp: int) -> str:
+        done = self.done[comp]
+        if done is not None:
+            return done
+        if comp in self.ready:
+            return "ready"
+        return "blocked" if comp in self.blocked else "waiting"
+
+    def given(self, items: Sequence[etree._Element]) -> list[int]:
+        """Items given a value or released: the components that became ready."""
+        became = []
+        taken = False
+        for item in items:
+            comps = self.waiting.get(item)
+            if comps is None or item in self.valued:
+                continue
+            taken = True
+            self.valued.add(item)
+            for comp in comps:
+                self.count[comp] -= 1
+                if not self.count[comp] and self.done[comp] is None:
+                    self.ready.add(comp)
+                    became.append(comp)
+        if taken and self.failed:
+            self._reblock()  # a value a failed component owed may have come from elsewhere
+        return became
+
+    def deploy(self, comp: int) -> list[int]:
+        """Mark ``comp`` (ready) deployed: the components that became ready."""
+        self.ready.discard(comp)
+        self.done[comp] = "deployed"
+        parent = self.parent[comp]
+        if parent > 0:
+            self.count[parent] -= 1
+            if not self.count[parent] and self.done[parent] is None:
+                self.ready.add(parent)
+                return [parent]
+        return []
+
+    def fail(self, comp: int, reason: str) -> list[int]:
+        """Mark ``comp`` (ready) failed: the components it now blocks."""
+        self.ready.discard(comp)
+        self.done[comp] = "failed"
+        self.failed[comp] = reason
+        before = set(self.blocked)
+        self._reblock()
+        return sorted(c for c in self.blocked if c not in before)
+
+    def retry(self, comp: int) -> list[int]:
+        """Take failed ``comp`` back: the components ready again (itself)."""
+        self.done[comp] = None
+        del self.failed[comp]
+        self._reblock()
+        if not self.count[comp]:
+            self.ready.add(comp)
+            return [comp]
+        return []
+
+    def _dependants(self, comp: int) -> list[int]:
+        """The components that wait for ``comp`` now (not deployed itself)."""
+        found = []
+        parent = self.parent[comp]
+        if parent > 0:
+            found.append(parent)
+        for value in self.owned.get(comp, ()):
+            if value not in self.valued:
+                found.extend(self.waiting[value])
+        return found
+
+    def _reblock(self) -> None:
+        """Work out the blocked components again, from each failed one: what
+        waits for it, directly or through others (a failure is rare; this
+        costs what the failures block)."""
+        blocked: dict[int, list[int]] = {}
+        for failed in self.failed:
+            seen = {failed}
+            stack = [failed]
+            while stack:
+                for comp in self._dependants(stack.pop()):
+                    if comp not in seen and comp not in self.failed:
+                        seen.add(comp)
+                        blocked.setdefault(comp, []).append(failed)
+                        stack.append(comp)
+        self.blocked = {c: sorted(f) for c, f in blocked.items()}
+
+
 class Deployment:
     """A deployment of a document's system in progress (see :meth:`cdl.Document.deploy`).
 
     Events (:meth:`deployed`, :meth:`supply`, :meth:`failed`, :meth:`retry`)
     are applied one at a time, whichever thread calls; a refused event raises
-    :class:`cdl.CdlError` and changes nothing.
+    :class:`cdl.CdlError` and changes neither the state nor the journal.
     """
 
-    def __init__(self, document: Document, journal: Any = None) -> None:
+    def __init__(self, document: Document, journal: str | os.PathLike[str] | None = None) -> None:
         self._document = document
         self._lock = threading.RLock()
-        self._journal = journal
+        #: Warnings from opening the journal (a torn last line dropped).
+        self.warnings: list[str] = []
+        #: The events applied, as the journal records them (without seq and time).
+        self._log: list[dict[str, Any]] = []
+        self._journal: Journal | None = None
         self._closed = False
-        #: Events applied so far (the sequence number of the last).
-        self._events = 0
-        self._rounds: list[Round] = []
-        #: Each lazy value supplied, by path: its value and the event that supplied it.
-        self._supplied: dict[str, tuple[str, int]] = {}
-        self._deployed: dict[str, int] = {}
-        self._failed: dict[str, str] = {}
-        from ._engine import Resolution
+        self._start()
+        if journal is not None:
+            self._open_journal(journal)
 
-        self._resolution = Resolution(document, [])
-        self._plan = self._resolution.plan()
-        comps = list(self._plan.components())
-        comps.sort(key=lambda c: c._index)
-        #: Every component, in document order: the plan's at opening.
-        self._order: list[str] = [c.path for c in comps]
-        self._parent: dict[str, str | None] = {}
-        self._children: dict[str, list[str]] = {path: [] for path in self._order}
-        for comp in comps:
-            for row in comp.waves:
-                for child in row:
-                    self._parent[child.path] = comp.path
-                    self._children[comp.path].append(child.path)
-        for wave in self._plan.waves:
-            for top in wave:
-                self._parent[top.path] = None
-        for path in self._children:
-            self._children[path].sort(key=self._order.index)
-        self._view = _View(self._plan)
+    def _start(self) -> None:
+        """The state of a deployment that has seen no event."""
+        from ._engine import _cyclic_gc_paused, _resolved
+
+        self._ws, self._resolver, self._left = _resolved(self._document, ())
+        with _cyclic_gc_paused():
+            self._plan, self._facts = build_plan_facts(self._ws, self._resolver)
+        self._machine = _Machine(self._facts)
+        self._paths = self._plan._tree.paths
+        #: Component numbers by path, and lazy values by path: made when first needed.
+        self._numbers: dict[str, int] | None = None
+        self._lazy_by_path: dict[str, etree._Element] | None = None
+        self._rounds: list[Round] = []
+        #: Each element given a value by an event: the value and the event's number.
+        self._supplied: dict[etree._Element, tuple[str, int]] = {}
+
+    def _open_journal(self, path: str | os.PathLike[str]) -> None:
+        from ._journal import Journal, journal_header
+
+        docs = self._document._docs
+        header = journal_header([(d.url, d.data) for d in docs], self._document._options.catalogs)
+        journal, records, warnings = Journal.open(path, header)
+        try:
+            for record in records:
+                event = {k: v for k, v in record.items() if k not in ("seq", "time")}
+                try:
+                    self._apply(event)
+                except CdlError as exc:
+                    raise JournalError(
+                        f"event {record.get('seq')} of the journal cannot be applied again: [{exc.code}] {exc.message}",
+                        code="JOURNAL_CORRUPT",
+                        url=os.fspath(path),
+                    ) from None
+        except BaseException:
+            journal.close()
+            raise
+        self._journal = journal
+        self.warnings = list(warnings)
 
     # -- reading ----------------------------------------------------------------------
 
     def __repr__(self) -> str:
-        counts = ", ".join(f"{n} {state}" for state, n in self.status().counts().items() if n)
-        return f"<cdl.Deployment {self._document.url!r} ({counts or 'no components'})>"
+        with self._lock:
+            counts = ", ".join(f"{n} {state}" for state, n in self._counts().items() if n)
+        journal = f", journal {self._journal.path!r}" if self._journal is not None else ""
+        return f"<cdl.Deployment {self._document.url!r} ({counts or 'no components'}{journal})>"
 
     @property
     def document(self) -> Document:
@@ -206,263 +359,288 @@ class Deployment:
         return self._document
 
     @property
+    def plan(self) -> Plan:
+        """The plan the deployment follows: the system's plan when it opened."""
+        return self._plan
+
+    @property
     def rounds(self) -> tuple[Round, ...]:
-        """The deploy-time values so far, one round per event that carried
-        values or releases, as :meth:`cdl.Document.resolve` accepts them."""
+        """The deploy-time values so far, one round per event that gave values
+        or released references, as :meth:`cdl.Document.resolve` accepts them."""
         with self._lock:
             return tuple(self._rounds)
 
-    @property
-    def plan(self) -> Plan:
-        """The plan the deployment follows: the system's plan when it was opened."""
-        return self._plan
-
     def resolution(self) -> Resolution:
-        """The resolution with every deploy-time value so far: equal to
-        ``document.resolve(rounds=self.rounds)``."""
+        """The resolution with every deploy-time value so far, equal to
+        ``document.resolve(rounds=self.rounds)``, made from copies of the
+        deployment's working trees."""
+        from ._engine import live_resolution
+
         with self._lock:
-            return self._document.resolve(rounds=self._rounds)
+            left = [el for el in self._left if self._resolver.is_pending(el) or el in self._resolver.gaps]
+            return live_resolution(self._document, self._rounds, self._ws, self._resolver, left)
 
     def ready(self) -> list[str]:
         """The ready components, in document order."""
         with self._lock:
-            return [path for path in self._order if self._state(path) == "ready"]
+            return self._named(sorted(self._machine.ready))
 
     def status(self, path: str | None = None) -> DeploymentStatus:
-        """The state of every component (or only of ``path``) and why."""
+        """The state of every component (or only of ``path``), and why."""
         with self._lock:
-            paths = self._order if path is None else [self._component(path)]
-            return DeploymentStatus([self._status(p) for p in paths], self._plan)
+            numbers = range(1, len(self._facts.parent)) if path is None else [self._component(path)]
+            return DeploymentStatus([self._status(c) for c in numbers], self._plan)
 
     def configuration(self, path: str, format: str = "data") -> Any:
         """The resolved configuration of component ``path`` with every value
-        supplied so far, as :meth:`cdl.Resolution.to_data` shapes it
-        (``format="xml"``: the resolved document cut down to it, as bytes).
-        What is still pending is shown as pending."""
+        supplied so far, as :meth:`cdl.Resolution.to_data` shapes it (the
+        component inside the elements that hold it); ``format="xml"``: the
+        same as a document, in bytes. What is still pending is written as
+        pending, as in any output."""
         if format not in ("data", "xml"):
-            raise ValueError(f"format must be 'data' or 'xml', not {format!r}")
+            raise ValueError(f"configuration: format must be 'data' or 'xml', not {format!r}")
         with self._lock:
             comp = self._component(path)
-            resolution = self.resolution()
-            if format == "xml":
-                return resolution.to_bytes(system_only=True, select=[comp])
-            return resolution.to_data(system_only=True, select=[comp])
+            out = build_output(self._ws, system_only=True, within=self._facts.elements[comp])
+        return to_bytes(out) if format == "xml" else to_data(out)
 
     # -- events ---------------------------------------------------------------------
 
     def deployed(self, path: str, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> list[str]:
-        """Mark component ``path`` deployed, supplying ``values`` and releasing
-        ``release`` in the same event; the components that became ready.
-        A component that is not ready is refused (``NOT_READY``)."""
+        """Mark component ``path`` deployed, supplying ``values`` (``{"LIST/child":
+        value}``) and releasing ``release`` (lazy references) in the same event;
+        returns the components that became ready. A component that is not
+        ready is refused (``NOT_READY``, naming what it waits for)."""
         with self._lock:
             comp = self._component(path)
-            self._require_ready(comp, "deployed")
-            return self._event(lambda: self._deployed.__setitem__(comp, self._events), values, release)
+            event = {"event": "deployed", "path": self._paths[comp], "values": dict(values or {}), "release": list(release)}
+            return self._named(self._commit(event))
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> list[str]:
-        """Deploy-time values outside a component's event; the components that became ready."""
+        """Deploy-time values outside a component's event; returns the components that became ready."""
         with self._lock:
-            return self._event(None, values, release)
+            return self._named(self._commit({"event": "supply", "values": dict(values or {}), "release": list(release)}))
 
     def failed(self, path: str, reason: str) -> list[str]:
-        """Mark ready component ``path`` failed; the components now blocked by it, transitively."""
+        """Mark ready component ``path`` failed for ``reason``; returns the
+        components now blocked by it, transitively (what waits for it,
+        directly or through others, its ancestors among them)."""
         with self._lock:
             comp = self._component(path)
-            self._require_ready(comp, "failed")
-            before = set(self._blocked())
-            self._events += 1
-            self._failed[comp] = str(reason)
-            after = self._blocked()
-            return [p for p in self._order if p in after and p not in before]
+            return self._named(self._commit({"event": "failed", "path": self._paths[comp], "reason": str(reason)}))
 
     def retry(self, path: str) -> list[str]:
-        """Take failed component ``path`` back (its blocked dependants with it); the components now ready."""
+        """Take failed component ``path`` back to its computed state, its blocked
+        dependants with it; returns the components now ready."""
         with self._lock:
             comp = self._component(path)
-            if comp not in self._failed:
-                raise DeploymentError(
-                    f"retry {comp}: it has not failed (it is {self._state(comp)})", code="NOT_FAILED", path=comp
-                )
-            before = set(self.ready())
-            self._events += 1
-            del self._failed[comp]
-            return [p for p in self.ready() if p not in before]
+            return self._named(self._commit({"event": "retry", "path": self._paths[comp]}))
 
     # -- closing ------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release the journal (if any); the deployment can still be read."""
+        """Release the journal (if any). The deployment can still be read;
+        with a journal, further events are refused."""
         with self._lock:
-            self._closed = True
+            if self._journal is not None:
+                self._journal.close()
+                self._closed = True
 
     def __enter__(self) -> Deployment:
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
         self.close()
 
-    # -- inside -----------------------------------------------------------------------
+    # -- applying events ------------------------------------------------------------------
 
-    def _event(self, mark: Any, values: Mapping[str, str] | None, release: Sequence[str]) -> list[str]:
-        before = set(self.ready())
-        step, supplied = self._round(values or {}, release)
-        resolution = self._resolution
-        if step is not None:
-            from ._engine import Resolution
+    def _commit(self, event: dict[str, Any]) -> list[int]:
+        """Apply ``event``, then append it to the journal; on a refusal nothing changes."""
+        if self._closed:
+            raise DeploymentError("the deployment's journal is closed: open the deployment again", code="DEPLOYMENT_CLOSED")
+        log = len(self._log)
+        result = self._apply(event)
+        if len(self._log) == log:
+            return result  # changed nothing (values already supplied alike): nothing to record
+        if self._journal is not None:
+            try:
+                self._journal.append(event)
+            except BaseException:
+                self._rebuild(self._log[:-1])
+                raise
+        return result
 
-            resolution = Resolution(self._document, [*self._rounds, step])
-            plan = resolution.plan()
-        self._events += 1
-        if step is not None:
-            self._rounds.append(step)
-            self._resolution, self._view = resolution, _View(plan)
-            for key, value in supplied.items():
-                self._supplied[key] = (value, self._events)
-        if mark is not None:
-            mark()
-        return [p for p in self.ready() if p not in before]
+    def _apply(self, event: dict[str, Any]) -> list[int]:
+        """Apply one event (live or replayed) and log it: the component
+        numbers it returns; a refusal raises and changes nothing."""
+        kind = event["event"]
+        machine = self._machine
+        if kind in ("deployed", "supply"):
+            comp = None
+            if kind == "deployed":
+                comp = self._component(event["path"])
+                self._require(comp, "ready", "deployed")
+            became = self._give(event["values"], event["release"])
+            if comp is None and not self._log_if(became is not None, event):
+                return []
+            if comp is not None:
+                self._log.append(event)
+                became = (became or []) + machine.deploy(comp)
+            return sorted(became or [])
+        comp = self._component(event["path"])
+        if kind == "failed":
+            self._require(comp, "ready", "failed")
+            self._log.append(event)
+            return machine.fail(comp, event["reason"])
+        if kind == "retry":
+            self._require(comp, "failed", "retry")
+            self._log.append(event)
+            return machine.retry(comp)
+        raise DeploymentError(f"unknown event {kind!r}", code="JOURNAL_CORRUPT")
 
-    def _round(self, values: Mapping[str, str], release: Sequence[str]) -> tuple[Round | None, dict[str, str]]:
-        """The round an event's values make, without the values already
-        supplied alike; SET_CONFLICT for one supplied otherwise."""
-        ws = self._resolution._working()
+    def _log_if(self, changed: bool, event: dict[str, Any]) -> bool:
+        if changed:
+            self._log.append(event)
+        return changed
+
+    def _give(self, values: Mapping[str, str], release: Sequence[str]) -> list[int] | None:
+        """Supply ``values`` and release ``release`` on the live trees: the
+        components that became ready, or None when the event gives nothing
+        new (every value already supplied alike, nothing released)."""
+        step, given = self._round(values, release)
+        if step is None:
+            return None
+        try:
+            items = apply_round(self._ws, self._resolver, step, live=True)
+        except BaseException:
+            # Rare (a released reference that cannot resolve, a limit): the
+            # trees are half changed; they are made again from the events so far.
+            self._rebuild(self._log)
+            raise
+        number = len(self._log) + 1
+        self._rounds.append(step)
+        for el, value in given.items():
+            self._supplied[el] = (value, number)
+        return self._machine.given(items)
+
+    def _round(self, values: Mapping[str, str], release: Sequence[str]) -> tuple[Round | None, dict[etree._Element, str]]:
+        """The round an event makes of its values, without those already
+        supplied alike (``SET_CONFLICT`` for one supplied otherwise), every
+        value and release checked first; with the elements it gives values."""
+        ws = self._ws
+        named = check_round(ws, Round(dict(values), tuple(release)))
         kept: dict[str, str] = {}
-        supplied: dict[str, str] = {}
-        for text, value in values.items():
-            elements = select_for_round(ws, text, value)
-            keys = [ws.ctx.prefixes.path_of(el) for el in elements]
-            fresh = False
-            for key in keys:
-                earlier = self._supplied.get(key) or (
-                    (supplied[key], self._events + 1) if key in supplied else None
-                )
-                if earlier is None:
-                    fresh = True
-                elif earlier[0] != value:
-                    raise DeployValueError(
-                        f"set {text!r}: {key} already has the value {earlier[0]!r} (supplied by event {earlier[1]}); "
-                        f"a deployment supplies each lazy value once",
-                        code="SET_CONFLICT",
-                        url=ws.ctx.docs[0].url,
-                        path=key,
-                    )
+        given: dict[etree._Element, str] = {}
+        for path, value, elements in named:
+            fresh = [el for el in elements if el not in self._supplied and el not in given]
+            for el in elements:
+                earlier = self._supplied.get(el) or ((given[el], len(self._log) + 1) if el in given else None)
+                if earlier is not None and (earlier[0] != value or fresh):
+                    self._conflict(path, el, value, earlier)
+            for el in fresh:
+                supplyable(ws, el, path)
+                given[el] = value
             if fresh:
-                kept[text] = value
-                for key in keys:
-                    supplied.setdefault(key, value)
+                kept[path] = value
         if not kept and not release:
             return None, {}
-        return Round(kept, tuple(release)), supplied
+        return Round(kept, tuple(release)), given
 
-    def _component(self, path: str) -> str:
+    def _conflict(self, path: str, el: etree._Element, value: str, earlier: tuple[str, int]) -> None:
+        ctx = self._ws.ctx
+        where = ctx.prefixes.path_of(el)
+        if earlier[0] == value:
+            why = f"{where} already has this value (event {earlier[1]}), and the path names other properties too; name those alone"
+        else:
+            why = f"{where} already has the value {earlier[0]!r}, supplied by event {earlier[1]}; a lazy property takes one value"
+        raise DeployValueError(f"set {path!r}: {why}", code="SET_CONFLICT", url=ctx.docs[0].url, path=where)
+
+    def _rebuild(self, log: Sequence[dict[str, Any]]) -> None:
+        """Make the state again from the start and ``log`` (after an event failed half way)."""
+        self._log = []
+        self._start()
+        for event in log:
+            self._apply(event)
+
+    # -- components --------------------------------------------------------------------
+
+    def _named(self, numbers: Sequence[int]) -> list[str]:
+        return [self._paths[c] for c in numbers]
+
+    def _component(self, path: str) -> int:
         """The component ``path`` names (a leading ``/`` optional); COMPONENT_NOT_FOUND otherwise."""
+        numbers = self._numbers_of()
         text = path if path.startswith("/") else "/" + path
-        if text in self._children:
-            return text
-        near = difflib.get_close_matches(text, self._order, n=3)
+        found = numbers.get(text)
+        if found is not None:
+            return found
+        near = difflib.get_close_matches(text, numbers, n=3)
         hint = f"; did you mean {', '.join(near)}?" if near else ""
         raise DeploymentError(
-            f"{path!r} is no component of the plan{hint}",
-            code="COMPONENT_NOT_FOUND",
+            f"{path!r} is no component of the plan{hint}", code="COMPONENT_NOT_FOUND", url=self._document.url, path=text
+        )
+
+    def _require(self, comp: int, state: str, verb: str) -> None:
+        now = self._machine.state(comp)
+        if now == state:
+            return
+        status = self._status(comp)
+        why = status.why()
+        path = self._paths[comp]
+        if verb == "retry":
+            raise DeploymentError(f"retry {path}: it has not failed, it is {now}", code="NOT_FAILED", url=self._document.url, path=path)
+        raise DeploymentError(
+            f"{verb} {path}: it is not ready, it is {now}" + (f": {why}" if why else ""),
+            code="NOT_READY",
             url=self._document.url,
-            path=text,
+            path=path,
         )
 
-    def _require_ready(self, comp: str, verb: str) -> None:
-        state = self._state(comp)
-        if state != "ready":
-            why = self._status(comp).why()
-            raise DeploymentError(
-                f"{verb} {comp}: it is not ready, it is {state}" + (f": {why}" if why else ""),
-                code="NOT_READY",
-                url=self._document.url,
-                path=comp,
-            )
+    def _counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(STATES, 0)
+        machine = self._machine
+        for c in range(1, len(self._facts.parent)):
+            counts[machine.state(c)] += 1
+        return counts
 
-    def _state(self, comp: str) -> str:
-        if comp in self._deployed:
-            return "deployed"
-        if comp in self._failed:
-            return "failed"
-        if comp in self._blocked():
-            return "blocked"
-        if any(c not in self._deployed for c in self._children[comp]):
-            return "waiting"
-        if any(a not in self._deployed for a in self._view.after.get(comp, ())):
-            return "waiting"
-        if self._view.waits_for.get(comp):
-            return "waiting"
-        return "ready"
-
-    def _depends_on(self, comp: str) -> list[str]:
-        """The components ``comp`` waits for now: children and siblings not
-        deployed, suppliers of the values it waits for."""
-        found = [c for c in self._children[comp] if c not in self._deployed]
-        found += [a for a in self._view.after.get(comp, ()) if a not in self._deployed]
-        found += [s for v in self._view.waits_for.get(comp, ()) if (s := self._view.supplier.get(v)) is not None]
-        return found
-
-    def _blocked(self) -> dict[str, list[str]]:
-        """Each blocked component with the failed components it waits for."""
-        if not self._failed:
-            return {}
-        dependants: dict[str, list[str]] = {}
-        for comp in self._order:
-            if comp not in self._deployed:
-                for dep in self._depends_on(comp):
-                    dependants.setdefault(dep, []).append(comp)
-        blocked: dict[str, list[str]] = {}
-        for failed in self._failed:
-            stack = [failed]
-            seen = {failed}
-            while stack:
-                for comp in dependants.get(stack.pop(), ()):
-                    if comp not in seen and comp not in self._failed:
-                        seen.add(comp)
-                        blocked.setdefault(comp, []).append(failed)
-                        stack.append(comp)
-        return blocked
-
-    def _status(self, comp: str) -> ComponentStatus:
-        state = self._state(comp)
-        view = self._view
+    def _status(self, comp: int) -> ComponentStatus:
+        machine, facts, paths = self._machine, self._facts, self._paths
+        state = machine.state(comp)
         if state in ("deployed", "ready"):
-            return ComponentStatus(comp, state)
-        upstream = tuple((f, self._failed[f]) for f in self._blocked().get(comp, ()))
+            return ComponentStatus(paths[comp], state)
+        pending = [v for v in facts.waits.get(comp, ()) if v not in machine.valued]
         return ComponentStatus(
-            comp,
+            paths[comp],
             state,
-            waits_for=tuple((v, view.supplier.get(v)) for v in view.waits_for.get(comp, ())),
-            children=tuple(c for c in self._children[comp] if c not in self._deployed),
-            after=tuple(a for a in view.after.get(comp, ()) if a not in self._deployed),
-            upstream=upstream,
-            reason=self._failed.get(comp),
+            waits_for=tuple((facts.lazy_paths[v], self._owner_path(v)) for v in pending),
+            children=tuple(paths[c] for c in facts.children.get(comp, ()) if machine.done[c] != "deployed"),
+            after=self._after(comp),
+            upstream=tuple((paths[f], machine.failed[f]) for f in machine.blocked.get(comp, ())),
+            reason=machine.failed.get(comp),
         )
 
+    def _owner_path(self, value: etree._Element) -> str | None:
+        owner = self._facts.owner.get(value)
+        return None if owner is None else self._paths[owner]
 
-class _View:
-    """What the plan of the resolution now says of each component."""
+    def _after(self, comp: int) -> tuple[str, ...]:
+        """The siblings ``comp`` comes after in the plan made again now: those
+        not deployed with a lazy value it waits for still without one."""
+        planned = PlannedComponent(self._plan._tree, comp)
+        if not planned.after:
+            return ()
+        if self._lazy_by_path is None:
+            self._lazy_by_path = {p: v for v, p in self._facts.lazy_paths.items()}
+        lazy, valued, numbers = self._lazy_by_path, self._machine.valued, self._numbers_of()
+        return tuple(
+            sibling
+            for sibling in planned.after
+            if self._machine.done[numbers[sibling]] != "deployed"
+            and any(lazy[v] not in valued for v in planned.because.get(sibling, ()))
+        )
 
-    def __init__(self, plan: Plan) -> None:
-        self.waits_for: dict[str, tuple[str, ...]] = {}
-        self.after: dict[str, tuple[str, ...]] = {}
-        #: The component that supplies (or releases) each lazy value.
-        self.supplier: dict[str, str] = {}
-        for comp in plan.components():
-            self._take(comp)
-
-    def _take(self, comp: PlannedComponent) -> None:
-        if comp.waits_for:
-            self.waits_for[comp.path] = comp.waits_for
-        if comp.after:
-            self.after[comp.path] = comp.after
-        for value in (*comp.supplies, *comp.releases):
-            self.supplier[value] = comp.path
-
-
-def deploy(document: Document, journal: Any = None) -> Deployment:
-    """A new :class:`Deployment` of ``document``."""
-    return Deployment(document, journal)
+    def _numbers_of(self) -> dict[str, int]:
+        if self._numbers is None:
+            self._numbers = {self._paths[i]: i for i in range(1, len(self._facts.parent))}
+        return self._numbers
 

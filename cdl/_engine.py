@@ -172,14 +172,22 @@ class Document:
 class Resolution:
     """The result of resolving a :class:`Document`, possibly with deploy-time values."""
 
-    def __init__(self, document: Document, rounds: list[Round], validate: bool = False) -> None:
+    def __init__(
+        self,
+        document: Document,
+        rounds: list[Round],
+        validate: bool = False,
+        resolved: tuple[Workspace, ReferenceResolver, list[etree._Element]] | None = None,
+    ) -> None:
         self.document = document
         self.rounds: tuple[Round, ...] = tuple(rounds)
         self.validate = validate
         #: As ``file:line: message``: references templates leave unresolved
         #: (7.6), then (with validate) types that could not be checked.
         self.warnings: list[str] = []
-        ws, resolver, left = _resolved(document, self.rounds)
+        # ``resolved``: working trees already resolved with ``rounds`` (a
+        # deployment's copies, see live_resolution).
+        ws, resolver, left = _resolved(document, self.rounds) if resolved is None else resolved
         self.warnings = list(resolver.warnings)
         self._ws: Workspace | None = ws
         #: The items of these working trees still unresolved, in document
@@ -495,6 +503,33 @@ def _resolved(
         for _, phase in RESOLUTION_PHASES:
             phase(run)
     return run.ws, run.resolver, run.left
+
+
+def live_resolution(
+    document: Document, rounds: Sequence[Round], ws: Workspace, resolver: ReferenceResolver, left: list[etree._Element]
+) -> Resolution:
+    """A Resolution of copies of a deployment's working trees (``cdl/_deploy.py``),
+    which go on living: what ``document.resolve(rounds=rounds)`` gives, made
+    by copying the trees rather than by resolving again.
+
+    Every element of the trees is paired with its copy (one walk of both),
+    so that the resolver's states, the lists and the items left carry over.
+    """
+    with _cyclic_gc_paused():
+        roots = [copy.deepcopy(root) for root in ws.roots]
+        twin: dict[etree._Element, etree._Element] = {}
+        for old, new in zip(ws.roots, roots):
+            twin.update(zip(old.iter(), new.iter()))
+        copied = Workspace(
+            ws.ctx,
+            roots,
+            {name: twin[el] for name, el in ws.lists.items()},
+            copy.copy(ws.budget),
+            variables=ws.variables,
+            item_tags=set(ws.item_tags),
+        )
+        state = (copied, resolver.copied(copied, twin), [twin[el] for el in left])
+    return Resolution(document, list(rounds), resolved=state)
 
 
 @contextmanager

@@ -50,7 +50,7 @@ from ._naming import counted
 from ._references import ReferenceResolver, waits_if_attempted
 from .errors import PlanError
 
-__all__ = ["Plan", "PlannedComponent", "build_plan"]
+__all__ = ["Plan", "PlanFacts", "PlannedComponent", "build_plan", "build_plan_facts"]
 
 # Tuples, not sets: an enum member hashes in Python code, and `in` over a
 # tuple compares by identity first.
@@ -411,6 +411,9 @@ class _Components:
         tags = [""]
         children: dict[int, list[int]] = {}
         self.index, self.parent, self.depth = index, parent, depth
+        #: Every component's element, by number (0: the cdl:system element).
+        elements: list[etree._Element] = [system]
+        self.elements = elements
         tops: list[int] = []
         # Every top level list is a component; below them, an element with a
         # child element other than cdl:expression (whose cdl:variable
@@ -428,6 +431,7 @@ class _Components:
             parent.append(0)
             depth.append(1)
             tags.append(top.tag)
+            elements.append(top)
             tops.append(i)
             if top in needed:
                 index[top] = i
@@ -458,6 +462,7 @@ class _Components:
                 else:
                     family.append(i)
                 tags.append(tag)
+                elements.append(el)
                 if el in needed:
                     index[el] = i
                 chain.append(el)
@@ -471,6 +476,23 @@ class _Components:
     def child_path(self, owner: int, tag: str) -> str:
         """The path of a leaf named ``tag`` of component ``owner``."""
         return self.paths.child(owner, self.qname(tag))
+
+
+@dataclass
+class PlanFacts:
+    """What a live deployment (``cdl/_deploy.py``) needs of a plan beyond its
+    public view, by component number (0 is the ``cdl:system`` element;
+    numbers follow document order)."""
+
+    parent: list[int]
+    children: dict[int, list[int]]
+    elements: list[etree._Element]
+    #: The lazy values each component waits for (those of ``waits_for``, in its order).
+    waits: dict[int, tuple[etree._Element, ...]]
+    #: The path of each of those values, as ``waits_for`` writes it.
+    lazy_paths: dict[etree._Element, str]
+    #: The component each of those values belongs to (None: a template's).
+    owner: dict[etree._Element, int | None]
 
 
 @dataclass
@@ -498,6 +520,8 @@ class _Planner:
         #: need sorting (most own one pending item, or wait for one value).
         self._positions: dict[etree._Element, dict[etree._Element, int]] = {}
         self.comps: _Components | None = None
+        self.facts: PlanFacts | None = None
+        self._lazy_numbers: dict[etree._Element, int | None] = {}
         self.problems = Problems(ws.ctx.limits.max_errors)
         self._kinds: dict[etree._Element, ItemKind] = {}
 
@@ -681,7 +705,7 @@ class _Planner:
             number = None if owner_el is None else index.get(owner_el)
             if number is not None:  # else a template's item: templates are not deployed
                 by_owner.setdefault(number, []).append((el, kind, needs))
-        lazy_numbers = {lazy: (None if o is None else index.get(o)) for lazy, o in lazy_owners.items()}
+        lazy_numbers = self._lazy_numbers = {lazy: (None if o is None else index.get(o)) for lazy, o in lazy_owners.items()}
         supplies: dict[int, list[str]] = {}
         releases: dict[int, list[str]] = {}
         waits_for: dict[int, dict[etree._Element, None]] = {}
@@ -913,8 +937,10 @@ class _Planner:
             return found
 
         details: dict[int, _Details] = {}
+        waits: dict[int, tuple[etree._Element, ...]] = {}
         for v in sorted(supplies.keys() | releases.keys() | waits_for.keys() | edges.keys()):
             mine = edges.get(v)
+            waited = waits[v] = tuple(self._sorted(waits_for.get(v, {})))
             after = sorted(mine) if mine else []  # siblings are numbered in document order
             details[v] = _Details(
                 supplies=tuple(supplies.get(v, ())),
@@ -925,8 +951,9 @@ class _Planner:
                 )
                 if mine
                 else _NO_REASONS,
-                waits_for=tuple(lazy_path(el) for el in self._sorted(waits_for.get(v, {}))),
+                waits_for=tuple(lazy_path(el) for el in waited),
             )
+        self.facts = PlanFacts(comps.parent, comps.children, comps.elements, waits, lazy_paths, self._lazy_numbers)
         return Plan(_Tree(paths, comps.children, wave, details))
 
     def _by_order(self, queries: list[_Query]) -> list[_Query]:
@@ -941,3 +968,12 @@ def build_plan(ws: Workspace, resolver: ReferenceResolver) -> Plan:
     ``PLAN_ANCESTOR_WAIT``) when no order exists.
     """
     return _Planner(ws, resolver).run()
+
+
+def build_plan_facts(ws: Workspace, resolver: ReferenceResolver) -> tuple[Plan, PlanFacts]:
+    """:func:`build_plan` with what a live deployment needs of it."""
+    planner = _Planner(ws, resolver)
+    plan = planner.run()
+    system = ws.roots[0].find(T_SYSTEM)
+    facts = planner.facts or PlanFacts([-1], {}, [] if system is None else [system], {}, {}, {})
+    return plan, facts

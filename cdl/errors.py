@@ -88,6 +88,7 @@ CODES: dict[str, str] = {
     "NOT_READY": "a deployment event names a component that is not ready (it waits, is deployed, failed or blocked)",
     "NOT_FAILED": "retry names a component that has not failed",
     "SET_CONFLICT": "a deploy-time value differs from the one already supplied for that lazy property",
+    "DEPLOYMENT_CLOSED": "an event is given to a deployment whose journal was closed",
     # limits and validation
     "LIMIT_EXCEEDED": "a configured limit was exceeded",
     "SCHEMA_INVALID": "a document does not conform to the CDL schema",
