@@ -325,7 +325,7 @@ def _deployment(file: str, journal: str, options: dict[str, Any]) -> Iterator[De
     if document.reads(journal):
         raise click.BadParameter(f"{journal} is one of the input documents; give the journal its own file", param_hint="--journal")
     with document.deploy(journal=journal) as deployment:
-        for warning in getattr(deployment, "warnings", ()):
+        for warning in deployment.warnings:
             click.echo(f"warning: {warning}", err=True)
         yield deployment
 

@@ -151,8 +151,9 @@ def test_a_failure_blocks_what_waits_on_it_and_retry_takes_it_back(farm: Path) -
 
 
 def test_set_records_values_outside_a_components_event(farm: Path) -> None:
-    assert ok(deploy(farm, "set", "--set", "db/hostname=db-0.farm.internal")) == []
-    assert ok(deploy(farm, "set", "--set", "db/hostname=db-0.farm.internal")) == []  # the same value again: nothing
+    # The schema waited only for the database's hostname, not for its deployment.
+    assert ok(deploy(farm, "set", "--set", "db/hostname=db-0.farm.internal")) == ["/apps/schema"]
+    assert ok(deploy(farm, "set", "--set", "/db/hostname=db-0.farm.internal")) == []  # the same value again: nothing
     config = json.loads(deploy(farm, "config", "apps/schema", "--format", "json").stdout)
     assert "db-0.farm.internal" in json.dumps(config)
     error = refused(deploy(farm, "set", "--set", "db/hostname=db-1.farm.internal"), "SET_CONFLICT")
@@ -269,3 +270,13 @@ def test_the_readme_session_is_real(farm: Path) -> None:
             # As a terminal shows it: what the command printed, then its error, if any.
             assert (result.stdout + result.stderr).splitlines() == expected, command
             assert result.returncode == (1 if result.stderr else 0), command
+
+
+def test_the_readme_library_example_runs_and_prints_what_it_says(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.partition("\n## Deployment sessions")[2].partition("\n## ")[0]
+    match = re.search(r"<!-- This example runs in tests/test_deploy_cli.py. -->\n```python\n(.*?)```\n\nIt prints:\n\n```text\n(.*?)```", section, re.S)
+    assert match, "the Deployment sessions section lost its library example"
+    monkeypatch.chdir(ROOT)  # the example uses paths relative to the repository
+    exec(compile(match.group(1), "README.md", "exec"), {"__name__": "readme_example"})
+    assert capsys.readouterr().out == match.group(2)
