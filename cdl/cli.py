@@ -344,7 +344,10 @@ def _echo_paths(paths: Iterable[str]) -> None:
     type=click.Choice(["text", "json", "dot", "mermaid"]),
     default="text",
     show_default=True,
-    help="One line per component (state, path, why), JSON (DeploymentStatus.to_data()), or the plan's DOT or Mermaid picture coloured by state.",
+    help=(
+        "One line per component (state, path, why), JSON (DeploymentStatus.to_data()),"
+        " or the plan's DOT or Mermaid picture coloured by state."
+    ),
 )
 @_load_options
 @_reports_errors
