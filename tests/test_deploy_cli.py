@@ -236,6 +236,28 @@ def test_the_shared_options_work_here_too(farm: Path) -> None:
     assert not (farm / "farm.journal").exists()  # nothing begun for a document that cannot be loaded
 
 
+def test_a_catalog_is_part_of_what_the_journal_began_with(farm: Path) -> None:
+    system = farm / FARM
+    system.write_text(
+        system.read_text(encoding="utf-8").replace('location="templates.cdl"', 'location="http://example.com/webfarm/templates.cdl"'),
+        encoding="utf-8",
+    )
+    catalog = farm / "catalog.xml"
+    catalog.write_text(
+        '<catalog xmlns="urn:oasis:names:tc:entity:xmlns:xml:catalog">'
+        '<uri name="http://example.com/webfarm/templates.cdl" uri="samples/webfarm/templates.cdl"/></catalog>\n',
+        encoding="utf-8",
+    )
+    refused(deploy(farm, "ready"), "IMPORT_REFUSED")  # without the catalog, a remote import
+    assert ok(deploy(farm, "done", "db", *REPORTS["db"], "--catalog", "catalog.xml")) == ["/apps/schema"]
+    header = json.loads((farm / "farm.journal").read_text(encoding="utf-8").splitlines()[0])
+    assert [c["path"] for c in header["catalogs"]] == ["catalog.xml"]
+    assert [d["url"] for d in header["documents"]] == [FARM, "samples/webfarm/templates.cdl"]  # where the catalog led
+    assert ok(deploy(farm, "ready", "--catalog", "catalog.xml")) == ["/apps/schema", "/monitor"]
+    catalog.write_text(catalog.read_text(encoding="utf-8") + "<!-- moved -->\n", encoding="utf-8")
+    assert "catalog" in refused(deploy(farm, "ready", "--catalog", "catalog.xml"), "JOURNAL_MISMATCH")
+
+
 # ---------------------------------------------------------------------------
 # The README's session is real
 
