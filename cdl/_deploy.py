@@ -64,6 +64,9 @@ class ComponentStatus:
     Attributes:
         path: the component, written as ``cdl plan`` writes it.
         state: 'waiting', 'ready', 'deployed', 'failed' or 'blocked'.
+        supplies: its lazy properties (as the plan's ``supplies``): the
+            values to give when it is reported deployed.
+        releases: its lazy references (as the plan's ``releases``).
         waits_for: the lazy values it still waits for, each with the
             component that supplies it (None: none of the system's; give it
             with ``supply``).
@@ -76,6 +79,8 @@ class ComponentStatus:
 
     path: str
     state: str
+    supplies: tuple[str, ...] = ()
+    releases: tuple[str, ...] = ()
     waits_for: tuple[tuple[str, str | None], ...] = ()
     children: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
@@ -87,6 +92,8 @@ class ComponentStatus:
         return {
             "path": self.path,
             "state": self.state,
+            "supplies": list(self.supplies),
+            "releases": list(self.releases),
             "waits_for": [{"value": value, "supplier": supplier} for value, supplier in self.waits_for],
             "children": list(self.children),
             "after": list(self.after),
@@ -116,10 +123,12 @@ class ComponentStatus:
 class DeploymentStatus:
     """The status of every component of a deployment (or of one), with the plan it follows."""
 
-    def __init__(self, components: Sequence[ComponentStatus], plan: Plan) -> None:
+    def __init__(self, components: Sequence[ComponentStatus], plan: Plan, drawn: Sequence[str] = ()) -> None:
         #: One entry per component, in document order.
         self.components: tuple[ComponentStatus, ...] = tuple(components)
         self._plan = plan
+        #: Each component's path as the plan's pictures name it.
+        self._drawn = tuple(drawn) or tuple(c.path for c in components)
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{n} {state}" for state, n in self.counts().items() if n)
@@ -163,9 +172,9 @@ class DeploymentStatus:
         ids = _numbered(self._plan)
         clusters = {c.path for c in self._plan.components() if c.waves}
         return [
-            (ids[c.path], "rounded,bold" if c.path in clusters else "solid", _COLOURS[c.state])
-            for c in self.components
-            if c.path in ids
+            (ids[drawn], "rounded,bold" if drawn in clusters else "solid", _COLOURS[c.state])
+            for c, drawn in zip(self.components, self._drawn)
+            if drawn in ids
         ]
 
 
@@ -285,6 +294,69 @@ class _Machine:
         self.blocked = {c: sorted(f) for c, f in blocked.items()}
 
 
+class _Names:
+    """The paths of a deployment's components: as ``cdl plan`` writes them,
+    with ``[k]`` after a name that ``k - 1`` earlier siblings share (a
+    deployment names each component once); never shortened.
+
+    Written when first asked and kept; a path is found by its steps, each
+    looked up among the children of the component before (each family's
+    names indexed once), so nothing costs the whole system.
+    """
+
+    def __init__(self, facts: PlanFacts) -> None:
+        self._facts = facts
+        self._families: dict[int, dict[str, list[int]]] = {}
+        self._steps: dict[int, str] = {}
+        self._paths: dict[int, str] = {0: ""}
+
+    def family(self, parent: int) -> dict[str, list[int]]:
+        """The children of ``parent`` by name, in document order."""
+        found = self._families.get(parent)
+        if found is None:
+            found = self._families[parent] = {}
+            facts = self._facts
+            for child in facts.children.get(parent, ()):
+                found.setdefault(facts.qname(facts.elements[child].tag), []).append(child)  # type: ignore[arg-type]
+        return found
+
+    def step(self, comp: int) -> str:
+        found = self._steps.get(comp)
+        if found is None:
+            facts = self._facts
+            name = facts.qname(facts.elements[comp].tag)  # type: ignore[arg-type]
+            same = self.family(facts.parent[comp])[name]
+            found = self._steps[comp] = name if len(same) == 1 else f"{name}[{same.index(comp) + 1}]"
+        return found
+
+    def path(self, comp: int) -> str:
+        paths = self._paths
+        found = paths.get(comp)
+        if found is not None:
+            return found
+        climbed = []  # explicit stack: up to the nearest path written
+        parent = self._facts.parent
+        while comp not in paths:
+            climbed.append(comp)
+            comp = parent[comp]
+        for c in reversed(climbed):
+            paths[c] = paths[parent[c]] + "/" + self.step(c)
+        return paths[climbed[0]]
+
+    def find(self, text: str) -> int | tuple[str, list[str]]:
+        """The component ``text`` names, or (the step not found, the paths
+        of the components where it was looked for)."""
+        comp = 0
+        for step in text.strip("/").split("/"):
+            name, _, index = step.partition("[")
+            same = self.family(comp).get(name, [])
+            k = int(index[:-1]) - 1 if index[:-1].isdigit() and index.endswith("]") else (0 if not index and len(same) == 1 else -1)
+            if not 0 <= k < len(same):
+                return step, [self.path(c) for c in self._facts.children.get(comp, ())]
+            comp = same[k]
+        return comp
+
+
 class Deployment:
     """A deployment of a document's system in progress (see :meth:`cdl.Document.deploy`).
 
@@ -314,10 +386,7 @@ class Deployment:
         with _cyclic_gc_paused():
             self._plan, self._facts = build_plan_facts(self._ws, self._resolver)
         self._machine = _Machine(self._facts)
-        self._paths = self._plan._tree.paths
-        #: Component numbers by path, and lazy values by path: made when first needed.
-        self._numbers: dict[str, int] | None = None
-        self._lazy_by_path: dict[str, etree._Element] | None = None
+        self._names = _Names(self._facts)
         self._rounds: list[Round] = []
         #: Each element given a value by an event: the value and the event's number.
         self._supplied: dict[etree._Element, tuple[str, int]] = {}
@@ -389,7 +458,8 @@ class Deployment:
         """The state of every component (or only of ``path``), and why."""
         with self._lock:
             numbers = range(1, len(self._facts.parent)) if path is None else [self._component(path)]
-            return DeploymentStatus([self._status(c) for c in numbers], self._plan)
+            drawn = [self._plan._tree.paths[c] for c in numbers]
+            return DeploymentStatus([self._status(c) for c in numbers], self._plan, drawn)
 
     def configuration(self, path: str, format: str = "data") -> Any:
         """The resolved configuration of component ``path`` with every value
@@ -413,7 +483,7 @@ class Deployment:
         ready is refused (``NOT_READY``, naming what it waits for)."""
         with self._lock:
             comp = self._component(path)
-            event = {"event": "deployed", "path": self._paths[comp], "values": dict(values or {}), "release": list(release)}
+            event = {"event": "deployed", "path": self._names.path(comp), "values": dict(values or {}), "release": list(release)}
             return self._named(self._commit(event))
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> list[str]:
@@ -427,14 +497,14 @@ class Deployment:
         directly or through others, its ancestors among them)."""
         with self._lock:
             comp = self._component(path)
-            return self._named(self._commit({"event": "failed", "path": self._paths[comp], "reason": str(reason)}))
+            return self._named(self._commit({"event": "failed", "path": self._names.path(comp), "reason": str(reason)}))
 
     def retry(self, path: str) -> list[str]:
         """Take failed component ``path`` back to its computed state, its blocked
         dependants with it; returns the components now ready."""
         with self._lock:
             comp = self._component(path)
-            return self._named(self._commit({"event": "retry", "path": self._paths[comp]}))
+            return self._named(self._commit({"event": "retry", "path": self._names.path(comp)}))
 
     # -- closing ------------------------------------------------------------------------
 
@@ -565,19 +635,21 @@ class Deployment:
     # -- components --------------------------------------------------------------------
 
     def _named(self, numbers: Sequence[int]) -> list[str]:
-        return [self._paths[c] for c in numbers]
+        return [self._names.path(c) for c in numbers]
 
     def _component(self, path: str) -> int:
         """The component ``path`` names (a leading ``/`` optional); COMPONENT_NOT_FOUND otherwise."""
-        numbers = self._numbers_of()
-        text = path if path.startswith("/") else "/" + path
-        found = numbers.get(text)
-        if found is not None:
+        found = self._names.find(path) if isinstance(path, str) and path.strip("/") else ("", [])
+        if isinstance(found, int):
             return found
-        near = difflib.get_close_matches(text, numbers, n=3)
+        step, there = found
+        near = difflib.get_close_matches("/" + str(path).strip("/"), there, n=3)
         hint = f"; did you mean {', '.join(near)}?" if near else ""
         raise DeploymentError(
-            f"{path!r} is no component of the plan{hint}", code="COMPONENT_NOT_FOUND", url=self._document.url, path=text
+            f"{path!r} is no component of the plan: no {step!r} there{hint}",
+            code="COMPONENT_NOT_FOUND",
+            url=self._document.url,
+            path=str(path),
         )
 
     def _require(self, comp: int, state: str, verb: str) -> None:
@@ -586,7 +658,7 @@ class Deployment:
             return
         status = self._status(comp)
         why = status.why()
-        path = self._paths[comp]
+        path = self._names.path(comp)
         if verb == "retry":
             raise DeploymentError(f"retry {path}: it has not failed, it is {now}", code="NOT_FAILED", url=self._document.url, path=path)
         raise DeploymentError(
@@ -604,43 +676,34 @@ class Deployment:
         return counts
 
     def _status(self, comp: int) -> ComponentStatus:
-        machine, facts, paths = self._machine, self._facts, self._paths
+        machine, facts, path = self._machine, self._facts, self._names.path
         state = machine.state(comp)
+        planned = PlannedComponent(self._plan._tree, comp)
+        mine = (planned.supplies, planned.releases)
         if state in ("deployed", "ready"):
-            return ComponentStatus(paths[comp], state)
+            return ComponentStatus(path(comp), state, *mine)
         pending = [v for v in facts.waits.get(comp, ()) if v not in machine.valued]
         return ComponentStatus(
-            paths[comp],
+            path(comp),
             state,
+            *mine,
             waits_for=tuple((facts.lazy_paths[v], self._owner_path(v)) for v in pending),
-            children=tuple(paths[c] for c in facts.children.get(comp, ()) if machine.done[c] != "deployed"),
+            children=tuple(path(c) for c in facts.children.get(comp, ()) if machine.done[c] != "deployed"),
             after=self._after(comp),
-            upstream=tuple((paths[f], machine.failed[f]) for f in machine.blocked.get(comp, ())),
+            upstream=tuple((path(f), machine.failed[f]) for f in machine.blocked.get(comp, ())),
             reason=machine.failed.get(comp),
         )
 
     def _owner_path(self, value: etree._Element) -> str | None:
         owner = self._facts.owner.get(value)
-        return None if owner is None else self._paths[owner]
+        return None if owner is None else self._names.path(owner)
 
     def _after(self, comp: int) -> tuple[str, ...]:
         """The siblings ``comp`` comes after in the plan made again now: those
         not deployed with a lazy value it waits for still without one."""
-        planned = PlannedComponent(self._plan._tree, comp)
-        if not planned.after:
-            return ()
-        if self._lazy_by_path is None:
-            self._lazy_by_path = {p: v for v, p in self._facts.lazy_paths.items()}
-        lazy, valued, numbers = self._lazy_by_path, self._machine.valued, self._numbers_of()
+        valued, done = self._machine.valued, self._machine.done
         return tuple(
-            sibling
-            for sibling in planned.after
-            if self._machine.done[numbers[sibling]] != "deployed"
-            and any(lazy[v] not in valued for v in planned.because.get(sibling, ()))
+            self._names.path(sibling)
+            for sibling, values in self._facts.after.get(comp, {}).items()
+            if done[sibling] != "deployed" and any(v not in valued for v in values)
         )
-
-    def _numbers_of(self) -> dict[str, int]:
-        if self._numbers is None:
-            self._numbers = {self._paths[i]: i for i in range(1, len(self._facts.parent))}
-        return self._numbers
-

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -493,6 +493,11 @@ class PlanFacts:
     lazy_paths: dict[etree._Element, str]
     #: The component each of those values belongs to (None: a template's).
     owner: dict[etree._Element, int | None]
+    #: A tag as paths write it (``prefix:local``).
+    qname: Callable[[str], str]
+    #: For each component, the siblings it comes after (``after``), each with
+    #: the lazy values of the sibling's subtree it waits for (``because``).
+    after: dict[int, dict[int, tuple[etree._Element, ...]]]
 
 
 @dataclass
@@ -938,10 +943,13 @@ class _Planner:
 
         details: dict[int, _Details] = {}
         waits: dict[int, tuple[etree._Element, ...]] = {}
+        after_facts: dict[int, dict[int, tuple[etree._Element, ...]]] = {}
         for v in sorted(supplies.keys() | releases.keys() | waits_for.keys() | edges.keys()):
             mine = edges.get(v)
             waited = waits[v] = tuple(self._sorted(waits_for.get(v, {})))
             after = sorted(mine) if mine else []  # siblings are numbered in document order
+            if mine:
+                after_facts[v] = {b: tuple(dict.fromkeys(q.lazy for q in self._by_order(mine[b]))) for b in after}
             details[v] = _Details(
                 supplies=tuple(supplies.get(v, ())),
                 releases=tuple(releases.get(v, ())),
@@ -953,7 +961,9 @@ class _Planner:
                 else _NO_REASONS,
                 waits_for=tuple(lazy_path(el) for el in waited),
             )
-        self.facts = PlanFacts(comps.parent, comps.children, comps.elements, waits, lazy_paths, self._lazy_numbers)
+        self.facts = PlanFacts(
+            comps.parent, comps.children, comps.elements, waits, lazy_paths, self._lazy_numbers, comps.qname, after_facts
+        )
         return Plan(_Tree(paths, comps.children, wave, details))
 
     def _by_order(self, queries: list[_Query]) -> list[_Query]:
@@ -975,5 +985,5 @@ def build_plan_facts(ws: Workspace, resolver: ReferenceResolver) -> tuple[Plan, 
     planner = _Planner(ws, resolver)
     plan = planner.run()
     system = ws.roots[0].find(T_SYSTEM)
-    facts = planner.facts or PlanFacts([-1], {}, [] if system is None else [system], {}, {}, {})
+    facts = planner.facts or PlanFacts([-1], {}, [] if system is None else [system], {}, {}, {}, ws.ctx.prefixes.qname, {})
     return plan, facts
