@@ -22,6 +22,7 @@ leaves the file as it was.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import hashlib
@@ -77,13 +78,15 @@ def _file_digest(path: str) -> str:
 class Journal:
     """One open, locked journal file. Create it with :meth:`open`."""
 
-    def __init__(self, path: str, fd: int, end: int, seq: int, torn: bool) -> None:
+    def __init__(self, path: str, fd: int, data: bytes, keep: int, seq: int) -> None:
+        """The journal open on ``fd``, whose bytes are ``data``, of which the
+        first ``keep`` are whole lines (the last one perhaps without its newline)."""
         self.path = path
         self._fd: int | None = fd
-        self._end = end  # where the next line goes: after the last whole line
+        self._end = keep  # where the next line goes
         self._seq = seq
-        self._torn = torn  # bytes after _end to cut off before the next append
-        self._newline = False  # the last line lacks its newline: write it first
+        self._torn = keep < len(data)  # bytes after _end to cut off before the next append
+        self._newline = keep > 0 and data[keep - 1 : keep] != b"\n"  # write the last line's newline first
         self._lock = threading.Lock()
 
     @classmethod
@@ -104,21 +107,19 @@ class Journal:
         try:
             _lock(fd, name)
             data = _read_all(fd, name)
-            recorded, events, end, warnings = _parse(name, data)
+            recorded, events, keep, warnings = _parse(name, data)
             if recorded is None:
                 # New, or its header was cut short by a crash as it was begun.
-                return cls._begin(name, fd, header), [], warnings
+                return cls._begin(name, fd, data, header), [], warnings
             _check_header(name, recorded, header)
         except BaseException:
             os.close(fd)  # closing the file releases the lock
             raise
-        journal = cls(name, fd, min(end, len(data)), len(events), torn=end < len(data))
-        journal._newline = end > len(data)
-        return journal, events, warnings
+        return cls(name, fd, data, keep, len(events)), events, warnings
 
     @classmethod
-    def _begin(cls, name: str, fd: int, header: Mapping[str, Any]) -> Journal:
-        journal = cls(name, fd, 0, 0, torn=True)  # an empty or torn file is cut to nothing
+    def _begin(cls, name: str, fd: int, data: bytes, header: Mapping[str, Any]) -> Journal:
+        journal = cls(name, fd, data, 0, 0)  # a torn header is cut off
         journal._write(_line(header))
         # The file is new (or was, when a crash cut its header short): its name
         # must survive a crash too.
@@ -166,7 +167,11 @@ class Journal:
                 written += os.pwrite(fd, line[written:], self._end + written)
             os.fsync(fd)
         except OSError as exc:
-            self._torn = True  # whatever part was written is cut off next time
+            # Whatever part was written goes: now if the file lets us, else
+            # before the next append (or as a torn line when it is opened again).
+            self._torn = True
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, self._end)
             raise write_error(self.path, exc) from None
         self._end += len(line)
         self._newline = False
@@ -212,9 +217,8 @@ def _line(record: Mapping[str, Any]) -> bytes:
 
 
 def _parse(name: str, data: bytes) -> tuple[dict[str, Any] | None, list[dict[str, Any]], int, list[str]]:
-    """The header (None when there is none yet), the events, where the next
-    line goes (one past the end when the last line lacks only its newline),
-    and the warnings, of a journal's bytes ``data``."""
+    """The header (None when there is none yet), the events, how many bytes
+    to keep (the whole lines), and the warnings, of a journal's bytes ``data``."""
     lines = data.split(b"\n")
     tail = lines.pop()  # after the last newline: b"" when the file ends with one
     warnings: list[str] = []
@@ -227,7 +231,6 @@ def _parse(name: str, data: bytes) -> tuple[dict[str, Any] | None, list[dict[str
         )
     elif tail:
         lines.append(tail)  # whole but for its newline, which the next append writes first
-        end += 1
     if not lines:
         return None, [], end, warnings
     records = []

@@ -319,6 +319,7 @@ def test_a_failed_write_leaves_the_journal_as_it_was(tmp_path: Path, monkeypatch
     journal, _events, _warnings = Journal.open(tmp_path / "j", HEADER)
     try:
         first = journal.append(DEPLOYED)
+        before = (tmp_path / "j").read_bytes()
 
         def failing(fd: int) -> None:
             raise OSError(errno.EIO, os.strerror(errno.EIO))
@@ -328,6 +329,7 @@ def test_a_failed_write_leaves_the_journal_as_it_was(tmp_path: Path, monkeypatch
             with pytest.raises(cdl.CdlError) as info:
                 journal.append(SUPPLY)
         assert info.value.code == "IO_ERROR" and info.value.url == str(tmp_path / "j")
+        assert (tmp_path / "j").read_bytes() == before  # the line written but not synced is gone
         second = journal.append(RETRY)
     finally:
         journal.close()
