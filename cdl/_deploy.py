@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from lxml import etree
 
 from ._laziness import Round, apply_round, check_round, left_unresolved, supplyable
-from ._plan import Plan, PlanFacts, PlannedComponent, build_plan_facts
+from ._plan import _PATH_SHOWN, Plan, PlanFacts, PlannedComponent, build_plan_facts, paths_of
 from ._serialize import build_output, to_bytes, to_data
 from .errors import CdlError, DeploymentError, DeployValueError, JournalError
 
@@ -300,20 +300,27 @@ class _Machine:
 
 
 class _Names:
-    """The paths of a deployment's components: as ``cdl plan`` writes them,
-    with ``[k]`` after a name that ``k - 1`` earlier siblings share (a
-    deployment names each component once); never shortened.
+    """The paths of a deployment's components: as ``cdl plan`` writes them
+    (shortened in the middle when deep), with ``[k]`` after a name that
+    ``k - 1`` earlier siblings share, and ``#k`` after a shortened path that
+    ``k - 1`` components earlier in document order share: a deployment names
+    each component once.
 
-    Written when first asked and kept; a path is found by its steps, each
-    looked up among the children of the component before (each family's
-    names indexed once), so nothing costs the whole system.
+    Written when first asked. A path handed out is found again by a lookup;
+    another is followed step by step, each step among the children of the
+    component before it (each family's names indexed once), so nothing costs
+    the whole system but the first shortened path asked for.
     """
 
     def __init__(self, facts: PlanFacts) -> None:
         self._facts = facts
         self._families: dict[int, dict[str, list[int]]] = {}
         self._steps: dict[int, str] = {}
-        self._paths: dict[int, str] = {0: ""}
+        self._written = paths_of(facts.parent, facts.depth, self.step)
+        #: Every path handed out, to its component.
+        self._numbers: dict[str, int] = {}
+        #: Shortened paths that several components share (found when one is first asked).
+        self._shared: dict[str, list[int]] | None = None
 
     def family(self, parent: int) -> dict[str, list[int]]:
         """The children of ``parent`` by name, in document order."""
@@ -326,6 +333,7 @@ class _Names:
         return found
 
     def step(self, comp: int) -> str:
+        """The component's own name in its path."""
         found = self._steps.get(comp)
         if found is None:
             facts = self._facts
@@ -335,22 +343,37 @@ class _Names:
         return found
 
     def path(self, comp: int) -> str:
-        paths = self._paths
-        found = paths.get(comp)
-        if found is not None:
-            return found
-        climbed = []  # explicit stack: up to the nearest path written
-        parent = self._facts.parent
-        while comp not in paths:
-            climbed.append(comp)
-            comp = parent[comp]
-        for c in reversed(climbed):
-            paths[c] = paths[parent[c]] + "/" + self.step(c)
-        return paths[climbed[0]]
+        text = self._written(comp)
+        if self._facts.depth[comp] > _PATH_SHOWN:
+            same = self._shared_paths().get(text)
+            if same is not None:
+                text = f"{text}#{same.index(comp) + 1}"
+        self._numbers[text] = comp
+        return text
+
+    def _shared_paths(self) -> dict[str, list[int]]:
+        if self._shared is None:
+            depth = self._facts.depth
+            groups: dict[str, list[int]] = {}
+            for comp in range(1, len(depth)):
+                if depth[comp] > _PATH_SHOWN:
+                    groups.setdefault(self._written(comp), []).append(comp)
+            self._shared = {text: comps for text, comps in groups.items() if len(comps) > 1}
+        return self._shared
 
     def find(self, text: str) -> int | tuple[str, list[str]]:
         """The component ``text`` names, or (the step not found, the paths
         of the components where it was looked for)."""
+        text = text if text.startswith("/") else "/" + text
+        known = self._numbers.get(text)
+        if known is not None:
+            return known
+        if "...(" in text:  # a shortened path not handed out yet: write them all, once
+            for comp in range(1, len(self._facts.depth)):
+                if self._facts.depth[comp] > _PATH_SHOWN:
+                    self.path(comp)
+            known = self._numbers.get(text)
+            return (text, []) if known is None else known
         comp = 0
         for step in text.strip("/").split("/"):
             name, _, index = step.partition("[")

@@ -84,12 +84,13 @@ _json_string: Any = json.encoder.encode_basestring
 class _Paths:
     """Component paths, written when first read (most are read only when the
     plan is written out): each is its parent's path and its own name, as
-    ``Prefixes.path_of`` writes it, shortened in the middle when deep."""
+    ``Prefixes.path_of`` writes it, shortened in the middle when deep.
+    ``name`` gives a component's own name, from its number."""
 
-    __slots__ = ("_cache", "_depth", "_elements", "_heads", "_parent", "_qname", "_tails")
+    __slots__ = ("_cache", "_depth", "_heads", "_name", "_parent", "_tails")
 
-    def __init__(self, parent: list[int], depth: list[int], elements: list[etree._Element], qname: Any) -> None:
-        self._parent, self._depth, self._elements, self._qname = parent, depth, elements, qname
+    def __init__(self, parent: list[int], depth: list[int], name: Callable[[int], str]) -> None:
+        self._parent, self._depth, self._name = parent, depth, name
         self._cache: list[str | None] = [None] * len(parent)
         self._cache[0] = ""
         # The first and last _HALF names of components deeper than _PATH_SHOWN.
@@ -109,7 +110,7 @@ class _Paths:
         for j in reversed(climbed):
             p = self._parent[j]
             d = self._depth[j]
-            name = self._qname(self._elements[j].tag)
+            name = self._name(j)
             cache[j] = cache[p] + "/" + name if d <= _PATH_SHOWN else self._deep(j, p, d, name)  # type: ignore[operator]
         return cache[i]  # type: ignore[return-value]
 
@@ -380,6 +381,12 @@ class Plan:
 _HALF = _PATH_SHOWN // 2
 
 
+def paths_of(parent: list[int], depth: list[int], name: Callable[[int], str]) -> Callable[[int], str]:
+    """Component paths as a plan writes them (shortened in the middle when
+    deep), each component named by ``name`` (a deployment's, ``cdl/_deploy.py``)."""
+    return _Paths(parent, depth, name).__getitem__
+
+
 class _Components:
     """The component tree, numbered depth first in document order.
 
@@ -466,7 +473,7 @@ class _Components:
             children[0] = tops
         self.children = children
         self.size = len(parent)
-        self.paths = _Paths(parent, depth, elements, qname)
+        self.paths = _Paths(parent, depth, lambda j: qname(elements[j].tag))  # type: ignore[arg-type]
 
     def child_path(self, owner: int, tag: str) -> str:
         """The path of a leaf named ``tag`` of component ``owner``."""
@@ -480,6 +487,7 @@ class PlanFacts:
     numbers follow document order, as :class:`_Tree`'s)."""
 
     parent: list[int]
+    depth: list[int]
     children: dict[int, list[int]]
     elements: list[etree._Element]
     #: The lazy values each component waits for (those of ``waits_for``, in its order).
@@ -985,7 +993,7 @@ class _FactsPlanner(_Planner):
             for v, mine in edges.items()
             if mine
         }
-        self.facts = PlanFacts(comps.parent, comps.children, comps.elements, waits, owner, after, comps.qname)
+        self.facts = PlanFacts(comps.parent, comps.depth, comps.children, comps.elements, waits, owner, after, comps.qname)
         return plan
 
 
@@ -994,5 +1002,5 @@ def build_plan_facts(ws: Workspace, resolver: ReferenceResolver) -> tuple[Plan, 
     planner = _FactsPlanner(ws, resolver)
     plan = planner.run()
     if planner.facts is None:  # no cdl:system: no components
-        return plan, PlanFacts([-1], {}, [], {}, {}, {}, ws.ctx.prefixes.qname)
+        return plan, PlanFacts([-1], [0], {}, [], {}, {}, {}, ws.ctx.prefixes.qname)
     return plan, planner.facts

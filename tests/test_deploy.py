@@ -455,3 +455,29 @@ def test_a_journal_event_that_does_not_apply_is_corrupt(tmp_path: Path) -> None:
     journal.write_text("\n".join(lines[:-1]) + "\n")
     with cdl.load(main).deploy(journal=journal) as resumed:
         assert resumed.ready() == ["/apps/schema", "/monitor"]
+
+
+def test_deep_components_are_named_as_the_plan_shortens_them() -> None:
+    """Past 16 steps a path is shortened in the middle, as cdl plan writes it;
+    components whose shortened paths coincide get #k, in document order."""
+    above = "".join(f"<c{i}>" for i in range(1, 10))
+    below = [f"d{i}" for i in range(12, 32)]
+    branches = "".join("".join(f"<{n}>" for n in [b, *below]) + "<leaf>x</leaf>" + "".join(f"</{n}>" for n in reversed([b, *below])) for b in "pq")
+    system = f"<r>{above}{branches}{''.join(f'</c{i}>' for i in reversed(range(1, 10)))}</r>"
+    doc = cdl.load(f'<cdl:cdl xmlns:cdl="{cdl.CDL_NS}"><cdl:system>{system}</cdl:system></cdl:cdl>'.encode(), name="deep.cdl")
+    deployment = doc.deploy()
+    paths = [c.path for c in deployment.status().components]
+    assert len(set(paths)) == len(paths)
+    first, second = deployment.ready()
+    assert first == "/r/c1/c2/c3/c4/c5/c6/c7/...(15 more).../d24/d25/d26/d27/d28/d29/d30/d31#1"
+    assert second == first.replace("#1", "#2")
+    assert first.removesuffix("#1") in {c.path for c in deployment.plan.components()}
+    assert deployment.deployed(second) == ["/r/c1/c2/c3/c4/c5/c6/c7/...(14 more).../d23/d24/d25/d26/d27/d28/d29/d30#2"]
+    # A deployment that never wrote the names finds them too.
+    fresh = doc.deploy()
+    fresh.deployed(first)
+    assert [fresh.status(p).components[0].state for p in (first, second)] == ["deployed", "ready"]
+    assert fresh.deployed("/r/c1/c2/c3/c4/c5/c6/c7/c8/c9/q/d12/d13/d14/d15/d16/d17/d18/d19/d20/d21/d22/d23/d24/d25/d26/d27/d28/d29/d30/d31") == [
+        "/r/c1/c2/c3/c4/c5/c6/c7/...(14 more).../d23/d24/d25/d26/d27/d28/d29/d30#2"
+    ]
+    assert fresh.status(second).components[0].state == "deployed"
