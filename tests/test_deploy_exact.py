@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import cdl
+from cdl._synthetic import generate
 from cdl.conformance import Case, load_suite
 from strategies import CASES, Mutant, Seed, corpus, mutants
 
@@ -61,31 +62,34 @@ def ready_again(deployment: cdl.Deployment, plan: cdl.Plan) -> list[str]:
     deployed. Components whose plan path several share (a deployment writes
     ``[k]`` after their names) are left out: the plan cannot tell them apart."""
     components = deployment.status().components
-    states = {c.path: c.state for c in components}
-    plan_path = {c.path: re.sub(r"\[\d+\]", "", c.path) for c in components}
+    plan_path = {c.path: re.sub(r"\[\d+\]|#\d+$", "", c.path) for c in components}
     shared = {p for p, n in Counter(plan_path.values()).items() if n > 1}
+    # The states of the components each plan path names (several when shared).
+    states: dict[str, list[str]] = {}
+    for c in components:
+        states.setdefault(plan_path[c.path], []).append(c.state)
     now = {c.path: c for c in plan.components()}
+
+    def deployed(path: str) -> bool:
+        return all(state == "deployed" for state in states.get(path, ["deployed"]))
+
     ready = []
     for comp in components:
         if plan_path[comp.path] in shared or comp.state in ("deployed", "failed", "blocked"):
             continue
         again = now[comp.path]
         # Elements a released reference copied in after the deployment opened
-        # are no components of it (docs/semantics.md): only its own count.
-        children = [c.path for wave in again.waves for c in wave if c.path in states]
-        if (
-            all(states[c] == "deployed" for c in children)
-            and not again.waits_for
-            and all(states[a] == "deployed" for a in again.after)
-        ):
+        # are no components of it (docs/semantics.md): they count as deployed.
+        children = [c.path for wave in again.waves for c in wave]
+        if all(map(deployed, children)) and not again.waits_for and all(map(deployed, again.after)):
             ready.append(comp.path)
     return ready
 
 
 def unshared(deployment: cdl.Deployment, paths: list[str]) -> list[str]:
     """``paths`` but those whose plan path several components share."""
-    counts = Counter(re.sub(r"\[\d+\]", "", c.path) for c in deployment.status().components)
-    return [p for p in paths if counts[re.sub(r"\[\d+\]", "", p)] == 1]
+    counts = Counter(re.sub(r"\[\d+\]|#\d+$", "", c.path) for c in deployment.status().components)
+    return [p for p in paths if counts[re.sub(r"\[\d+\]|#\d+$", "", p)] == 1]
 
 
 def values_for(deployment: cdl.Deployment, path: str) -> tuple[dict[str, str], list[str]]:
@@ -227,3 +231,21 @@ def test_random_documents_and_events(tmp_path_factory: pytest.TempPathFactory, m
             # A refusal changes nothing.
             assert (deployment.rounds, deployment.status().to_data(), deployment.resolution().to_bytes()) == before
         assert_exact(doc, deployment)
+
+
+@pytest.mark.parametrize("shape", ["base", "wide", "fanin"])
+def test_synthetic_systems(tmp_path: Path, shape: str) -> None:
+    """The benchmarks' systems, small: what no component supplies first, then
+    every component as it becomes ready; exact at every tenth event and at the end."""
+    doc = cdl.load(generate(25, tmp_path, shape)[1])
+    deployment = doc.deploy()
+    outside = {v: "given" for c in deployment.status().components for v, supplier in c.waits_for if supplier is None}
+    queue = deployment.ready() + deployment.supply(outside)
+    assert_exact(doc, deployment)
+    for n, path in enumerate(queue):  # grows as components become ready
+        values, release = values_for(deployment, path)
+        queue.extend(deployment.deployed(path, values, release))
+        if n % 10 == 0:
+            assert_exact(doc, deployment)
+    assert_exact(doc, deployment)
+    assert {c.state for c in deployment.status().components} == {"deployed"}
