@@ -30,7 +30,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from lxml import etree
 
@@ -489,7 +489,13 @@ class Deployment:
             drawn = [self._plan._tree.paths[c] for c in numbers]
             return DeploymentStatus([self._status(c) for c in numbers], self._plan, drawn)
 
-    def configuration(self, path: str, format: str = "data") -> Any:
+    @overload
+    def configuration(self, path: str, format: Literal["data"] = "data") -> dict[str, Any]: ...
+
+    @overload
+    def configuration(self, path: str, format: Literal["xml"]) -> bytes: ...
+
+    def configuration(self, path: str, format: str = "data") -> dict[str, Any] | bytes:
         """The resolved configuration of component ``path`` with every value
         supplied so far, as :meth:`cdl.Resolution.to_data` shapes it (the
         component inside the elements that hold it); ``format="xml"``: the
