@@ -175,22 +175,25 @@ class Document:
 class Resolution:
     """The result of resolving a :class:`Document`, possibly with deploy-time values."""
 
-    def __init__(
+    def __init__(self, document: Document, rounds: list[Round], validate: bool = False) -> None:
+        self._begin(document, rounds, validate, _resolved(document, rounds))
+
+    def _begin(
         self,
         document: Document,
-        rounds: list[Round],
-        validate: bool = False,
-        resolved: tuple[Workspace, ReferenceResolver, list[etree._Element]] | None = None,
+        rounds: Sequence[Round],
+        validate: bool,
+        resolved: tuple[Workspace, ReferenceResolver, list[etree._Element]],
     ) -> None:
+        """Start from working trees ``resolved`` with ``rounds`` (by
+        :func:`_resolved`, or a deployment's copies: :func:`live_resolution`)."""
         self.document = document
         self.rounds: tuple[Round, ...] = tuple(rounds)
         self.validate = validate
         #: As ``file:line: message``: references templates leave unresolved
         #: (7.6), then (with validate) types that could not be checked.
         self.warnings: list[str] = []
-        # ``resolved``: working trees already resolved with ``rounds`` (a
-        # deployment's copies, see live_resolution).
-        ws, resolver, left = _resolved(document, self.rounds) if resolved is None else resolved
+        ws, resolver, left = resolved
         self.warnings = list(resolver.warnings)
         self._ws: Workspace | None = ws
         #: The items of these working trees still unresolved, in document
@@ -532,7 +535,9 @@ def live_resolution(
             item_tags=set(ws.item_tags),
         )
         state = (copied, copied_resolver(resolver, copied, twin), [twin[el] for el in left])
-    return Resolution(document, list(rounds), resolved=state)
+    resolution = Resolution.__new__(Resolution)
+    resolution._begin(document, rounds, False, state)
+    return resolution
 
 
 @contextmanager

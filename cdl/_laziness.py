@@ -2,7 +2,9 @@
 
 Entry points: :func:`apply_round` (deploy-time values: supply a lazy
 property's value, replace a lazy reference by a value, or release a lazy
-reference so it resolves), :func:`check_required` (with :func:`required_tags`,
+reference so it resolves; ``live`` for a deployment's events, with
+:func:`check_round` and :func:`supplyable` checking an event before it
+changes anything), :func:`check_required` (with :func:`required_tags`,
 found once per Document, its fast path walks only the tags a required
 property can have), :func:`left_unresolved`, :func:`pending_items` (taken before an
 output takes the trees apart) and :func:`pending_report` (paths written when read).
