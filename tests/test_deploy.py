@@ -481,3 +481,13 @@ def test_deep_components_are_named_as_the_plan_shortens_them() -> None:
         "/r/c1/c2/c3/c4/c5/c6/c7/...(14 more).../d23/d24/d25/d26/d27/d28/d29/d30#2"
     ]
     assert fresh.status(second).components[0].state == "deployed"
+
+
+def test_a_system_without_an_order_cannot_be_deployed() -> None:
+    cycle = b"""<cdl:cdl xmlns:cdl="http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"><cdl:system>
+      <a><v cdl:lazy="true"/><w cdl:refroot="b" cdl:ref="/v"/></a>
+      <b><v cdl:lazy="true"/><w cdl:refroot="a" cdl:ref="/v"/></b>
+    </cdl:system></cdl:cdl>"""
+    with pytest.raises(cdl.CdlError) as caught:
+        cdl.load(cycle, name="cycle.cdl").deploy()
+    assert caught.value.code == "PLAN_CYCLE"
