@@ -491,3 +491,21 @@ def test_a_system_without_an_order_cannot_be_deployed() -> None:
     with pytest.raises(cdl.CdlError) as caught:
         cdl.load(cycle, name="cycle.cdl").deploy()
     assert caught.value.code == "PLAN_CYCLE"
+
+
+def test_structure_a_released_reference_copies_in_is_no_new_component() -> None:
+    """The components are the plan's when the deployment opens: a lazy
+    reference released to a list with children gives its holder that
+    structure as configuration, not components of its own."""
+    text = b"""<cdl:cdl xmlns:cdl="http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0">
+      <cdl:configuration><Site><tls><cert>c</cert><key>k</key></tls></Site></cdl:configuration>
+      <cdl:system><web><port>80</port><tls cdl:refroot="Site" cdl:ref="/tls" cdl:lazy="true"/></web></cdl:system>
+    </cdl:cdl>"""
+    doc = cdl.load(text, name="tls.cdl")
+    deployment = doc.deploy()
+    assert deployment.deployed("/web", release=["web/tls"]) == []
+    assert [c.path for c in deployment.status().components] == ["/web"]
+    assert deployment.configuration("/web") == {"system": {"web": {"port": "80", "tls": {"cert": "c", "key": "k"}}}}
+    again = doc.resolve(rounds=deployment.rounds)
+    assert [c.path for c in again.plan().components()] == ["/web", "/web/tls"]
+    assert deployment.resolution().to_bytes() == again.to_bytes()
