@@ -386,11 +386,20 @@ class _Names:
 
 
 class Deployment:
-    """A deployment of a document's system in progress (see :meth:`cdl.Document.deploy`).
+    """A deployment of a document's system in progress (see :meth:`cdl.Document.deploy`)::
+
+        with doc.deploy(journal="farm.journal") as deployment:
+            todo = deployment.ready()
+            while todo:
+                path = todo.pop(0)
+                values = {p: start(p) for p in deployment.status(path).components[0].supplies}
+                todo += deployment.deployed(path, values)
 
     Events (:meth:`deployed`, :meth:`supply`, :meth:`failed`, :meth:`retry`)
     are applied one at a time, whichever thread calls; a refused event raises
     :class:`cdl.CdlError` and changes neither the state nor the journal.
+    Paths of components are written as ``cdl plan`` writes them (see
+    :class:`ComponentStatus`); values as for ``--set``.
     """
 
     def __init__(self, document: Document, journal: str | os.PathLike[str] | None = None) -> None:
