@@ -1,6 +1,6 @@
 """What a live deployment (``Document.deploy``, issue 24) costs, against its targets.
 
-    python benchmarks/deploy.py [--sizes 2000,20000] [--shapes base,wide] [--reps 3] [--journal]
+    python benchmarks/deploy.py [--sizes 2000,20000] [--shapes base,wide] [--reps 3] [--no-journal]
 
 For each shape and size it generates the system (``cdl._synthetic``), loads
 it once, and measures, in CPU seconds (``time.process_time``):
@@ -17,7 +17,7 @@ it once, and measures, in CPU seconds (``time.process_time``):
 - growth: from the smallest size to the largest, of static, open and the
   deployment's total (target: at most 11x for 10x the components).
 
-With ``--journal``, the smallest size is deployed again with a journal,
+Unless ``--no-journal``, the smallest size is deployed again with a journal,
 counting the ``fsync`` calls per event (target: at most one beyond the
 deployment without; a new journal's directory is synced once more).
 
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="2000,20000")
     parser.add_argument("--shapes", default="base,wide")
     parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--journal", action="store_true", help="also count fsyncs per event with a journal (smallest size)")
+    parser.add_argument("--no-journal", dest="journal", action="store_false", help="skip counting fsyncs per event with a journal")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(","))

@@ -73,7 +73,7 @@ def test_synthetic_cli_writes_both_documents(tmp_path: Path) -> None:
 def test_deploy_runs_and_prints_every_target() -> None:
     """benchmarks/deploy.py drives whole deployments (exit 1 only says a
     target was missed, which tiny systems may do: nothing here is timed)."""
-    proc = _run("benchmarks/deploy.py", "--sizes", "30,60", "--shapes", "base,wide", "--reps", "1", "--journal")
+    proc = _run("benchmarks/deploy.py", "--sizes", "30,60", "--shapes", "base,wide", "--reps", "1")
     assert proc.returncode in (0, 1) and not proc.stderr, proc.stderr
     for label in ("open / static", "whole deployment / static", "median event", "99th percentile event", "growth 30 -> 60", "fsyncs per event"):
         assert label in proc.stdout
