@@ -699,8 +699,9 @@ class Deployment:
         path = self._names.path(comp)
         if verb == "retry":
             raise DeploymentError(f"retry {path}: it has not failed, it is {now}", code="NOT_FAILED", url=self._document.url, path=path)
+        hint = "; retry it first" if now == "failed" else ""
         raise DeploymentError(
-            f"{verb} {path}: it is not ready, it is {now}" + (f": {why}" if why else ""),
+            f"{verb} {path}: it is not ready, it is {now}" + (f": {why}" if why else "") + hint,
             code="NOT_READY",
             url=self._document.url,
             path=path,

@@ -86,6 +86,8 @@ def test_failed_blocks_dependants_and_retry_takes_them_back(farm: cdl.Document) 
     with pytest.raises(cdl.CdlError) as caught:
         deployment.retry("/monitor")
     assert caught.value.code == "NOT_FAILED"
+    with pytest.raises(cdl.CdlError, match=r"it is failed: reason: image pull; retry it first"):
+        deployment.deployed("/apps/schema")
     assert deployment.retry("/apps/schema") == ["/apps/schema"]
     assert states(deployment)["/apps/app1"] == "waiting"
 
