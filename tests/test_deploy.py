@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 import cdl
+from cdl._synthetic import generate
+from inside import counted_attempts
 
 WEBFARM = Path(__file__).resolve().parent.parent / "samples" / "webfarm" / "system.cdl"
 
@@ -511,3 +513,25 @@ def test_structure_a_released_reference_copies_in_is_no_new_component() -> None:
     again = doc.resolve(rounds=deployment.rounds)
     assert [c.path for c in again.plan().components()] == ["/web", "/web/tls"]
     assert deployment.resolution().to_bytes() == again.to_bytes()
+
+
+def deploy_all_counting(tmp_path: Path, n: int) -> int:
+    """Attempts at items over a whole deployment of the synthetic system of
+    ``n`` components, after its first event (what no component supplies)."""
+    doc = cdl.load(generate(n, tmp_path / str(n), "base")[1])
+    deployment = doc.deploy()
+    outside = {v: "given" for c in deployment.status().components for v, supplier in c.waits_for if supplier is None}
+    queue = deployment.ready() + deployment.supply(outside)
+    with counted_attempts() as attempts:
+        for path in queue:
+            status = deployment.status(path).components[0]
+            queue.extend(deployment.deployed(path, dict.fromkeys(status.supplies, "v"), status.releases))
+    return attempts[0]
+
+
+def test_an_event_attempts_only_what_waits_on_it(tmp_path: Path) -> None:
+    """Point 2 of issue 24, untimed: the items attempted again over a whole
+    deployment grow with the system, not with the system times its events
+    (reopening every pending item after each value would)."""
+    small, large = deploy_all_counting(tmp_path, 100), deploy_all_counting(tmp_path, 1000)
+    assert 0 < small and large < 15 * small  # about 10x; reopening every pending item gives about 100x
