@@ -17,6 +17,7 @@ lazy properties, read what is still pending, and serialize::
 Every failure raises :class:`cdl.CdlError` (see :mod:`cdl.errors`).
 """
 
+from ._deploy import ComponentStatus, Deployment, DeploymentStatus
 from ._engine import Document, Resolution, load
 from ._explain import Explanation, Step
 from ._laziness import Pending, Round
@@ -29,6 +30,9 @@ __all__ = [
     "CDL_NS",
     "CdlError",
     "CdlErrorGroup",
+    "ComponentStatus",
+    "Deployment",
+    "DeploymentStatus",
     "Document",
     "Explanation",
     "Limits",

@@ -6,6 +6,9 @@ load:    read + normalize documents (``_imports`` -> ``_load``), name lists
 resolve: copy the documents, then prototypes (``_inherit``), references and
          expressions (``_references``), deploy-time rounds and the required
          check (``_laziness``); output by ``_serialize``.
+deploy:  ``Document.deploy`` (``_deploy``) keeps one resolution's working trees
+         alive and applies each event's round to them; ``live_resolution``
+         copies them into a Resolution.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lxml import etree
 
@@ -52,10 +55,13 @@ from ._model import (
 from ._names import Registry, build_registry
 from ._naming import Prefixes, counted
 from ._plan import Plan, build_plan
-from ._references import ReferenceResolver, find_candidates, items_in
+from ._references import ReferenceResolver, copied_resolver, find_candidates, items_in
 from ._serialize import Data, OutputFacts, build_output, prepare_output, to_bytes, to_data
 from ._switch import fast_paths_enabled
 from .errors import CdlError, CdlErrorGroup, DeployValueError
+
+if TYPE_CHECKING:
+    from ._deploy import Deployment
 
 RoundLike = Round | Mapping[str, Any]
 
@@ -142,6 +148,18 @@ class Document:
             steps.append(Round(dict(values or {}), tuple(release)))
         return Resolution(self, steps, validate)
 
+    def deploy(self, journal: str | os.PathLike[str] | None = None) -> Deployment:
+        """Start (or, with an existing ``journal``, resume) a deployment of the
+        system: a live :class:`cdl.Deployment` of its plan's components.
+
+        With ``journal`` (a file path), every event is appended to it and
+        made durable before the call returns, and opening it again resumes.
+        Raises :class:`cdl.CdlError` as :meth:`resolve` and :meth:`Resolution.plan` do.
+        """
+        from ._deploy import Deployment
+
+        return Deployment(self, journal)
+
     # -- used by Resolution -------------------------------------------------------
 
     def _workspace(self) -> Workspace:
@@ -158,13 +176,24 @@ class Resolution:
     """The result of resolving a :class:`Document`, possibly with deploy-time values."""
 
     def __init__(self, document: Document, rounds: list[Round], validate: bool = False) -> None:
+        self._begin(document, rounds, validate, _resolved(document, rounds))
+
+    def _begin(
+        self,
+        document: Document,
+        rounds: Sequence[Round],
+        validate: bool,
+        resolved: tuple[Workspace, ReferenceResolver, list[etree._Element]],
+    ) -> None:
+        """Start from working trees ``resolved`` with ``rounds`` (by
+        :func:`_resolved`, or a deployment's copies: :func:`live_resolution`)."""
         self.document = document
         self.rounds: tuple[Round, ...] = tuple(rounds)
         self.validate = validate
         #: As ``file:line: message``: references templates leave unresolved
         #: (7.6), then (with validate) types that could not be checked.
         self.warnings: list[str] = []
-        ws, resolver, left = _resolved(document, self.rounds)
+        ws, resolver, left = resolved
         self.warnings = list(resolver.warnings)
         self._ws: Workspace | None = ws
         #: The items of these working trees still unresolved, in document
@@ -246,7 +275,12 @@ class Resolution:
         return self._plan
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> Resolution:
-        """A new Resolution with one more round of deploy-time values (this one is unchanged)."""
+        """A new Resolution with one more round of deploy-time values (this one is unchanged).
+
+        It resolves the document and every round again. A deployment service
+        that supplies values as components come up uses :meth:`Document.deploy`,
+        whose events cost what they touch.
+        """
         return Resolution(self.document, [*self.rounds, Round(dict(values or {}), tuple(release))], self.validate)
 
     def tree(self, system_only: bool = False, select: Sequence[str] = ()) -> etree._Element:
@@ -477,6 +511,35 @@ def _resolved(
         for _, phase in RESOLUTION_PHASES:
             phase(run)
     return run.ws, run.resolver, run.left
+
+
+def live_resolution(
+    document: Document, rounds: Sequence[Round], ws: Workspace, resolver: ReferenceResolver, left: list[etree._Element]
+) -> Resolution:
+    """A Resolution of copies of a deployment's working trees (``cdl/_deploy.py``),
+    which go on living: what ``document.resolve(rounds=rounds)`` gives, made
+    by copying the trees rather than by resolving again.
+
+    Every element of the trees is paired with its copy (one walk of both),
+    so that the resolver's states, the lists and the items left carry over.
+    """
+    with _cyclic_gc_paused():
+        roots = [copy.deepcopy(root) for root in ws.roots]
+        twin: dict[etree._Element, etree._Element] = {}
+        for old, new in zip(ws.roots, roots):
+            twin.update(zip(old.iter(), new.iter()))
+        copied = Workspace(
+            ws.ctx,
+            roots,
+            {name: twin[el] for name, el in ws.lists.items()},
+            copy.copy(ws.budget),
+            variables=dict(ws.variables),
+            item_tags=set(ws.item_tags),
+        )
+        state = (copied, copied_resolver(resolver, copied, twin), [twin[el] for el in left])
+    resolution = Resolution.__new__(Resolution)
+    resolution._begin(document, rounds, False, state)
+    return resolution
 
 
 @contextmanager

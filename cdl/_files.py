@@ -38,7 +38,7 @@ def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
     try:
         fd, tmp = _create_beside(target, directory)
     except OSError as exc:
-        raise _io_error(target, exc) from None
+        raise write_error(target, exc) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             if mode is not None:
@@ -53,9 +53,9 @@ def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
         except FileNotFoundError:
             pass
         if isinstance(exc, OSError):
-            raise _io_error(target, exc) from None
+            raise write_error(target, exc) from None
         raise
-    _sync_directory(target, directory)
+    sync_directory(target, directory)
 
 
 def _create_beside(target: str, directory: str) -> tuple[int, str]:
@@ -70,7 +70,7 @@ def _create_beside(target: str, directory: str) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, f"no free temporary name beside {target}")
 
 
-def _sync_directory(target: str, directory: str) -> None:
+def sync_directory(target: str, directory: str) -> None:
     """fsync ``directory`` so the rename into it is on disk (POSIX only)."""
     if not hasattr(os, "O_DIRECTORY"):
         return  # Windows cannot open a directory; its rename is not synced this way
@@ -82,10 +82,10 @@ def _sync_directory(target: str, directory: str) -> None:
         os.fsync(fd)
     except OSError as exc:
         if exc.errno not in _NO_DIRECTORY_SYNC:
-            raise _io_error(target, exc) from None
+            raise write_error(target, exc) from None
     finally:
         os.close(fd)
 
 
-def _io_error(target: str, exc: OSError) -> LoadError:
+def write_error(target: str, exc: OSError) -> LoadError:
     return LoadError(f"cannot write {target}: {exc.strerror or exc}", code="IO_ERROR", url=target)

@@ -2,7 +2,9 @@
 
 Entry points: :func:`apply_round` (deploy-time values: supply a lazy
 property's value, replace a lazy reference by a value, or release a lazy
-reference so it resolves), :func:`check_required` (with :func:`required_tags`,
+reference so it resolves; ``live`` for a deployment's events, with
+:func:`check_round` and :func:`supplyable` checking an event before it
+changes anything), :func:`check_required` (with :func:`required_tags`,
 found once per Document, its fast path walks only the tags a required
 property can have), :func:`left_unresolved`, :func:`pending_items` (taken before an
 output takes the trees apart) and :func:`pending_report` (paths written when read).
@@ -69,15 +71,23 @@ class Round:
     release: Sequence[str] = ()
 
 
-def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round) -> None:
-    """Apply one round of deploy-time values, then resolve what waited on them."""
+def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round, *, live: bool = False) -> list[etree._Element]:
+    """Apply one round of deploy-time values, then resolve what waited on them.
+
+    Returns the items given a value or released. With ``live`` (a
+    deployment, ``cdl/_deploy.py``), only what waits on those items is
+    attempted again (:meth:`ReferenceResolver.reopen_waiting`) and the
+    required check (7.4.2) looks at what the round changed; otherwise every
+    pending item is, and :func:`check_required` runs after the last round.
+    """
     problems = Problems(ws.ctx.limits.max_errors)
     released: list[etree._Element] = []
+    changed: list[etree._Element] = []
     for path, value in step.set.items():
         try:
             _check_value(path, value, ws)
             for el in _select(ws, path, "set"):
-                _supply(ws, resolver, el, path, value)
+                changed.extend(_supply(ws, resolver, el, path, value))
         except DeployValueError as exc:
             problems.add(exc)
     for path in step.release:
@@ -88,7 +98,7 @@ def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round) -> None
             problems.add(exc)
     problems.raise_if_any()
     # 7.5.1: after a laziness resolution, value reference resolution is applied.
-    again = resolver.reopen_pending()
+    again = resolver.reopen_waiting(changed + released) if live else resolver.reopen_pending()
     resolver.run(again + released, deploying=True)
     still = [el for el in released if resolver.is_pending(el)]
     if still:
@@ -98,6 +108,50 @@ def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round) -> None
             + ", ".join(f"{ctx.prefixes.path_of(el)} waits for {_waits(resolver, el)}" for el in still),
             code="LAZY_UNRESOLVED",
             at=ctx.where(still[0]),
+        )
+    if live:
+        _check_required_below(ws, [*changed, *(holder_of(el) for el in again if not resolver.is_pending(el))])
+    return changed + released
+
+
+def check_round(ws: Workspace, step: Round) -> list[tuple[str, str, list[etree._Element]]]:
+    """Refuse what :func:`apply_round` would refuse of ``step`` before it
+    changes anything: (path, value, the elements it names) of each value.
+
+    A deployment (``cdl/_deploy.py``) checks each event this way, so that a
+    refused event leaves its working trees as they were.
+    """
+    problems = Problems(ws.ctx.limits.max_errors)
+    named: list[tuple[str, str, list[etree._Element]]] = []
+    for path in [*step.set, *step.release]:
+        if not isinstance(path, str):
+            what = type(path).__name__
+            raise DeployValueError(f"a deploy-time path must be a string, not {what}", code="BAD_SET", url=ws.ctx.docs[0].url)
+    for path, value in step.set.items():
+        try:
+            _check_value(path, value, ws)
+            elements = _select(ws, path, "set")
+            named.append((path, value, elements))
+        except DeployValueError as exc:
+            problems.add(exc)
+    for path in step.release:
+        try:
+            for el in _select(ws, path, "release"):
+                _releasable(ws, el, path)
+        except DeployValueError as exc:
+            problems.add(exc)
+    problems.raise_if_any()
+    return named
+
+
+def supplyable(ws: Workspace, el: etree._Element, path: str) -> None:
+    """Refuse (``SET_NOT_LAZY``) a value for ``el``, named by ``path``, unless
+    it is lazy or holds an expression with lazy variables."""
+    if not is_lazy(el) and _pending_expression(el) is None:
+        raise DeployValueError(
+            f"set {path!r}: {ws.ctx.prefixes.path_of(el)} is not lazy; only lazy properties and references take deploy-time values",
+            code="SET_NOT_LAZY",
+            at=ws.ctx.where(el),
         )
 
 
@@ -161,18 +215,17 @@ def _pending_expression(el: etree._Element) -> etree._Element | None:
     return None
 
 
-def _supply(ws: Workspace, resolver: ReferenceResolver, el: etree._Element, path: str, value: str) -> None:
+def _supply(ws: Workspace, resolver: ReferenceResolver, el: etree._Element, path: str, value: str) -> list[etree._Element]:
+    """Give ``el`` its deploy-time value; the items given it (``el``, and the
+    expression it held)."""
+    supplyable(ws, el, path)
     expr = _pending_expression(el)
-    if not is_lazy(el) and expr is None:
-        raise DeployValueError(
-            f"set {path!r}: {ws.ctx.prefixes.path_of(el)} is not lazy; only lazy properties and references take deploy-time values",
-            code="SET_NOT_LAZY",
-            at=ws.ctx.where(el),
-        )
+    given = [el]
     if expr is not None:
         resolver.settled(expr)
         ws.children.removing(expr)
         el.remove(expr)
+        given.append(expr)
     # A lazy reference given a value is replaced by the value (7.5.3: the
     # deployment service knows it); a lazy property receives it (7.5.2.1).
     el.attrib.pop(P_REF, None)
@@ -181,21 +234,28 @@ def _supply(ws: Workspace, resolver: ReferenceResolver, el: etree._Element, path
     resolver.settled(el)
     if ws.recorder is not None:  # provenance hook
         ws.recorder.supplied(el, path)
+    return given
 
 
-def _release(ws: Workspace, el: etree._Element, path: str) -> etree._Element:
-    expr = _pending_expression(el)
-    if expr is not None:
-        for var in variables_of(ws, expr):
-            var.attrib.pop(A_LAZY, None)
-        return expr
-    if el.get(P_REF) is None or not is_lazy(el):
+def _releasable(ws: Workspace, el: etree._Element, path: str) -> None:
+    """Refuse (``SET_NOT_LAZY``) releasing ``el``, named by ``path``, unless it
+    is a lazy reference or holds an expression with lazy variables."""
+    if _pending_expression(el) is None and (el.get(P_REF) is None or not is_lazy(el)):
         what = "a lazy property needs a value (use set)" if is_lazy(el) else "it is not a lazy reference"
         raise DeployValueError(
             f"release {path!r}: {ws.ctx.prefixes.path_of(el)} cannot be released: {what}",
             code="SET_NOT_LAZY",
             at=ws.ctx.where(el),
         )
+
+
+def _release(ws: Workspace, el: etree._Element, path: str) -> etree._Element:
+    _releasable(ws, el, path)
+    expr = _pending_expression(el)
+    if expr is not None:
+        for var in variables_of(ws, expr):
+            var.attrib.pop(A_LAZY, None)
+        return expr
     del el.attrib[A_LAZY]
     return el
 
@@ -238,6 +298,22 @@ def check_required(ws: Workspace, resolver: ReferenceResolver, tags: frozenset[s
     for el in _required_candidates(ws, tags):
         if _required_unmet(el):
             problems.add(_required_missing(ws.ctx, el))
+    problems.raise_if_any()
+
+
+def _check_required_below(ws: Workspace, tops: Iterable[etree._Element]) -> None:
+    """:func:`check_required` for the elements of the main system at or
+    below ``tops`` (what a live round changed)."""
+    problems = Problems(ws.ctx.limits.max_errors)
+    seen: set[etree._Element] = set()
+    for top in tops:
+        if top in seen or not in_part(top, T_SYSTEM):
+            continue
+        for el in top.iter(etree.Element):
+            if el not in seen:
+                seen.add(el)
+                if _required_unmet(el):
+                    problems.add(_required_missing(ws.ctx, el))
     problems.raise_if_any()
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -50,7 +50,7 @@ from ._naming import counted
 from ._references import ReferenceResolver, waits_if_attempted
 from .errors import PlanError
 
-__all__ = ["Plan", "PlannedComponent", "build_plan"]
+__all__ = ["Plan", "PlanFacts", "PlannedComponent", "build_plan", "build_plan_facts"]
 
 # Tuples, not sets: an enum member hashes in Python code, and `in` over a
 # tuple compares by identity first.
@@ -84,12 +84,13 @@ _json_string: Any = json.encoder.encode_basestring
 class _Paths:
     """Component paths, written when first read (most are read only when the
     plan is written out): each is its parent's path and its own name, as
-    ``Prefixes.path_of`` writes it, shortened in the middle when deep."""
+    ``Prefixes.path_of`` writes it, shortened in the middle when deep.
+    ``name`` gives a component's own name, from its number."""
 
-    __slots__ = ("_cache", "_depth", "_heads", "_parent", "_qname", "_tags", "_tails")
+    __slots__ = ("_cache", "_depth", "_heads", "_name", "_parent", "_tails")
 
-    def __init__(self, parent: list[int], depth: list[int], tags: list[str], qname: Any) -> None:
-        self._parent, self._depth, self._tags, self._qname = parent, depth, tags, qname
+    def __init__(self, parent: list[int], depth: list[int], name: Callable[[int], str]) -> None:
+        self._parent, self._depth, self._name = parent, depth, name
         self._cache: list[str | None] = [None] * len(parent)
         self._cache[0] = ""
         # The first and last _HALF names of components deeper than _PATH_SHOWN.
@@ -109,7 +110,7 @@ class _Paths:
         for j in reversed(climbed):
             p = self._parent[j]
             d = self._depth[j]
-            name = self._qname(self._tags[j])
+            name = self._name(j)
             cache[j] = cache[p] + "/" + name if d <= _PATH_SHOWN else self._deep(j, p, d, name)  # type: ignore[operator]
         return cache[i]  # type: ignore[return-value]
 
@@ -380,6 +381,12 @@ class Plan:
 _HALF = _PATH_SHOWN // 2
 
 
+def paths_of(parent: list[int], depth: list[int], name: Callable[[int], str]) -> Callable[[int], str]:
+    """Component paths as a plan writes them (shortened in the middle when
+    deep), each component named by ``name`` (a deployment's, ``cdl/_deploy.py``)."""
+    return _Paths(parent, depth, name).__getitem__
+
+
 class _Components:
     """The component tree, numbered depth first in document order.
 
@@ -408,7 +415,8 @@ class _Components:
         index: dict[etree._Element, int] = {}
         parent = [-1]
         depth = [0]
-        tags = [""]
+        #: Every component's element, by number (0: the cdl:system element).
+        elements = self.elements = [system]
         children: dict[int, list[int]] = {}
         self.index, self.parent, self.depth = index, parent, depth
         tops: list[int] = []
@@ -427,7 +435,7 @@ class _Components:
             i = len(parent)
             parent.append(0)
             depth.append(1)
-            tags.append(top.tag)
+            elements.append(top)
             tops.append(i)
             if top in needed:
                 index[top] = i
@@ -443,7 +451,6 @@ class _Components:
                 if el in skip or above in inside_skipped:
                     inside_skipped.add(el)
                     continue
-                tag: str = el.tag  # type: ignore[assignment]
                 while chain[-1] is not above:
                     chain.pop()
                     numbers.pop()
@@ -457,7 +464,7 @@ class _Components:
                     children[p] = [i]
                 else:
                     family.append(i)
-                tags.append(tag)
+                elements.append(el)
                 if el in needed:
                     index[el] = i
                 chain.append(el)
@@ -466,11 +473,32 @@ class _Components:
             children[0] = tops
         self.children = children
         self.size = len(parent)
-        self.paths = _Paths(parent, depth, tags, qname)
+        self.paths = _Paths(parent, depth, lambda j: qname(elements[j].tag))  # type: ignore[arg-type]
 
     def child_path(self, owner: int, tag: str) -> str:
         """The path of a leaf named ``tag`` of component ``owner``."""
         return self.paths.child(owner, self.qname(tag))
+
+
+@dataclass
+class PlanFacts:
+    """What a live deployment (``cdl/_deploy.py``) needs of a plan beyond its
+    public view, by component number (0 is the ``cdl:system`` element;
+    numbers follow document order, as :class:`_Tree`'s)."""
+
+    parent: list[int]
+    depth: list[int]
+    children: dict[int, list[int]]
+    elements: list[etree._Element]
+    #: The lazy values each component waits for (those of ``waits_for``, in its order).
+    waits: dict[int, tuple[etree._Element, ...]]
+    #: The component each of those values belongs to (None: a template's).
+    owner: dict[etree._Element, int | None]
+    #: For each component, the siblings it comes after (``after``), each with
+    #: the lazy values of the sibling's subtree it waits for (``because``).
+    after: dict[int, dict[int, tuple[etree._Element, ...]]]
+    #: A tag as paths write it (``prefix:local``).
+    qname: Callable[[str], str]
 
 
 @dataclass
@@ -941,3 +969,38 @@ def build_plan(ws: Workspace, resolver: ReferenceResolver) -> Plan:
     ``PLAN_ANCESTOR_WAIT``) when no order exists.
     """
     return _Planner(ws, resolver).run()
+
+
+class _FactsPlanner(_Planner):
+    """The planner, keeping what it builds the plan from as :class:`PlanFacts`."""
+
+    facts: PlanFacts | None = None
+
+    def _build(
+        self,
+        comps: _Components,
+        supplies: dict[int, list[str]],
+        releases: dict[int, list[str]],
+        waits_for: dict[int, dict[etree._Element, None]],
+        edges: dict[int, dict[int, list[_Query]]],
+        wave: dict[int, int],
+    ) -> Plan:
+        plan = super()._build(comps, supplies, releases, waits_for, edges, wave)
+        waits = {v: tuple(self._sorted(values)) for v, values in waits_for.items() if values}
+        owner = {value: self._owner(comps, value) for values in waits.values() for value in values}
+        after = {
+            v: {b: tuple(dict.fromkeys(q.lazy for q in self._by_order(mine[b]))) for b in sorted(mine)}
+            for v, mine in edges.items()
+            if mine
+        }
+        self.facts = PlanFacts(comps.parent, comps.depth, comps.children, comps.elements, waits, owner, after, comps.qname)
+        return plan
+
+
+def build_plan_facts(ws: Workspace, resolver: ReferenceResolver) -> tuple[Plan, PlanFacts]:
+    """:func:`build_plan` with what a live deployment needs of it."""
+    planner = _FactsPlanner(ws, resolver)
+    plan = planner.run()
+    if planner.facts is None:  # no cdl:system: no components
+        return plan, PlanFacts([-1], [0], {}, [], {}, {}, {}, ws.ctx.prefixes.qname)
+    return plan, planner.facts

@@ -30,7 +30,7 @@ proportional to the output.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -216,6 +216,10 @@ class ReferenceResolver:
         self._state: dict[etree._Element, State] = {}
         #: For a pending item, the pending items it waits for directly.
         self._waits_on: dict[etree._Element, list[etree._Element]] = {}
+        #: The reverse of ``_waits_on``: for an item, the pending items that
+        #: wait for it directly (as an ordered set), so that a deploy-time
+        #: value reopens only what waits on it (:meth:`reopen_waiting`).
+        self._waiters: dict[etree._Element, dict[etree._Element, None]] = {}
         self.problems = Problems(self.ctx.limits.max_errors)
         self.refs = self.ctx.tables.refs
         #: For each item in state TEMPLATE, the error its reference would be
@@ -289,7 +293,7 @@ class ReferenceResolver:
     def settled(self, item: etree._Element) -> None:
         """``item`` was given its value from outside (a deploy-time value): done."""
         self._state[item] = _DONE
-        self._waits_on.pop(item, None)
+        self._forget_waits(item)
 
     def reopen_pending(self) -> list[etree._Element]:
         """Forget pending states (after deploy-time values), returning those items."""
@@ -297,7 +301,38 @@ class ReferenceResolver:
         for el in reopened:
             del self._state[el]
         self._waits_on.clear()
+        self._waiters.clear()
         return reopened
+
+    def reopen_waiting(self, changed: Iterable[etree._Element]) -> list[etree._Element]:
+        """Forget the pending states of the items that wait, directly or
+        through others, for the ``changed`` items (given values or released),
+        and of the pending ``changed`` items themselves; returns them.
+
+        What :meth:`reopen_pending` does for the items a change can reach:
+        any other would be pending again, as it is.
+        """
+        state, waiters = self._state, self._waiters
+        stack = list(changed)
+        reopened = dict.fromkeys(el for el in stack if state.get(el) is _PENDING)
+        while stack:
+            for waiter in waiters.get(stack.pop(), ()):
+                if waiter not in reopened:
+                    reopened[waiter] = None
+                    stack.append(waiter)
+        for el in reopened:
+            del state[el]
+            self._forget_waits(el)
+        return list(reopened)
+
+    def _forget_waits(self, item: etree._Element) -> None:
+        """Drop what pending ``item`` waited for, from both directions of the index."""
+        for blocker in self._waits_on.pop(item, ()):
+            waiters = self._waiters.get(blocker)
+            if waiters is not None:
+                waiters.pop(item, None)
+                if not waiters:
+                    del self._waiters[blocker]
 
     # -- the stack -----------------------------------------------------------------
 
@@ -328,6 +363,8 @@ class ReferenceResolver:
             elif frame.pending:
                 self._state[item] = _PENDING
                 self._waits_on[item] = frame.pending
+                for blocker in frame.pending:
+                    self._waiters.setdefault(blocker, {})[item] = None
             else:
                 try:
                     self._state[item] = self._attempt(item)
@@ -732,6 +769,21 @@ def _refroot_hint(ws: Workspace, ref: Ref, step: int, what: str, written: etree.
         f"; {raw[at]} is a top level list, and a path starts inside its own list:"
         f' to start at {raw[at]}, write {prefix}refroot="{raw[at]}" {prefix}ref="{rest}"'
     )
+
+
+def copied_resolver(
+    resolver: ReferenceResolver, ws: Workspace, twin: Mapping[etree._Element, etree._Element]
+) -> ReferenceResolver:
+    """A resolver for ``ws``, a copy of ``resolver``'s working trees (``twin``
+    maps each element to its copy), holding what is read of a resolution once
+    resolving is over: the pending and template states, what each pending item
+    waits for, the templates' gaps and the warnings (``_engine.live_resolution``)."""
+    other = ReferenceResolver(ws)
+    other._state = {twin[el]: s for el, s in resolver._state.items() if s is _PENDING or s is _TEMPLATE}
+    other._waits_on = {twin[el]: [twin[b] for b in blockers] for el, blockers in resolver._waits_on.items()}
+    other.gaps = {twin[el]: error for el, error in resolver.gaps.items()}
+    other.warnings = list(resolver.warnings)
+    return other
 
 
 # -- for the deployment plan (cdl/_plan.py) ---------------------------------------

@@ -273,8 +273,13 @@ def build_output(
     consume: bool = False,
     unresolved: Sequence[etree._Element] | None = None,
     facts: OutputFacts | None = None,
+    within: etree._Element | None = None,
 ) -> etree._Element:
     """A new cdl:cdl tree holding the main document's resolved lists.
+
+    ``within`` (an element of the main document's cdl:system, with
+    ``system_only``): only that element, below the elements that hold it
+    (without their other children); the working trees are read, never changed.
 
     ``keep_origins`` leaves the private document marks in place, for a caller
     (typed validation) that must report where each value was written. With
@@ -291,7 +296,12 @@ def build_output(
         for child in source
         if child.tag == T_SYSTEM or (not system_only and child.tag in (T_TYPES, T_CONFIGURATION))
     ]
-    body = parts if consume else [copy.deepcopy(part) for part in parts]
+    if within is not None:
+        parts = [_holding(within)]
+        consume = False
+        body = parts
+    else:
+        body = parts if consume else [copy.deepcopy(part) for part in parts]
     content = [part for part in body if part.tag != T_TYPES]  # schemas are copied as written
     known = _known_facts(ws, consume, unresolved, facts)
     default, used_prefixes = _write_values(ws, content, keep_origins, system_only, unresolved, known)
@@ -302,6 +312,22 @@ def build_output(
     used_prefixes.add(ctx.prefixes.prefix(CDL_NS))
     _declare_namespaces(root, nsmap, used_prefixes, known if root is source else None)
     return root
+
+
+def _holding(el: etree._Element) -> etree._Element:
+    """A copy of ``el`` inside copies of its ancestors up to its top level
+    part (cdl:system), each holding only the next: what an output of ``el``
+    alone is made of."""
+    held = copy.deepcopy(el)
+    held.tail = None
+    parent = el.getparent()
+    while parent is not None and parent.getparent() is not None:
+        holder = etree.Element(parent.tag, dict(parent.attrib), nsmap=parent.nsmap)
+        holder.text = parent.text
+        holder.append(held)
+        held = holder
+        parent = parent.getparent()
+    return held
 
 
 def _known_facts(

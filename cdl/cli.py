@@ -7,19 +7,23 @@ or to ``-o`` unless resolution succeeded.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
-from . import Limits, Resolution, load
+from . import Document, Limits, Resolution, load
 from ._files import write_atomically
 from ._serialize import data_json
 from .errors import CdlError
+
+if TYPE_CHECKING:
+    from . import Deployment
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -117,16 +121,20 @@ def _limits(kwargs: dict[str, Any]) -> Limits:
     return Limits(**fields)
 
 
-def _resolve(file: str, options: dict[str, Any], values: dict[str, str], release: tuple[str, ...], validate: bool = False) -> Resolution:
-    """Load FILE with the options of ``_load_options`` and resolve it; warnings go to stderr."""
-    document = load(
+def _load(file: str, options: dict[str, Any]) -> Document:
+    """Load FILE with the options of ``_load_options``."""
+    return load(
         file,
         allow_remote=options.pop("allow_remote"),
         import_paths=options.pop("import_paths"),
         catalogs=options.pop("catalogs"),
         limits=_limits(options),
     )
-    result = document.resolve(values, release=release, validate=validate)
+
+
+def _resolve(file: str, options: dict[str, Any], values: dict[str, str], release: tuple[str, ...], validate: bool = False) -> Resolution:
+    """Load FILE with the options of ``_load_options`` and resolve it; warnings go to stderr."""
+    result = _load(file, options).resolve(values, release=release, validate=validate)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     return result
@@ -141,8 +149,9 @@ class _Command(click.Command):
         return super().get_short_help_str(limit=sys.maxsize)
 
 
-class _Group(click.Group):
+class _Group(_Command, click.Group):
     command_class = _Command
+    group_class = type  # a group's groups are of its own class
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -282,6 +291,179 @@ def explain(
         click.echo(json.dumps([e.to_data() for e in explanations], indent=2, ensure_ascii=False))
     else:
         click.echo("\n".join(e.to_text() for e in explanations), nl=False)
+
+
+# ---------------------------------------------------------------------------
+# cdl deploy: a deployment session driven from the shell, one event per command
+
+
+@main.group()
+def deploy() -> None:
+    """Drive FILE's deployment one event at a time, kept in a journal.
+
+    Each command loads FILE, replays the journal given with --journal (the
+    first command begins it), does one thing and closes the journal again.
+    Components move from waiting to ready to deployed (or failed, and blocked
+    behind a failure) as Document.deploy() defines.
+    """
+
+
+def _session_options(func: F) -> F:
+    """FILE and --journal: what every ``cdl deploy`` command opens."""
+    func = click.option(
+        "--journal",
+        required=True,
+        type=click.Path(dir_okay=False),
+        help="The journal of this deployment (JSON lines): replayed first, then appended to; the first command creates it.",
+    )(func)
+    return click.argument("file", type=click.Path(dir_okay=False))(func)
+
+
+@contextlib.contextmanager
+def _deployment(file: str, journal: str, options: dict[str, Any]) -> Iterator[Deployment]:
+    """FILE's deployment, its journal replayed; closed (the journal released) on leaving."""
+    document = _load(file, options)
+    if document.reads(journal):
+        raise click.BadParameter(f"{journal} is one of the input documents; give the journal its own file", param_hint="--journal")
+    with document.deploy(journal=journal) as deployment:
+        for warning in deployment.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        yield deployment
+
+
+def _echo_paths(paths: Iterable[str]) -> None:
+    for path in paths:
+        click.echo(path)
+
+
+@deploy.command("status")
+@_session_options
+@click.argument("component", required=False)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "dot", "mermaid"]),
+    default="text",
+    show_default=True,
+    help=(
+        "One line per component (state, path, why), JSON (DeploymentStatus.to_data()),"
+        " or the plan's DOT or Mermaid picture coloured by state."
+    ),
+)
+@_load_options
+@_reports_errors
+def deploy_status(file: str, journal: str, component: str | None, fmt: str, **options: Any) -> None:
+    """Print each component's state and why it is in it.
+
+    With COMPONENT, only that one. Why: the lazy values it still waits for and
+    the component that supplies each, its children or the siblings it comes
+    after that are not deployed yet, or the failed component upstream.
+    """
+    with _deployment(file, journal, options) as deployment:
+        result = deployment.status(component)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_data(), indent=2, ensure_ascii=False))
+    else:
+        click.echo({"text": result.to_text, "dot": result.to_dot, "mermaid": result.to_mermaid}[fmt](), nl=False)
+
+
+@deploy.command("ready")
+@_session_options
+@_load_options
+@_reports_errors
+def deploy_ready(file: str, journal: str, **options: Any) -> None:
+    """Print the components that may be deployed now, one path per line.
+
+    In document order; the components of one wave may be deployed in parallel.
+    """
+    with _deployment(file, journal, options) as deployment:
+        _echo_paths(deployment.ready())
+
+
+@deploy.command("done")
+@_session_options
+@click.argument("component")
+@_deploy_options
+@_load_options
+@_reports_errors
+def deploy_done(file: str, journal: str, component: str, values: dict[str, str], release: tuple[str, ...], **options: Any) -> None:
+    """Record that COMPONENT is deployed, with the values it supplies.
+
+    COMPONENT must be ready (NOT_READY otherwise, naming what it waits for).
+    --set and --release go into the same event. Prints the components that
+    became ready because of it, one path per line.
+    """
+    with _deployment(file, journal, options) as deployment:
+        _echo_paths(deployment.deployed(component, values, release))
+
+
+@deploy.command("fail")
+@_session_options
+@click.argument("component")
+@click.option("--reason", required=True, help="Why the deployment of COMPONENT failed (shown by status).")
+@_load_options
+@_reports_errors
+def deploy_fail(file: str, journal: str, component: str, reason: str, **options: Any) -> None:
+    """Record that the deployment of COMPONENT failed.
+
+    Prints the components now blocked by it (directly or through others), one
+    path per line.
+    """
+    with _deployment(file, journal, options) as deployment:
+        _echo_paths(deployment.failed(component, reason))
+
+
+@deploy.command("retry")
+@_session_options
+@click.argument("component")
+@_load_options
+@_reports_errors
+def deploy_retry(file: str, journal: str, component: str, **options: Any) -> None:
+    """Take a failed COMPONENT back, with the components it blocked.
+
+    Prints the components ready again because of it, one path per line.
+    """
+    with _deployment(file, journal, options) as deployment:
+        _echo_paths(deployment.retry(component))
+
+
+@deploy.command("set")
+@_session_options
+@_deploy_options
+@_load_options
+@_reports_errors
+def deploy_set(file: str, journal: str, values: dict[str, str], release: tuple[str, ...], **options: Any) -> None:
+    """Record deploy-time values that no component's deployment reports.
+
+    One event with every --set and --release. A value already supplied may be
+    given again; a different one is refused (SET_CONFLICT). Prints the
+    components that became ready because of it, one path per line.
+    """
+    if not values and not release:
+        raise click.UsageError("give at least one --set or --release")
+    with _deployment(file, journal, options) as deployment:
+        _echo_paths(deployment.supply(values, release))
+
+
+@deploy.command("config")
+@_session_options
+@click.argument("component")
+@click.option(
+    "--format", "output_format", type=click.Choice(["xml", "json"]), default="xml", show_default=True,
+    help="XML (the resolved document cut down to COMPONENT), or JSON (as Resolution.to_data() shapes it).",
+)
+@_load_options
+@_reports_errors
+def deploy_config(file: str, journal: str, component: str, output_format: str, **options: Any) -> None:
+    """Print the resolved configuration of COMPONENT with every value supplied so far.
+
+    What is still pending is printed as pending, as cdl resolve prints it.
+    """
+    with _deployment(file, journal, options) as deployment:
+        if output_format == "json":
+            click.echo(json.dumps(deployment.configuration(component), indent=2, ensure_ascii=False))
+        else:
+            click.echo(deployment.configuration(component, format="xml").decode("utf-8"), nl=False)
 
 
 @main.command()

@@ -31,7 +31,9 @@ __all__ = [
     "LimitError",
     "ValidationError",
     "PlanError",
+    "DeploymentError",
     "SelectionError",
+    "JournalError",
     "CODES",
 ]
 
@@ -81,6 +83,12 @@ CODES: dict[str, str] = {
     # deployment plan
     "PLAN_CYCLE": "sibling components wait for each other's deploy-time values in a cycle, so none can be deployed first",
     "PLAN_ANCESTOR_WAIT": "a component waits for a deploy-time value of its own ancestor, which is deployed only after it",
+    # deployment sessions (Document.deploy)
+    "COMPONENT_NOT_FOUND": "a deployment event names no component of the plan",
+    "NOT_READY": "a deployment event names a component that is not ready (it waits, is deployed, failed or blocked)",
+    "NOT_FAILED": "retry names a component that has not failed",
+    "SET_CONFLICT": "a deploy-time value differs from the one already supplied for that lazy property",
+    "DEPLOYMENT_CLOSED": "an event is given to a deployment whose journal was closed",
     # limits and validation
     "LIMIT_EXCEEDED": "a configured limit was exceeded",
     "SCHEMA_INVALID": "a document does not conform to the CDL schema",
@@ -88,6 +96,10 @@ CODES: dict[str, str] = {
     # selecting resolved properties (explain, resolve --select)
     "BAD_SELECT": "a path given to explain or --select is not written as LIST/child/...",
     "SELECT_NOT_FOUND": "a path given to explain or --select selects no property",
+    # deployment journals (Document.deploy(journal=...), cdl deploy --journal)
+    "JOURNAL_MISMATCH": "a deployment journal was begun with other documents or catalogs than those loaded now",
+    "JOURNAL_CORRUPT": "a line of a deployment journal is malformed (other than a last line cut short by a crash)",
+    "JOURNAL_LOCKED": "a deployment journal is in use by another process or another open deployment",
 }
 
 
@@ -242,7 +254,21 @@ class PlanError(CdlError):
     """The components cannot be put in a deployment order (a cycle, or a wait for an ancestor)."""
 
     default_code = "PLAN_CYCLE"
+
+
+class DeploymentError(CdlError):
+    """A deployment event that the state of the deployment refuses (``Document.deploy``)."""
+
+    default_code = "NOT_READY"
+
+
 class SelectionError(CdlError):
     """A path given to ``explain`` or ``--select`` selects no property."""
 
     default_code = "SELECT_NOT_FOUND"
+
+
+class JournalError(CdlError):
+    """A deployment journal cannot be used: begun with other documents, malformed, or in use."""
+
+    default_code = "JOURNAL_CORRUPT"

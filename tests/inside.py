@@ -11,7 +11,9 @@ not every test.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
 from lxml import etree
 
@@ -65,3 +67,23 @@ def output_facts(document: cdl.Document) -> OutputFacts | None:
 def required_tags(document: cdl.Document) -> frozenset[str] | None:
     """The tags the required check looks at (None: every element)."""
     return document._required_tags
+
+
+@contextmanager
+def counted_attempts() -> Iterator[list[int]]:
+    """Count the items handed to the resolver to resolve (again) while the
+    body runs (one int, in the list it yields): what the events of a
+    deployment cost, untimed."""
+    count = [0]
+    real = ReferenceResolver.run
+
+    def run(self: ReferenceResolver, items: Iterable[etree._Element], **options: Any) -> None:
+        listed = list(items)
+        count[0] += len(listed)
+        real(self, listed, **options)
+
+    ReferenceResolver.run = run  # type: ignore[method-assign]
+    try:
+        yield count
+    finally:
+        ReferenceResolver.run = real  # type: ignore[method-assign]

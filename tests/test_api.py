@@ -19,7 +19,7 @@ SERVERS = system(
 
 def test_public_names() -> None:
     assert sorted(cdl.__all__) == sorted(
-        ["CDL_NS", "CdlError", "CdlErrorGroup", "Document", "Explanation", "Limits", "Pending", "Plan", "PlannedComponent", "Resolution", "Round", "Step", "load"]
+        ["CDL_NS", "CdlError", "CdlErrorGroup", "ComponentStatus", "Deployment", "DeploymentStatus", "Document", "Explanation", "Limits", "Pending", "Plan", "PlannedComponent", "Resolution", "Round", "Step", "load"]
     )
     assert cdl.CDL_NS == "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
     assert issubclass(cdl.CdlErrorGroup, cdl.CdlError)

@@ -68,3 +68,12 @@ def test_synthetic_cli_writes_both_documents(tmp_path: Path) -> None:
     proc = _run("-m", "cdl._synthetic", "3", str(tmp_path), "--shape", "fanout")
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["system.cdl", "templates.cdl"]
+
+
+def test_deploy_runs_and_prints_every_target() -> None:
+    """benchmarks/deploy.py drives whole deployments (exit 1 only says a
+    target was missed, which tiny systems may do: nothing here is timed)."""
+    proc = _run("benchmarks/deploy.py", "--sizes", "30,60", "--shapes", "base,wide", "--reps", "1")
+    assert proc.returncode in (0, 1) and not proc.stderr, proc.stderr
+    for label in ("open / static", "whole deployment / static", "median event", "99th percentile event", "growth 30 -> 60", "fsyncs per event"):
+        assert label in proc.stdout

@@ -1,0 +1,181 @@
+"""What a live deployment (``Document.deploy``, issue 24) costs, against its targets.
+
+    python benchmarks/deploy.py [--sizes 2000,20000] [--shapes base,wide] [--reps 3] [--no-journal]
+
+For each shape and size it generates the system (``cdl._synthetic``), loads
+it once, and measures, in CPU seconds (``time.process_time``):
+
+- static: ``document.resolve()`` and its ``plan()``, best of ``--reps``;
+- open: ``document.deploy()``, best of ``--reps`` (target: at most 1.3x static);
+- deployment: one whole deployment driven as a service would, each component
+  reported deployed as soon as it is ready (the ready components in a
+  queue, in the order they became ready), with a value for each lazy
+  property it supplies and its lazy references released, no journal (the
+  values no component supplies, the settings' clock, in one first event); the
+  events' total (target: at most 3x static), their median (at most 0.5 ms)
+  and 99th percentile (at most 5 ms);
+- growth: from the smallest size to the largest, of static, open and the
+  deployment's total (target: at most 11x for 10x the components).
+
+Unless ``--no-journal``, the smallest size is deployed again with a journal,
+counting the ``fsync`` calls per event (target: at most one beyond the
+deployment without; a new journal's directory is synced once more).
+
+Python's cyclic collector is collected, untimed, between measurements, as
+``benchmarks/plan.py`` does. It prints each figure against its target and
+exits 1 if one is missed. On a shared machine run it under ``nice``; the
+figures of the run docs/performance.md cites are in benchmarks/results/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from typing import Any
+
+import cdl
+from cdl._synthetic import SHAPES, generate
+
+LIMITS = cdl.Limits(max_bytes=1 << 40, max_elements=1 << 40)
+
+
+def best_of(reps: int, run: Any) -> float:
+    times = []
+    for _ in range(reps):
+        gc.collect()
+        start = time.process_time()
+        kept = run()
+        times.append(time.process_time() - start)
+        del kept
+    gc.collect()
+    return min(times)
+
+
+def drive(deployment: cdl.Deployment) -> list[float]:
+    """Deploy every component as soon as it is ready: each event's CPU time."""
+    status = deployment.status().components
+    reports = {c.path: ({p: f"value-of-{p}" for p in c.supplies}, list(c.releases)) for c in status}
+    # What no component supplies (the settings' clock) comes first, in one event.
+    outside = {value: "value-of-" + value for c in status for value, supplier in c.waits_for if supplier is None}
+    times = []
+    clock = time.process_time
+    start = clock()
+    queue = deployment.ready() + deployment.supply(outside)
+    times.append(clock() - start)
+    at = 0
+    while at < len(queue):
+        path = queue[at]
+        at += 1
+        values, release = reports[path]
+        start = clock()
+        became = deployment.deployed(path, values, release)
+        times.append(clock() - start)
+        queue.extend(became)
+    left = [c.path for c in deployment.status().components if c.state != "deployed"]
+    if left:
+        raise SystemExit(f"the deployment ended with {len(left)} components not deployed, first {left[0]}")
+    return times
+
+
+def measure(n: int, shape: str, reps: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        _, main = generate(n, tmp, shape)
+        document = cdl.load(main, limits=LIMITS)
+    figures: dict[str, float] = {"components": 0}
+    figures["static"] = best_of(reps, lambda: (lambda r: (r, r.plan()))(document.resolve()))
+    figures["open"] = best_of(reps, document.deploy)
+    deployment = document.deploy()
+    figures["components"] = len(deployment.status().components)
+    gc.collect()
+    times = drive(deployment)
+    figures["events"] = len(times)
+    figures["total"] = sum(times)
+    figures["median_ms"] = statistics.median(times) * 1000
+    figures["p99_ms"] = statistics.quantiles(times, n=100)[98] * 1000 if len(times) > 1 else times[0] * 1000
+    figures["max_ms"] = max(times) * 1000
+    figures["values"] = sum(len(r.set) for r in deployment.rounds)
+    del deployment
+    gc.collect()
+    return figures
+
+
+def fsyncs_per_event(n: int, shape: str) -> tuple[float, int]:
+    """(fsync calls per event, events) of a whole deployment with a journal."""
+    calls = 0
+    real = os.fsync
+
+    def counting(fd: int) -> None:
+        nonlocal calls
+        calls += 1
+        real(fd)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        _, main = generate(n, tmp, shape)
+        document = cdl.load(main, limits=LIMITS)
+        os.fsync = counting
+        try:
+            with document.deploy(journal=os.path.join(tmp, "journal.jsonl")) as deployment:
+                opened = calls
+                times = drive(deployment)
+        finally:
+            os.fsync = real
+    return (calls - opened) / len(times), len(times)
+
+
+def check(label: str, value: float, target: float, unit: str = "x") -> bool:
+    ok = value <= target
+    print(f"  {label:<44} {value:9.3f}{unit:<3} target <= {target:g}{unit:<3} {'ok' if ok else 'MISSED'}")
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="2000,20000")
+    parser.add_argument("--shapes", default="base,wide")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--no-journal", dest="journal", action="store_false", help="skip counting fsyncs per event with a journal")
+    parser.add_argument("--json", help="write the figures to this file")
+    args = parser.parse_args(argv)
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    shapes = args.shapes.split(",")
+    for shape in shapes:
+        if shape not in SHAPES:
+            parser.error(f"unknown shape {shape!r}")
+    results: dict[str, dict[str, Any]] = {}
+    ok = True
+    for shape in shapes:
+        for n in sizes:
+            f = results[f"{shape}-{n}"] = measure(n, shape, args.reps)
+            print(
+                f"{shape} N={n}: {f['components']:.0f} components, {f['events']:.0f} events, {f['values']:.0f} values; "
+                f"static {f['static']:.3f} s, open {f['open']:.3f} s, deployment {f['total']:.3f} s "
+                f"(median {f['median_ms']:.3f} ms, p99 {f['p99_ms']:.3f} ms, max {f['max_ms']:.1f} ms)"
+            )
+            if n == sizes[-1]:
+                ok &= check("open / static", f["open"] / f["static"], 1.3)
+                ok &= check("whole deployment / static", f["total"] / f["static"], 3.0)
+                ok &= check("median event", f["median_ms"], 0.5, " ms")
+                ok &= check("99th percentile event", f["p99_ms"], 5.0, " ms")
+        if len(sizes) > 1:
+            small, large = results[f"{shape}-{sizes[0]}"], results[f"{shape}-{sizes[-1]}"]
+            for key, label in (("static", "static"), ("open", "open"), ("total", "whole deployment")):
+                ok &= check(f"growth {sizes[0]} -> {sizes[-1]}, {label}", large[key] / small[key], 11.0 * sizes[-1] / sizes[0] / 10)
+        if args.journal:
+            per_event, events = fsyncs_per_event(sizes[0], shape)
+            results[f"{shape}-{sizes[0]}"]["fsyncs_per_event"] = per_event
+            print(f"{shape} N={sizes[0]} with a journal: {events} events")
+            ok &= check("fsyncs per event with a journal", per_event, 1.0, "")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(results, out, indent=1)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,756 @@
+"""Deployment sessions: the plan as a live state machine (issue 24).
+
+Entry point: :meth:`cdl.Document.deploy`, which makes a :class:`Deployment`.
+A Deployment holds the resolution of the document with every deploy-time
+value supplied so far and moves each component of the plan (``cdl/_plan.py``,
+spec sections 4 and 7.5) through the states waiting, ready, deployed, failed
+and blocked. The rules are in docs/semantics.md, "Deployment sessions".
+
+Incremental: the working trees and the reference resolver of the resolution
+stay alive across events (``cdl/_engine.py`` :func:`live_resolution` copies
+them for an output), a round attempts again only what waits on the values it
+gives (``_laziness.apply_round`` with ``live``), each lazy value knows the
+components that wait for it, and each component counts what it still waits
+for: its child components not deployed and the lazy values without a value.
+An event costs what depends on it, not the size of the system.
+
+Readiness is the plan made again now (docs/semantics.md): the components
+are the plan's when the deployment opens, and a component waits for a
+sibling only through the sibling's lazy values, so once those have values
+(or its children are deployed, each having had every value it waited for)
+no ``after`` edge is left. With ``journal``, events go through
+``cdl/_journal.py``: replayed when it opens, appended once applied.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from lxml import etree
+
+from ._laziness import Round, apply_round, check_round, left_unresolved, supplyable
+from ._plan import _PATH_SHOWN, Plan, PlanFacts, PlannedComponent, build_plan_facts, paths_of
+from ._serialize import build_output, to_bytes, to_data
+from .errors import CdlError, DeploymentError, DeployValueError, JournalError
+
+if TYPE_CHECKING:
+    from ._engine import Document, Resolution
+    from ._journal import Journal
+
+__all__ = ["ComponentStatus", "Deployment", "DeploymentStatus"]
+
+#: The states, in the order status counts them.
+STATES = ("waiting", "ready", "deployed", "failed", "blocked")
+
+_COLOURS = {
+    "waiting": "#e0e0e0",
+    "ready": "#fff3b0",
+    "deployed": "#b7e4c7",
+    "failed": "#f4a6a6",
+    "blocked": "#f9d0a0",
+}
+
+
+@dataclass(frozen=True)
+class ComponentStatus:
+    """Where one component of a deployment stands, and why.
+
+    Attributes:
+        path: the component, written as ``cdl plan`` writes it, with ``[k]``
+            after a name that ``k - 1`` earlier siblings share.
+        state: 'waiting', 'ready', 'deployed', 'failed' or 'blocked'.
+        supplies: its lazy properties (as the plan's ``supplies``): the
+            values to give when it is reported deployed.
+        releases: its lazy references (as the plan's ``releases``).
+        waits_for: the lazy values it still waits for, each with the
+            component that supplies it (None: none of the system's; give it
+            with ``supply``).
+        children: its child components not deployed yet.
+        after: the siblings it comes after that are not deployed yet.
+        upstream: for a blocked component, each failed component it waits
+            for (directly or through others) with that failure's reason.
+        reason: for a failed component, the reason given.
+    """
+
+    path: str
+    state: str
+    supplies: tuple[str, ...] = ()
+    releases: tuple[str, ...] = ()
+    waits_for: tuple[tuple[str, str | None], ...] = ()
+    children: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    upstream: tuple[tuple[str, str], ...] = ()
+    reason: str | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        """Plain data: the attributes, ``waits_for`` and ``upstream`` as lists of dicts."""
+        return {
+            "path": self.path,
+            "state": self.state,
+            "supplies": list(self.supplies),
+            "releases": list(self.releases),
+            "waits_for": [{"value": value, "supplier": supplier} for value, supplier in self.waits_for],
+            "children": list(self.children),
+            "after": list(self.after),
+            "upstream": [{"path": path, "reason": reason} for path, reason in self.upstream],
+            "reason": self.reason,
+        }
+
+    def why(self) -> str:
+        """Why it is in its state, in one line (empty for ready and deployed)."""
+        parts = []
+        if self.reason is not None:
+            parts.append(f"reason: {self.reason}")
+        if self.upstream:
+            parts.append("upstream failed: " + ", ".join(f"{p} ({r})" for p, r in self.upstream))
+        if self.children:
+            parts.append("children not deployed: " + ", ".join(self.children))
+        if self.after:
+            parts.append("after " + ", ".join(self.after))
+        if self.waits_for:
+            parts.append(
+                "waits for "
+                + ", ".join(f"{v} (from {s})" if s is not None else f"{v} (supply it)" for v, s in self.waits_for)
+            )
+        return "; ".join(parts)
+
+
+class DeploymentStatus:
+    """The status of every component of a deployment (or of one), with the plan it follows."""
+
+    def __init__(self, components: Sequence[ComponentStatus], plan: Plan, drawn: Sequence[str] = ()) -> None:
+        #: One entry per component, in document order.
+        self.components: tuple[ComponentStatus, ...] = tuple(components)
+        self._plan = plan
+        #: Each component's path as the plan's pictures name it.
+        self._drawn = tuple(drawn) or tuple(c.path for c in components)
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{n} {state}" for state, n in self.counts().items() if n)
+        return f"<cdl.DeploymentStatus ({counts or 'no components'})>"
+
+    def counts(self) -> dict[str, int]:
+        """How many components are in each state (every state, in order)."""
+        counts = dict.fromkeys(STATES, 0)
+        for comp in self.components:
+            counts[comp.state] += 1
+        return counts
+
+    def to_data(self) -> dict[str, Any]:
+        """``{"counts": {state: n}, "components": [ComponentStatus.to_data(), ...]}``."""
+        return {"counts": self.counts(), "components": [c.to_data() for c in self.components]}
+
+    def to_text(self) -> str:
+        """One line per component: ``state  path``, then why, when it is not plain."""
+        lines = []
+        for comp in self.components:
+            why = comp.why()
+            lines.append(f"{comp.state:<8} {comp.path}" + (f"  ({why})" if why else ""))
+        return "".join(line + "\n" for line in lines)
+
+    def to_dot(self) -> str:
+        """The plan's Graphviz picture (:meth:`cdl.Plan.to_dot`), each component filled with its state's colour."""
+        lines = [f'  c{i} [style="{style},filled", fillcolor="{colour}"];' for i, style, colour in self._coloured()]
+        dot = self._plan.to_dot()
+        end = dot.rstrip().rfind("}")
+        return dot[:end] + "".join(line + "\n" for line in lines) + "}\n"
+
+    def to_mermaid(self) -> str:
+        """The plan's Mermaid picture (:meth:`cdl.Plan.to_mermaid`), each component filled with its state's colour."""
+        lines = [f"  style c{i} fill:{colour}" for i, _, colour in self._coloured()]
+        return self._plan.to_mermaid() + "".join(line + "\n" for line in lines)
+
+    def _coloured(self) -> list[tuple[int, str, str]]:
+        """(picture id, DOT style, colour) of each component shown."""
+        from ._plan_render import _numbered
+
+        ids = _numbered(self._plan)
+        clusters = {c.path for c in self._plan.components() if c.waves}
+        return [
+            (ids[drawn], "rounded,bold" if drawn in clusters else "solid", _COLOURS[c.state])
+            for c, drawn in zip(self.components, self._drawn)
+            if drawn in ids
+        ]
+
+
+class _Machine:
+    """The states of the components, by number (``PlanFacts``), and what each still waits for."""
+
+    def __init__(self, facts: PlanFacts) -> None:
+        n = len(facts.parent)
+        self.parent = facts.parent
+        self.children = facts.children
+        #: Per component: its children not deployed plus its lazy values without one.
+        self.count = [len(facts.children.get(i, ())) for i in range(n)]
+        #: The components that wait for each lazy value.
+        self.waiting: dict[etree._Element, list[int]] = {}
+        for comp, values in facts.waits.items():
+            self.count[comp] += len(values)
+            for value in values:
+                self.waiting.setdefault(value, []).append(comp)
+        self.owner = facts.owner
+        #: The lazy values of each component that others wait for.
+        self.owned: dict[int, list[etree._Element]] = {}
+        for value in self.waiting:
+            owner = facts.owner.get(value)
+            if owner is not None:
+                self.owned.setdefault(owner, []).append(value)
+        #: Lazy values waited for that have a value now.
+        self.valued: set[etree._Element] = set()
+        #: 'deployed' or 'failed' by number; None otherwise.
+        self.done: list[str | None] = [None] * n
+        self.ready = {i for i in range(1, n) if not self.count[i]}
+        self.failed: dict[int, str] = {}
+        #: Each blocked component, with the failed components it waits for.
+        self.blocked: dict[int, list[int]] = {}
+
+    def state(self, comp: int) -> str:
+        done = self.done[comp]
+        if done is not None:
+            return done
+        if comp in self.ready:
+            return "ready"
+        return "blocked" if comp in self.blocked else "waiting"
+
+    def given(self, items: Sequence[etree._Element]) -> list[int]:
+        """Items given a value or released: the components that became ready."""
+        became = []
+        unblocks = False
+        for item in items:
+            comps = self.waiting.get(item)
+            if comps is None or item in self.valued:
+                continue
+            # A value a failed or blocked component owed, given from elsewhere.
+            owner = self.owner.get(item)
+            unblocks = unblocks or owner in self.failed or owner in self.blocked
+            self.valued.add(item)
+            for comp in comps:
+                self.count[comp] -= 1
+                if not self.count[comp] and self.done[comp] is None:
+                    self.ready.add(comp)
+                    became.append(comp)
+        if unblocks:
+            self._reblock()
+        return became
+
+    def deploy(self, comp: int) -> list[int]:
+        """Mark ``comp`` (ready) deployed: the components that became ready."""
+        self.ready.discard(comp)
+        self.done[comp] = "deployed"
+        parent = self.parent[comp]
+        if parent > 0:
+            self.count[parent] -= 1
+            if not self.count[parent] and self.done[parent] is None:
+                self.ready.add(parent)
+                return [parent]
+        return []
+
+    def fail(self, comp: int, reason: str) -> list[int]:
+        """Mark ``comp`` (ready) failed: the components it blocks (some may
+        be blocked by another failure too)."""
+        self.ready.discard(comp)
+        self.done[comp] = "failed"
+        self.failed[comp] = reason
+        self._reblock()
+        return sorted(c for c, upstream in self.blocked.items() if comp in upstream)
+
+    def retry(self, comp: int) -> list[int]:
+        """Take failed ``comp`` back: the components ready again (itself)."""
+        self.done[comp] = None
+        del self.failed[comp]
+        self._reblock()
+        if not self.count[comp]:
+            self.ready.add(comp)
+            return [comp]
+        return []
+
+    def _dependants(self, comp: int) -> list[int]:
+        """The components that wait for ``comp`` now (not deployed itself)."""
+        found = []
+        parent = self.parent[comp]
+        if parent > 0:
+            found.append(parent)
+        for value in self.owned.get(comp, ()):
+            if value not in self.valued:
+                found.extend(self.waiting[value])
+        return found
+
+    def _reblock(self) -> None:
+        """Work out the blocked components again, from each failed one: what
+        waits for it, directly or through others. Asked when a component
+        fails or is retried, or a value it owed comes from elsewhere: it
+        costs what the failures block."""
+        blocked: dict[int, list[int]] = {}
+        for failed in self.failed:
+            seen = {failed}
+            stack = [failed]
+            while stack:
+                for comp in self._dependants(stack.pop()):
+                    if comp not in seen and comp not in self.failed:
+                        seen.add(comp)
+                        blocked.setdefault(comp, []).append(failed)
+                        stack.append(comp)
+        self.blocked = {c: sorted(f) for c, f in blocked.items()}
+
+
+class _Names:
+    """The paths of a deployment's components: as ``cdl plan`` writes them
+    (shortened in the middle when deep), with ``[k]`` after a name that
+    ``k - 1`` earlier siblings share, and ``#k`` after a shortened path that
+    ``k - 1`` components earlier in document order share: a deployment names
+    each component once.
+
+    Written when first asked. A path handed out is found again by a lookup;
+    another is followed step by step, each step among the children of the
+    component before it (each family's names indexed once), so nothing costs
+    the whole system but the first shortened path asked for.
+    """
+
+    def __init__(self, facts: PlanFacts) -> None:
+        self._facts = facts
+        self._families: dict[int, dict[str, list[int]]] = {}
+        self._steps: dict[int, str] = {}
+        self._written = paths_of(facts.parent, facts.depth, self.step)
+        #: Every path handed out, to its component.
+        self._numbers: dict[str, int] = {}
+        #: Shortened paths that several components share (found when one is first asked).
+        self._shared: dict[str, list[int]] | None = None
+
+    def family(self, parent: int) -> dict[str, list[int]]:
+        """The children of ``parent`` by name, in document order."""
+        found = self._families.get(parent)
+        if found is None:
+            found = self._families[parent] = {}
+            facts = self._facts
+            for child in facts.children.get(parent, ()):
+                found.setdefault(facts.qname(facts.elements[child].tag), []).append(child)  # type: ignore[arg-type]
+        return found
+
+    def step(self, comp: int) -> str:
+        """The component's own name in its path."""
+        found = self._steps.get(comp)
+        if found is None:
+            facts = self._facts
+            name = facts.qname(facts.elements[comp].tag)  # type: ignore[arg-type]
+            same = self.family(facts.parent[comp])[name]
+            found = self._steps[comp] = name if len(same) == 1 else f"{name}[{same.index(comp) + 1}]"
+        return found
+
+    def path(self, comp: int) -> str:
+        text = self._written(comp)
+        if self._facts.depth[comp] > _PATH_SHOWN:
+            same = self._shared_paths().get(text)
+            if same is not None:
+                text = f"{text}#{same.index(comp) + 1}"
+        self._numbers[text] = comp
+        return text
+
+    def _shared_paths(self) -> dict[str, list[int]]:
+        if self._shared is None:
+            depth = self._facts.depth
+            groups: dict[str, list[int]] = {}
+            for comp in range(1, len(depth)):
+                if depth[comp] > _PATH_SHOWN:
+                    groups.setdefault(self._written(comp), []).append(comp)
+            self._shared = {text: comps for text, comps in groups.items() if len(comps) > 1}
+        return self._shared
+
+    def find(self, text: str) -> int | tuple[str, list[str]]:
+        """The component ``text`` names, or (the step not found, the paths
+        of the components where it was looked for)."""
+        text = text if text.startswith("/") else "/" + text
+        known = self._numbers.get(text)
+        if known is not None:
+            return known
+        if "...(" in text:  # a shortened path not handed out yet: write them all, once
+            for comp in range(1, len(self._facts.depth)):
+                if self._facts.depth[comp] > _PATH_SHOWN:
+                    self.path(comp)
+            known = self._numbers.get(text)
+            return (text, []) if known is None else known
+        comp = 0
+        for step in text.strip("/").split("/"):
+            name, _, index = step.partition("[")
+            same = self.family(comp).get(name, [])
+            k = int(index[:-1]) - 1 if index[:-1].isdigit() and index.endswith("]") else (0 if not index and len(same) == 1 else -1)
+            if not 0 <= k < len(same):
+                return step, [self.path(c) for c in self._facts.children.get(comp, ())]
+            comp = same[k]
+        return comp
+
+
+class Deployment:
+    """A deployment of a document's system in progress (see :meth:`cdl.Document.deploy`)::
+
+        with doc.deploy(journal="farm.journal") as deployment:
+            todo = deployment.ready()
+            while todo:
+                path = todo.pop(0)
+                values = {p: start(p) for p in deployment.status(path).components[0].supplies}
+                todo += deployment.deployed(path, values)
+
+    Events (:meth:`deployed`, :meth:`supply`, :meth:`failed`, :meth:`retry`)
+    are applied one at a time, whichever thread calls; a refused event raises
+    :class:`cdl.CdlError` and changes neither the state nor the journal.
+    Paths of components are written as ``cdl plan`` writes them (see
+    :class:`ComponentStatus`); values as for ``--set``.
+    """
+
+    def __init__(self, document: Document, journal: str | os.PathLike[str] | None = None) -> None:
+        self._document = document
+        self._lock = threading.RLock()
+        #: Warnings from opening the journal (a torn last line dropped).
+        self.warnings: list[str] = []
+        #: The events applied, as the journal records them (without seq and time).
+        self._log: list[dict[str, Any]] = []
+        self._journal: Journal | None = None
+        self._closed = False
+        self._start()
+        if journal is not None:
+            self._open_journal(journal)
+
+    def _start(self) -> None:
+        """The state of a deployment that has seen no event."""
+        from ._engine import _cyclic_gc_paused, _resolved
+
+        self._ws, self._resolver, self._left = _resolved(self._document, ())
+        with _cyclic_gc_paused():
+            self._plan, self._facts = build_plan_facts(self._ws, self._resolver)
+        self._machine = _Machine(self._facts)
+        self._names = _Names(self._facts)
+        self._rounds: list[Round] = []
+        #: Each element given a value by an event: the value and the event's number.
+        self._supplied: dict[etree._Element, tuple[str, int]] = {}
+
+    def _open_journal(self, path: str | os.PathLike[str]) -> None:
+        from ._journal import Journal, journal_header
+
+        docs = self._document._docs
+        header = journal_header([(d.url, d.data) for d in docs], self._document._options.catalogs)
+        journal, records, warnings = Journal.open(path, header)
+        try:
+            for record in records:
+                event = {k: v for k, v in record.items() if k not in ("seq", "time")}
+                try:
+                    self._apply(event)
+                except CdlError as exc:
+                    raise JournalError(
+                        f"event {record.get('seq')} of the journal cannot be applied again: [{exc.code}] {exc.message}",
+                        code="JOURNAL_CORRUPT",
+                        url=os.fspath(path),
+                    ) from None
+        except BaseException:
+            journal.close()
+            raise
+        self._journal = journal
+        self.warnings = list(warnings)
+
+    # -- reading ----------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        with self._lock:
+            counts = ", ".join(f"{n} {state}" for state, n in self._counts().items() if n)
+        journal = f", journal {self._journal.path!r}" if self._journal is not None else ""
+        return f"<cdl.Deployment {self._document.url!r} ({counts or 'no components'}{journal})>"
+
+    @property
+    def document(self) -> Document:
+        """The document being deployed."""
+        return self._document
+
+    @property
+    def plan(self) -> Plan:
+        """The plan the deployment follows: the system's plan when it opened."""
+        return self._plan
+
+    @property
+    def rounds(self) -> tuple[Round, ...]:
+        """The deploy-time values so far, one round per event that gave values
+        or released references, as :meth:`cdl.Document.resolve` accepts them."""
+        with self._lock:
+            return tuple(self._rounds)
+
+    def resolution(self) -> Resolution:
+        """The resolution with every deploy-time value so far, equal to
+        ``document.resolve(rounds=self.rounds)``, made from copies of the
+        deployment's working trees."""
+        from ._engine import live_resolution
+
+        with self._lock:
+            left = left_unresolved(self._resolver, self._left)  # pending at opening: all that can be now
+            return live_resolution(self._document, self._rounds, self._ws, self._resolver, left)
+
+    def ready(self) -> list[str]:
+        """The ready components, in document order."""
+        with self._lock:
+            return self._named(sorted(self._machine.ready))
+
+    def status(self, path: str | None = None) -> DeploymentStatus:
+        """The state of every component (or only of ``path``), and why."""
+        with self._lock:
+            numbers = range(1, len(self._facts.parent)) if path is None else [self._component(path)]
+            drawn = [self._plan._tree.paths[c] for c in numbers]
+            return DeploymentStatus([self._status(c) for c in numbers], self._plan, drawn)
+
+    @overload
+    def configuration(self, path: str, format: Literal["data"] = "data") -> dict[str, Any]: ...
+
+    @overload
+    def configuration(self, path: str, format: Literal["xml"]) -> bytes: ...
+
+    def configuration(self, path: str, format: str = "data") -> dict[str, Any] | bytes:
+        """The resolved configuration of component ``path`` with every value
+        supplied so far, as :meth:`cdl.Resolution.to_data` shapes it (the
+        component inside the elements that hold it); ``format="xml"``: the
+        same as a document, in bytes. What is still pending is written as
+        pending, as in any output."""
+        if format not in ("data", "xml"):
+            raise ValueError(f"configuration: format must be 'data' or 'xml', not {format!r}")
+        with self._lock:
+            comp = self._component(path)
+            out = build_output(self._ws, system_only=True, within=self._facts.elements[comp])
+        return to_bytes(out) if format == "xml" else to_data(out)
+
+    # -- events ---------------------------------------------------------------------
+
+    def deployed(self, path: str, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> list[str]:
+        """Mark component ``path`` deployed, supplying ``values`` (``{"LIST/child":
+        value}``) and releasing ``release`` (lazy references) in the same event;
+        returns the components that became ready. A component that is not
+        ready is refused (``NOT_READY``, naming what it waits for)."""
+        with self._lock:
+            comp = self._component(path)
+            event = {"event": "deployed", "path": self._names.path(comp), **_given(values, release)}
+            return self._named(self._commit(event))
+
+    def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> list[str]:
+        """Deploy-time values outside a component's event; returns the components that became ready."""
+        with self._lock:
+            return self._named(self._commit({"event": "supply", **_given(values, release)}))
+
+    def failed(self, path: str, reason: str) -> list[str]:
+        """Mark ready component ``path`` failed for ``reason``; returns the
+        components now blocked by it, transitively (what waits for it,
+        directly or through others, its ancestors among them)."""
+        with self._lock:
+            comp = self._component(path)
+            return self._named(self._commit({"event": "failed", "path": self._names.path(comp), "reason": str(reason)}))
+
+    def retry(self, path: str) -> list[str]:
+        """Take failed component ``path`` back to its computed state, its blocked
+        dependants with it; returns the components now ready."""
+        with self._lock:
+            comp = self._component(path)
+            return self._named(self._commit({"event": "retry", "path": self._names.path(comp)}))
+
+    # -- closing ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the journal (if any). The deployment can still be read;
+        with a journal, further events are refused."""
+        with self._lock:
+            if self._journal is not None:
+                self._journal.close()
+                self._closed = True
+
+    def __enter__(self) -> Deployment:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
+        self.close()
+
+    # -- applying events ------------------------------------------------------------------
+
+    def _commit(self, event: dict[str, Any]) -> list[int]:
+        """Apply ``event``, then append it to the journal; on a refusal nothing changes."""
+        if self._closed:
+            raise DeploymentError("the deployment's journal is closed: open the deployment again", code="DEPLOYMENT_CLOSED")
+        log = len(self._log)
+        result = self._apply(event)
+        if len(self._log) == log:
+            return result  # changed nothing (values already supplied alike): nothing to record
+        if self._journal is not None:
+            try:
+                self._journal.append(event)
+            except BaseException:
+                self._rebuild(self._log[:-1])
+                raise
+        return result
+
+    def _apply(self, event: dict[str, Any]) -> list[int]:
+        """Apply one event (live or replayed) and log it: the component
+        numbers it returns; a refusal raises and changes nothing."""
+        kind = event["event"]
+        machine = self._machine
+        if kind in ("deployed", "supply"):
+            comp = self._component(event["path"]) if kind == "deployed" else None
+            if comp is not None:
+                self._require(comp, "ready", "deployed")
+            became = self._give(event["values"], event["release"])
+            if comp is None and became is None:
+                return []  # nothing new: not an event to record
+            self._log.append(event)
+            if comp is not None:
+                became = (became or []) + machine.deploy(comp)
+            return sorted(became or [])
+        comp = self._component(event["path"])
+        if kind == "failed":
+            self._require(comp, "ready", "failed")
+            self._log.append(event)
+            return machine.fail(comp, event["reason"])
+        if kind == "retry":
+            self._require(comp, "failed", "retry")
+            self._log.append(event)
+            return machine.retry(comp)
+        raise DeploymentError(f"unknown event {kind!r}", code="JOURNAL_CORRUPT")
+
+    def _give(self, values: Mapping[str, str], release: Sequence[str]) -> list[int] | None:
+        """Supply ``values`` and release ``release`` on the live trees: the
+        components that became ready, or None when the event gives nothing
+        new (every value already supplied alike, nothing released)."""
+        step, given = self._round(values, release)
+        if step is None:
+            return None
+        try:
+            items = apply_round(self._ws, self._resolver, step, live=True)
+        except BaseException:
+            # Rare (a released reference that cannot resolve, a limit): the
+            # trees are half changed; they are made again from the events so far.
+            self._rebuild(self._log)
+            raise
+        number = len(self._log) + 1
+        self._rounds.append(step)
+        for el, value in given.items():
+            self._supplied[el] = (value, number)
+        return self._machine.given(items)
+
+    def _round(self, values: Mapping[str, str], release: Sequence[str]) -> tuple[Round | None, dict[etree._Element, str]]:
+        """The round an event makes of its values, without those already
+        supplied alike (``SET_CONFLICT`` for one supplied otherwise), every
+        value and release checked first; with the elements it gives values."""
+        ws = self._ws
+        named = check_round(ws, Round(dict(values), tuple(release)))
+        kept: dict[str, str] = {}
+        given: dict[etree._Element, str] = {}
+        for path, value, elements in named:
+            fresh = [el for el in elements if el not in self._supplied and el not in given]
+            for el in elements:
+                earlier = self._supplied.get(el) or ((given[el], len(self._log) + 1) if el in given else None)
+                if earlier is not None and (earlier[0] != value or fresh):
+                    self._conflict(path, el, value, earlier)
+            for el in fresh:
+                supplyable(ws, el, path)
+                given[el] = value
+            if fresh:
+                kept[path] = value
+        if not kept and not release:
+            return None, {}
+        return Round(kept, tuple(release)), given
+
+    def _conflict(self, path: str, el: etree._Element, value: str, earlier: tuple[str, int]) -> None:
+        ctx = self._ws.ctx
+        where = ctx.prefixes.path_of(el)
+        by = "this event" if earlier[1] > len(self._log) else f"event {earlier[1]}"
+        if earlier[0] == value:
+            why = f"{where} already has this value (from {by}), and the path names other properties too; name those alone"
+        else:
+            why = f"{where} already has the value {earlier[0]!r}, supplied by {by}; a lazy property takes one value"
+        raise DeployValueError(f"set {path!r}: {why}", code="SET_CONFLICT", url=ctx.docs[0].url, path=where)
+
+    def _rebuild(self, log: Sequence[dict[str, Any]]) -> None:
+        """Make the state again from the start and ``log`` (after an event failed half way)."""
+        self._log = []
+        self._start()
+        for event in log:
+            self._apply(event)
+
+    # -- components --------------------------------------------------------------------
+
+    def _named(self, numbers: Sequence[int]) -> list[str]:
+        return [self._names.path(c) for c in numbers]
+
+    def _component(self, path: str) -> int:
+        """The component ``path`` names (a leading ``/`` optional); COMPONENT_NOT_FOUND otherwise."""
+        found = self._names.find(path) if isinstance(path, str) and path.strip("/") else ("", [])
+        if isinstance(found, int):
+            return found
+        step, there = found
+        near = difflib.get_close_matches("/" + str(path).strip("/"), there, n=3)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        raise DeploymentError(
+            f"{path!r} is no component of the plan: no {step!r} there{hint}",
+            code="COMPONENT_NOT_FOUND",
+            url=self._document.url,
+            path=str(path),
+        )
+
+    def _require(self, comp: int, state: str, verb: str) -> None:
+        now = self._machine.state(comp)
+        if now == state:
+            return
+        status = self._status(comp)
+        why = status.why()
+        path = self._names.path(comp)
+        if verb == "retry":
+            raise DeploymentError(f"retry {path}: it has not failed, it is {now}", code="NOT_FAILED", url=self._document.url, path=path)
+        hint = "; retry it first" if now == "failed" else ""
+        raise DeploymentError(
+            f"{verb} {path}: it is not ready, it is {now}" + (f": {why}" if why else "") + hint,
+            code="NOT_READY",
+            url=self._document.url,
+            path=path,
+        )
+
+    def _counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(STATES, 0)
+        machine = self._machine
+        for c in range(1, len(self._facts.parent)):
+            counts[machine.state(c)] += 1
+        return counts
+
+    def _status(self, comp: int) -> ComponentStatus:
+        machine, facts, path = self._machine, self._facts, self._names.path
+        state = machine.state(comp)
+        planned = PlannedComponent(self._plan._tree, comp)
+        mine = (planned.supplies, planned.releases)
+        if state in ("deployed", "ready"):
+            return ComponentStatus(path(comp), state, *mine)
+        # The plan writes the paths of the values a component waits for in the order of facts.waits.
+        waits = zip(facts.waits.get(comp, ()), planned.waits_for)
+        return ComponentStatus(
+            path(comp),
+            state,
+            *mine,
+            waits_for=tuple((written, self._owner_path(v)) for v, written in waits if v not in machine.valued),
+            children=tuple(path(c) for c in facts.children.get(comp, ()) if machine.done[c] != "deployed"),
+            after=self._after(comp),
+            upstream=tuple((path(f), machine.failed[f]) for f in machine.blocked.get(comp, ())),
+            reason=machine.failed.get(comp),
+        )
+
+    def _owner_path(self, value: etree._Element) -> str | None:
+        owner = self._facts.owner.get(value)
+        return None if owner is None else self._names.path(owner)
+
+    def _after(self, comp: int) -> tuple[str, ...]:
+        """The siblings ``comp`` comes after in the plan made again now: those
+        not deployed with a lazy value it waits for still without one."""
+        valued, done = self._machine.valued, self._machine.done
+        return tuple(
+            self._names.path(sibling)
+            for sibling, values in self._facts.after.get(comp, {}).items()
+            if done[sibling] != "deployed" and any(v not in valued for v in values)
+        )
+
+
+def _given(values: Mapping[str, str] | None, release: Sequence[str]) -> dict[str, Any]:
+    """An event's ``values`` and ``release`` as the journal records them."""
+    if isinstance(release, str):  # one path where a list was meant: its letters would be paths
+        raise DeployValueError(f"release {release!r}: give a list of paths, not one string", code="BAD_SET")
+    return {"values": dict(values or {}), "release": list(release)}
