@@ -48,15 +48,6 @@ __all__ = ["ComponentStatus", "Deployment", "DeploymentStatus"]
 #: The states, in the order status counts them.
 STATES = ("waiting", "ready", "deployed", "failed", "blocked")
 
-_COLOURS = {
-    "waiting": "#e0e0e0",
-    "ready": "#fff3b0",
-    "deployed": "#b7e4c7",
-    "failed": "#f4a6a6",
-    "blocked": "#f9d0a0",
-}
-
-
 @dataclass(frozen=True)
 class ComponentStatus:
     """Where one component of a deployment stands, and why.
@@ -156,27 +147,19 @@ class DeploymentStatus:
 
     def to_dot(self) -> str:
         """The plan's Graphviz picture (:meth:`cdl.Plan.to_dot`), each component filled with its state's colour."""
-        lines = [f'  c{i} [style="{style},filled", fillcolor="{colour}"];' for i, style, colour in self._coloured()]
-        dot = self._plan.to_dot()
-        end = dot.rstrip().rfind("}")
-        return dot[:end] + "".join(line + "\n" for line in lines) + "}\n"
+        from ._plan_render import to_dot
+
+        return to_dot(self._plan, self._states())
 
     def to_mermaid(self) -> str:
         """The plan's Mermaid picture (:meth:`cdl.Plan.to_mermaid`), each component filled with its state's colour."""
-        lines = [f"  style c{i} fill:{colour}" for i, _, colour in self._coloured()]
-        return self._plan.to_mermaid() + "".join(line + "\n" for line in lines)
+        from ._plan_render import to_mermaid
 
-    def _coloured(self) -> list[tuple[int, str, str]]:
-        """(picture id, DOT style, colour) of each component shown."""
-        from ._plan_render import _numbered
+        return to_mermaid(self._plan, self._states())
 
-        ids = _numbered(self._plan)
-        clusters = {c.path for c in self._plan.components() if c.waves}
-        return [
-            (ids[drawn], "rounded,bold" if drawn in clusters else "solid", _COLOURS[c.state])
-            for c, drawn in zip(self.components, self._drawn)
-            if drawn in ids
-        ]
+    def _states(self) -> dict[str, str]:
+        """Each component's state, by its path as the plan's pictures name it."""
+        return {drawn: c.state for c, drawn in zip(self.components, self._drawn)}
 
 
 class _Machine:
