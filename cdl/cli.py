@@ -297,6 +297,21 @@ def validate(files: tuple[str, ...], **options: Any) -> None:
 
 
 @main.command()
+def lsp() -> None:
+    """Run the language server (Language Server Protocol on stdin and stdout) for editors.
+
+    Needs the extra: pip install 'cdl[lsp]'. Settings come from the client's
+    initializationOptions (README, "Editor support").
+    """
+    try:
+        from .lsp.server import serve
+    except ImportError as exc:  # pygls or lsprotocol missing: the extra is not installed
+        click.echo(f"cdl lsp needs pygls ({exc}); install it with: pip install 'cdl[lsp]'", err=True)
+        sys.exit(1)
+    serve()
+
+
+@main.command()
 @click.argument("suite_dir", required=False, type=click.Path(file_okay=False))
 @click.option("--processor", metavar='"COMMAND {input}"', help="Check another CDL processor instead of this engine.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")

@@ -1,0 +1,262 @@
+"""The open buffers of ``cdl lsp`` and the last analysis of each.
+
+Entry point: :class:`Buffers`. Every open document is loaded and resolved as
+a main document (:func:`analyse`), its open buffers read instead of the
+files (``LoadOptions.overlay``), for itself and everything it imports. An
+analysis remembers every file its load asked for, so a change to one of
+them finds the open documents to analyse again (:meth:`Buffers.readers_of`);
+until then the analysis, with its resolution, is kept for the requests.
+Diagnostics of one document are the union of what every analysis found in
+it (an imported template is seen by each document importing it). Pure: no
+LSP types, paths are real file paths.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import urllib.parse
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._engine import Document, Resolution, load_with
+from .._imports import LoadOptions, url2pathname
+from ..errors import CdlError
+from ._diagnostics import Loaded, Problem, by_url, problems_of
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where imports may come from, as the client's initialization options say."""
+
+    catalogs: tuple[str, ...] = ()
+    import_paths: tuple[str, ...] = ()
+    allow_remote: bool = False
+
+
+#: The initialization options, by their names in the client's JSON.
+SETTING_NAMES = ("catalogs", "importPaths", "allowRemote")
+
+
+def settings_from(options: object, root: str | None) -> tuple[Settings, list[str]]:
+    """The settings in the client's ``initializationOptions`` and what is wrong with them.
+
+    Relative paths are taken from ``root`` (the workspace's root directory);
+    a wrong value is left out (the default stands) and named.
+    """
+    complaints: list[str] = []
+    if options is None:
+        return Settings(), complaints
+    if not isinstance(options, Mapping):
+        return Settings(), [f"initializationOptions must be an object with {', '.join(SETTING_NAMES)}; ignored"]
+    unknown = sorted(str(k) for k in options if k not in SETTING_NAMES)
+    if unknown:
+        complaints.append(f"unknown initializationOptions {unknown} ignored; known: {', '.join(SETTING_NAMES)}")
+    paths: dict[str, tuple[str, ...]] = {}
+    for name in ("catalogs", "importPaths"):
+        value = options.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            complaints.append(f"{name} must be a list of paths; ignored")
+            value = []
+        paths[name] = tuple(os.path.join(root, v) if root and not os.path.isabs(v) else v for v in value)
+    remote = options.get("allowRemote", False)
+    if not isinstance(remote, bool):
+        complaints.append("allowRemote must be true or false; remote imports stay refused")
+        remote = False
+    return Settings(paths["catalogs"], paths["importPaths"], remote), complaints
+
+
+def path_of_uri(uri: str) -> str | None:
+    """The real file path a ``file:`` URI names (None for another scheme)."""
+    parsed = urllib.parse.urlsplit(uri)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    try:
+        return os.path.realpath(url2pathname(parsed.path))
+    except (OSError, ValueError):
+        return None
+
+
+_DECLARED = re.compile(r"""\A(?:\ufeff)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']""")
+
+
+def encoded(text: str) -> bytes:
+    """The bytes a file holding ``text`` would have: in the encoding its XML
+    declaration names, UTF-8 when it names none (or one that cannot hold it)."""
+    declared = _DECLARED.match(text)
+    if declared is not None:
+        try:
+            return text.encode(declared.group(1))
+        except (LookupError, UnicodeError):
+            pass
+    return text.encode("utf-8", "surrogatepass")
+
+
+class _Overlay(Mapping[str, bytes]):
+    """The open buffers as the loader reads them, noting every file it asks for."""
+
+    def __init__(self, buffers: Mapping[str, bytes]) -> None:
+        self._buffers = buffers
+        self.asked: set[str] = set()
+
+    def __getitem__(self, key: str) -> bytes:
+        self.asked.add(key)
+        return self._buffers[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._buffers)
+
+    def __len__(self) -> int:
+        return len(self._buffers)
+
+
+@dataclass
+class Analysis:
+    """One open document loaded and resolved as the editor holds it."""
+
+    path: str
+    document: Document | None
+    resolution: Resolution | None
+    #: The problems found, by the document they are in.
+    problems: Mapping[str, list[Problem]]
+    #: Every file the load asked for (read from a buffer or from disk).
+    reads: frozenset[str]
+    #: The text of each loaded document, by its url in ``document.urls``.
+    texts: dict[str, str] = field(default_factory=dict)
+    #: What the requests built from it (the navigator), kept with it.
+    memo: dict[str, object] = field(default_factory=dict)
+
+
+def analyse(path: str, buffers: Mapping[str, str], settings: Settings) -> Analysis:
+    """Load and resolve the document at ``path``, reading ``buffers`` (path -> text) instead of files."""
+    overlay = _Overlay({p: encoded(t) for p, t in buffers.items()})
+    options = LoadOptions(
+        allow_remote=settings.allow_remote,
+        import_paths=settings.import_paths,
+        catalogs=settings.catalogs,
+        overlay=overlay,
+    )
+    errors: list[CdlError] = []
+    document = resolution = None
+    try:
+        document = load_with(path, options)
+        resolution = document.resolve()
+        resolution.plan()  # a plan's cycle is an error of the document too
+    except CdlError as error:
+        errors.append(error)
+    texts: dict[str, str] = {}
+    loaded = None
+    if document is not None:
+        docs = document._docs
+        for doc in docs:
+            held = buffers.get(doc.file) if doc.file is not None else None
+            texts[doc.url] = held if held is not None else doc.data.decode("utf-8", "replace")
+        loaded = Loaded([d.url for d in docs], [d.importer for d in docs])
+
+    def text_of(url: str) -> str | None:
+        if url in texts:
+            return texts[url]
+        real = os.path.realpath(url)
+        if real in buffers:
+            return buffers[real]
+        try:
+            return Path(real).read_bytes().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return None
+
+    warnings = resolution.warnings if resolution is not None else []
+    problems = by_url(problems_of(errors, warnings, path, loaded, text_of))
+    return Analysis(path, document, resolution, problems, frozenset(overlay.asked), texts)
+
+
+class Buffers:
+    """The open documents (real path -> text) and the last analysis of each."""
+
+    def __init__(self) -> None:
+        self.settings = Settings()
+        self.texts: dict[str, str] = {}
+        self.uris: dict[str, str] = {}
+        self.analyses: dict[str, Analysis] = {}
+        #: File -> the open documents whose last analysis read it.
+        self._readers: dict[str, set[str]] = {}
+
+    def put(self, uri: str, text: str) -> str | None:
+        """Hold ``text`` as the document at ``uri``; its path (None: not a file, not held)."""
+        path = path_of_uri(uri)
+        if path is not None:
+            self.texts[path] = text
+            self.uris[path] = uri
+        return path
+
+    def path_of(self, uri: str) -> str | None:
+        """The path of the open document at ``uri`` (None: not open)."""
+        path = path_of_uri(uri)
+        return path if path is not None and path in self.texts else None
+
+    def drop(self, path: str) -> set[str]:
+        """Forget the open document ``path`` and its analysis; the documents it had found problems in."""
+        self.texts.pop(path, None)
+        self.uris.pop(path, None)
+        return self._forget(path)
+
+    def text_of(self, url: str, analysis: Analysis | None = None) -> str | None:
+        """The text of the document ``url``: the editor's if open, else as
+        ``analysis`` (or any analysis) read it, else the file's."""
+        real = os.path.realpath(url) if os.path.isabs(url) else url
+        if real in self.texts:
+            return self.texts[real]
+        for source in (analysis, *self.analyses.values()):
+            if source is not None and url in source.texts:
+                return source.texts[url]
+        try:
+            return Path(real).read_bytes().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return None
+
+    def readers_of(self, path: str) -> set[str]:
+        """The open documents to analyse again when ``path`` changes (itself, if open, among them)."""
+        found = {p for p in self._readers.get(path, ()) if p in self.texts}
+        if path in self.texts:
+            found.add(path)
+        return found
+
+    def analyse(self, path: str) -> set[str]:
+        """Analyse the open document ``path`` again; the documents whose diagnostics changed."""
+        old = self._forget(path)
+        analysis = analyse(path, self.texts, self.settings)
+        self.analyses[path] = analysis
+        for read in analysis.reads:
+            self._readers.setdefault(read, set()).add(path)
+        return old | set(analysis.problems)
+
+    def _forget(self, path: str) -> set[str]:
+        """Drop the analysis of ``path``; the documents it had found problems in."""
+        old = self.analyses.pop(path, None)
+        if old is None:
+            return set()
+        for read in old.reads:
+            readers = self._readers.get(read)
+            if readers is not None:
+                readers.discard(path)
+                if not readers:
+                    del self._readers[read]
+        return set(old.problems)
+
+    def problems_in(self, url: str) -> list[Problem]:
+        """The problems every analysis found in ``url``, each once."""
+        seen: set[Problem] = set()
+        found: list[Problem] = []
+        for analysis in self.analyses.values():
+            for problem in analysis.problems.get(url, ()):
+                if problem not in seen:
+                    seen.add(problem)
+                    found.append(problem)
+        return found
+
+    def uri_of(self, url: str) -> str | None:
+        """The URI to publish a document's diagnostics to: the editor's own for an open one."""
+        if not os.path.isabs(url):
+            return None
+        real = os.path.realpath(url)
+        return self.uris.get(real) or Path(real).as_uri()

@@ -1,0 +1,153 @@
+"""The requests of ``cdl lsp``: the navigator's answers in LSP's terms.
+
+Entry point: :func:`register_navigation`. Definition, hover, completion,
+references, document symbols and code lenses are computed by
+:class:`._navigate.Navigator` over the last analysis of the open document
+(built once per analysis and kept with it); this module converts positions
+(``_positions``) and the navigator's results to lsprotocol types.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from lsprotocol import types
+
+from ._buffers import Analysis
+from ._positions import Lines
+
+if TYPE_CHECKING:
+    from ._navigate import Navigator, Symbol
+    from .server import CdlServer
+
+_COMPLETION_KINDS = {
+    "template": types.CompletionItemKind.Class,
+    "child": types.CompletionItemKind.Field,
+    "attribute": types.CompletionItemKind.Property,
+    "value": types.CompletionItemKind.Value,
+}
+_SYMBOL_KINDS = {"list": types.SymbolKind.Object, "property": types.SymbolKind.Property}
+
+
+def _navigator(analysis: Analysis) -> Navigator | None:
+    """The navigator over ``analysis``, built on first use (None: the document did not load)."""
+    if analysis.document is None:
+        return None
+    found = analysis.memo.get("navigator")
+    if found is None:
+        from ._navigate import Navigator
+
+        found = analysis.memo["navigator"] = Navigator(analysis.document, analysis.texts)
+    return cast("Navigator", found)
+
+
+def register_navigation(server: CdlServer) -> None:
+    """Register the requests the navigator answers."""
+    from .server import _handler
+
+    def at(uri: str, position: types.Position) -> tuple[Navigator, Analysis, str, int, int] | None:
+        current = server.current(uri)
+        if current is None:
+            return None
+        path, analysis = current
+        navigator = _navigator(analysis)
+        if navigator is None or analysis.document is None:
+            return None
+        line, column = server.position(path, position)
+        return navigator, analysis, analysis.document.url, line, column
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    @_handler(server, "finding a definition")
+    def definition(params: types.DefinitionParams) -> list[types.Location] | None:
+        found = at(params.text_document.uri, params.position)
+        if found is None:
+            return None
+        navigator, analysis, url, line, column = found
+        spots = navigator.definition(url, line, column)
+        return [loc for s in spots if (loc := server.location_of(s, analysis)) is not None] or None
+
+    @server.feature(types.TEXT_DOCUMENT_REFERENCES)
+    @_handler(server, "finding references")
+    def references(params: types.ReferenceParams) -> list[types.Location] | None:
+        found = at(params.text_document.uri, params.position)
+        if found is None:
+            return None
+        navigator, analysis, url, line, column = found
+        spots = navigator.references(url, line, column)
+        return [loc for s in spots if (loc := server.location_of(s, analysis)) is not None] or None
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @_handler(server, "hovering")
+    def hover(params: types.HoverParams) -> types.Hover | None:
+        found = at(params.text_document.uri, params.position)
+        if found is None:
+            return None
+        navigator, analysis, url, line, column = found
+        answer = navigator.hover(url, line, column)
+        if answer is None:
+            return None
+        spot = answer.spot
+        where = server.range_of(spot, server.lines_of(spot.url, analysis)) if spot is not None else None
+        return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, answer.markdown), where)
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=['"', "'", ":", "/", " "]))
+    @_handler(server, "completing")
+    def completion(params: types.CompletionParams) -> types.CompletionList | None:
+        found = at(params.text_document.uri, params.position)
+        if found is None:
+            return None
+        navigator, _, url, line, column = found
+        items = [
+            types.CompletionItem(
+                label=c.label, kind=_COMPLETION_KINDS.get(c.kind), detail=c.detail or None, insert_text=c.insert_text or None
+            )
+            for c in navigator.completion(url, line, column)
+        ]
+        return types.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    @_handler(server, "listing symbols")
+    def symbols(params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
+        current = server.current(params.text_document.uri)
+        navigator = _navigator(current[1]) if current is not None else None
+        if current is None or navigator is None:
+            return None
+        path, analysis = current
+        assert analysis.document is not None  # the navigator was built on it
+        lines = Lines(server.buffers.texts[path])
+        return _symbols(server, navigator.symbols(analysis.document.url), lines)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    @_handler(server, "finding code lenses")
+    def code_lens(params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        current = server.current(params.text_document.uri)
+        navigator = _navigator(current[1]) if current is not None else None
+        if current is None or navigator is None:
+            return None
+        path, analysis = current
+        assert analysis.document is not None  # the navigator was built on it
+        lines = Lines(server.buffers.texts[path])
+        return [
+            types.CodeLens(server.range_of(lens.spot, lines), types.Command(lens.title, ""))
+            for lens in navigator.code_lenses(analysis.document.url)
+        ]
+
+
+def _symbols(server: CdlServer, found: list[Symbol], lines: Lines) -> list[types.DocumentSymbol]:
+    """The navigator's symbols as LSP's, children within; an explicit stack, as deep as the document."""
+    top: list[types.DocumentSymbol] = []
+    stack: list[tuple[Symbol, list[types.DocumentSymbol]]] = [(s, top) for s in reversed(found)]
+    while stack:
+        symbol, into = stack.pop()
+        children: list[types.DocumentSymbol] = []
+        into.append(
+            types.DocumentSymbol(
+                name=symbol.name or "?",
+                kind=_SYMBOL_KINDS.get(symbol.kind, types.SymbolKind.Property),
+                range=server.range_of(symbol.spot, lines),
+                selection_range=server.range_of(symbol.selection, lines),
+                children=children,
+            )
+        )
+        stack.extend((child, children) for child in reversed(symbol.children))
+    return top

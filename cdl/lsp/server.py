@@ -1,0 +1,252 @@
+"""``cdl lsp``: the Language Server Protocol server, on stdio, built on pygls 2.
+
+Entry points: :func:`serve` (what ``cdl lsp`` runs) and :func:`build_server`.
+Documents are synchronised whole (``TextDocumentSyncKind.Full``); every open
+document is analysed (``_buffers``) after it is opened, after it is saved,
+and once typing pauses (:data:`DEBOUNCE` seconds after the last change), and
+so is every open document that read it. Diagnostics go to the document each
+problem is in (``_diagnostics``); the requests (definition, hover,
+completion, references, symbols, code lenses) are answered by the
+navigator (``_navigate``) over the last analysis. Positions are converted
+to the encoding negotiated at initialisation (``_positions``). No input
+stops the server: every handler logs what it could not do and answers
+nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from ._buffers import Analysis, Buffers, path_of_uri, settings_from
+from ._diagnostics import ERROR, Place, Problem
+from ._positions import UTF16, Lines
+
+#: Seconds after the last change before a document is analysed again.
+DEBOUNCE = 0.3
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class Spot(Protocol):
+    """A range on one line of one document (``_diagnostics.Place``, ``_navigate.Spot``)."""
+
+    @property
+    def url(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+
+
+class CdlServer(LanguageServer):
+    """The language server with the open documents and their analyses."""
+
+    def __init__(self) -> None:
+        from .. import __version__
+
+        super().__init__("cdl", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        self.buffers = Buffers()
+        self.encoding = UTF16
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+
+    # -- positions --------------------------------------------------------------------
+
+    def lines_of(self, url: str, analysis: Analysis | None = None) -> Lines | None:
+        """The lines of ``url`` as the editor holds it (or as it was read)."""
+        text = self.buffers.text_of(url, analysis)
+        return Lines(text) if text is not None else None
+
+    def range_of(self, spot: Spot, lines: Lines | None) -> types.Range:
+        if lines is None:
+            return types.Range(types.Position(spot.line, spot.start), types.Position(spot.line, spot.end))
+        start = lines.to_client(spot.line, spot.start, self.encoding)
+        end = lines.to_client(spot.line, spot.end, self.encoding)
+        return types.Range(types.Position(*start), types.Position(*end))
+
+    def location_of(self, spot: Spot, analysis: Analysis | None = None) -> types.Location | None:
+        uri = self.buffers.uri_of(spot.url)
+        if uri is None:
+            return None
+        return types.Location(uri, self.range_of(spot, self.lines_of(spot.url, analysis)))
+
+    # -- diagnostics ------------------------------------------------------------------
+
+    def analyse_now(self, paths: Sequence[str] | set[str]) -> None:
+        """Analyse the open documents ``paths`` and publish what changed."""
+        changed: set[str] = set()
+        for path in sorted(paths):
+            timer = self._timers.pop(path, None)
+            if timer is not None:
+                timer.cancel()
+            if path in self.buffers.texts:  # published even when unchanged: the client sees it is current
+                nothing: set[str] = set()
+                changed |= guarded(self, f"analysing {path}", functools.partial(self.buffers.analyse, path), nothing) | {path}
+        for url in sorted(changed):
+            guarded(self, f"publishing the diagnostics of {url}", functools.partial(self.publish, url), None)
+
+    def analyse_later(self, paths: set[str]) -> None:
+        """Analyse ``paths`` once no change has come for :data:`DEBOUNCE` seconds."""
+        loop = asyncio.get_running_loop()
+        for path in paths:
+            timer = self._timers.pop(path, None)
+            if timer is not None:
+                timer.cancel()
+            self._timers[path] = loop.call_later(DEBOUNCE, self.analyse_now, [path])
+
+    def publish(self, url: str, uri: str | None = None) -> None:
+        """Send the problems found in ``url`` to the client (at ``uri``, its own by default)."""
+        uri = uri or self.buffers.uri_of(url)
+        if uri is None:
+            return
+        lines = self.lines_of(url)
+        diagnostics = [self.diagnostic(p, lines) for p in self.buffers.problems_in(url)]
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+
+    def diagnostic(self, problem: Problem, lines: Lines | None) -> types.Diagnostic:
+        related = []
+        for place, message in problem.related:
+            location = self.location_of(place)
+            if location is not None:
+                related.append(types.DiagnosticRelatedInformation(location, message))
+        return types.Diagnostic(
+            range=self.range_of(problem.place, lines),
+            message=problem.message,
+            severity=types.DiagnosticSeverity.Error if problem.severity == ERROR else types.DiagnosticSeverity.Warning,
+            code=problem.code,
+            source="cdl",
+            related_information=related or None,
+        )
+
+    # -- requests ---------------------------------------------------------------------
+
+    def current(self, uri: str) -> tuple[str, Analysis] | None:
+        """The open document at ``uri`` and its analysis, brought up to date first."""
+        path = path_of_uri(uri)
+        if path is None or path not in self.buffers.texts:
+            return None
+        if path in self._timers or path not in self.buffers.analyses:
+            self.analyse_now([path])
+        analysis = self.buffers.analyses.get(path)
+        return (path, analysis) if analysis is not None else None
+
+    def position(self, path: str, position: types.Position) -> tuple[int, int]:
+        """(line, code-point column) of a client's ``position`` in the open document ``path``."""
+        return Lines(self.buffers.texts[path]).from_client(position.line, position.character, self.encoding)
+
+
+def guarded(server: LanguageServer, what: str, run: Callable[[], T], fallback: T) -> T:
+    """``run()``, or ``fallback`` with the failure logged to the client: no input stops the server."""
+    try:
+        return run()
+    except (Exception, RecursionError, MemoryError) as exc:
+        logger.error("cdl lsp: %s failed: %s", what, "".join(traceback.format_exception(exc)))
+        try:
+            server.window_log_message(
+                types.LogMessageParams(type=types.MessageType.Error, message=f"cdl lsp: {what} failed: {type(exc).__name__}: {exc}")
+            )
+        except Exception:  # the client is gone: nothing more to tell it
+            pass
+        return fallback
+
+
+def _handler(server: CdlServer, what: str, fallback: Any = None) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Wrap a feature's handler in :func:`guarded`."""
+
+    def wrap(func: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(func)
+        def handler(params: Any) -> T:
+            answer: T = guarded(server, what, functools.partial(func, params), fallback)
+            return answer
+
+        return handler
+
+    return wrap
+
+
+def build_server() -> CdlServer:
+    """The server with its features registered (not started)."""
+    server = CdlServer()
+    _register_documents(server)
+    from ._features import register_navigation
+
+    register_navigation(server)
+    return server
+
+
+def _register_documents(server: CdlServer) -> None:
+    buffers = server.buffers
+
+    @server.feature(types.INITIALIZE)
+    @_handler(server, "reading the initialization options")
+    def initialize(params: types.InitializeParams) -> None:
+        # As pygls negotiated it and told the client (ServerCapabilities.positionEncoding).
+        encoding = server.workspace.position_encoding or UTF16
+        server.encoding = getattr(encoding, "value", encoding)
+        root = path_of_uri(params.root_uri) if params.root_uri else params.root_path
+        folders = params.workspace_folders or []
+        if root is None and folders:
+            root = path_of_uri(folders[0].uri)
+        buffers.settings, complaints = settings_from(params.initialization_options, root)
+        for complaint in complaints:
+            server.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=f"cdl lsp: {complaint}"))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @_handler(server, "opening a document")
+    def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        path = buffers.put(params.text_document.uri, params.text_document.text)
+        if path is not None:
+            server.analyse_now(buffers.readers_of(path))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @_handler(server, "taking a change")
+    def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        # pygls has applied the changes to its copy (whole texts, or ranges from a client that sends them anyway).
+        path = buffers.put(uri, server.workspace.get_text_document(uri).source)
+        if path is not None:
+            server.analyse_later(buffers.readers_of(path))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    @_handler(server, "taking a save")
+    def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        path = path_of_uri(params.text_document.uri)
+        if path is not None:
+            server.analyse_now(buffers.readers_of(path))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @_handler(server, "closing a document")
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        path = buffers.path_of(uri)
+        if path is None:
+            return
+        timer = server._timers.pop(path, None)
+        if timer is not None:
+            timer.cancel()
+        readers = buffers.readers_of(path) - {path}
+        urls = buffers.drop(path)
+        server.publish(path, uri)  # what the documents still open find in it, if any
+        server.analyse_now(readers)  # they read the file from disk now
+        for url in sorted(urls - {path}):
+            server.publish(url)
+
+
+def serve() -> None:
+    """Run the server on stdin and stdout until the client ends it."""
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")  # stderr: the client's log
+    build_server().start_io()
+
+
+__all__ = ["DEBOUNCE", "CdlServer", "Place", "build_server", "serve"]
