@@ -252,6 +252,21 @@ def test_references_to_a_template_and_to_a_property(webapp: tuple[cdl.Document, 
     assert nav.references(url, *find(template, 'cdl:extends="DBServer"', 14)) == [spot(url, template, "<DB cdl", 2)]
 
 
+def test_references_count_those_a_template_hands_down_to_the_lists_extending_it() -> None:
+    text = (
+        f"<cdl:cdl {CDL_DECL}><cdl:configuration>\n<T><name>t</name><x cdl:ref='/name'/>\n"
+        "<y><cdl:expression value-of='$n'><cdl:variable name='n' ref='/name'/></cdl:expression></y></T>\n"
+        "</cdl:configuration><cdl:system>\n<S cdl:extends='T'><name>s</name></S>\n</cdl:system></cdl:cdl>"
+    )
+    doc = cdl.load(text.encode(), name="mem.cdl")
+    nav = Navigator(doc, {})
+    both = sorted([spot(doc.url, text, "'/name'", 5), spot(doc.url, text, "'/name'", 5, nth=1)], key=str)
+    # Written in T, they select T's name there, and S's name in S, which inherits them.
+    assert sorted(nav.references(doc.url, *find(text, "<name>t", 1)), key=str) == both
+    assert sorted(nav.references(doc.url, *find(text, "<name>s", 1)), key=str) == both
+    assert nav.references(doc.url, *find(text, "<T>", 1)) == [spot(doc.url, text, "<S ", 1)]
+
+
 # -- symbols ------------------------------------------------------------------------------------
 
 

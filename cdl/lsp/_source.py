@@ -23,8 +23,6 @@ from lxml import etree
 
 _NAME = re.compile(r"[^\s/>=<\"']+")
 _SPACE = re.compile(r"\s*")
-#: Markup that holds no tag, and what ends it.
-_SKIPPED = (("<!--", "-->"), ("<![CDATA[", "]]>"), ("<?", "?>"), ("<!", ">"))
 _ENCODING = re.compile(rb"""^<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 
 
@@ -138,41 +136,53 @@ def scan(text: str) -> Source:
     open tag of its name)."""
     tags: list[Tag] = []
     open_tags: list[int] = []
-    pos = text.find("<")
-    while pos >= 0:
-        skipped = next((end for begin, end in _SKIPPED if text.startswith(begin, pos)), None)
-        if skipped is not None:
-            close = text.find(skipped, pos + 2)
-            pos = -1 if close < 0 else text.find("<", close + len(skipped))
+    for token in _MARKUP.finditer(text):
+        kind = token.lastgroup
+        if kind == "close":
+            name = token.group("close")
+            for depth in range(len(open_tags) - 1, -1, -1):
+                if tags[open_tags[depth]].name == name:
+                    del open_tags[depth:]
+                    break
             continue
-        if text.startswith("</", pos):
-            name = _NAME.match(text, pos + 2)
-            if name is not None:
-                for depth in range(len(open_tags) - 1, -1, -1):
-                    if tags[open_tags[depth]].name == name.group():
-                        del open_tags[depth:]
-                        break
-            pos = text.find("<", pos + 2)
-            continue
-        name = _NAME.match(text, pos + 1)
-        if name is None:
-            pos = text.find("<", pos + 1)
-            continue
+        if kind != "open":
+            continue  # a comment, CDATA section, processing instruction or declaration
+        pos = token.start()
         parent = open_tags[-1] if open_tags else -1
-        tag, empty = _start_tag(text, pos, name.group(), parent)
+        tag, empty = _start_tag(text, pos, token.group("open"), parent)
         if parent >= 0:
             tags[parent].children.append(len(tags))
         if tag.terminated and not empty:
             open_tags.append(len(tags))
         tags.append(tag)
-        pos = text.find("<", tag.end)
     return Source(text, tags)
+
+
+#: One piece of markup. Text content holds no '<', nor do attribute values,
+#: so every '<' of a well-formed text begins one of these; what a comment,
+#: a CDATA section or a processing instruction holds is passed over (one not
+#: ended runs to the end of the text).
+_MARKUP = re.compile(
+    r"<(?:!--.*?(?:-->|\Z)|!\[CDATA\[.*?(?:\]\]>|\Z)|\?.*?(?:\?>|\Z)|![^>]*>?"
+    r"|/(?P<close>[^\s/>=<\"']+)|(?P<open>[^\s/>=<\"'!?]+))",
+    re.S,
+)
+#: The attributes of a well-formed start tag up to its end, and its '/' if empty.
+_ATTRIBUTES = re.compile(r"""((?:\s+[^\s=/>"'<]+\s*=\s*(?:"[^"<]*"|'[^'<]*'))*)\s*(/?)>""")
+_ATTRIBUTE = re.compile(r"""([^\s=/>"'<]+)\s*=\s*(?:"([^"<]*)"|'([^'<]*)')""")
 
 
 def _start_tag(text: str, pos: int, name: str, parent: int) -> tuple[Tag, bool]:
     """The start tag whose ``<name`` is at ``pos``, and whether it is empty (``/>``)."""
     attrs: list[Attr] = []
     i = pos + 1 + len(name)
+    whole = _ATTRIBUTES.match(text, i)
+    if whole is not None:  # well-formed: its attributes at once
+        for written in _ATTRIBUTE.finditer(text, whole.start(1), whole.end(1)):
+            value = 2 if written.start(2) >= 0 else 3
+            attrs.append(Attr(written.group(1), written.start(1), written.start(value), written.end(value)))
+        return Tag(name, pos, whole.end(), attrs, parent), bool(whole.group(2))
+    # Not well-formed (being typed): attribute by attribute.
     size = len(text)
     while True:
         i = _SPACE.match(text, i).end()  # type: ignore[union-attr]  # \s* always matches
@@ -218,7 +228,7 @@ def pair(source: Source, root: etree._Element) -> tuple[dict[int, etree._Element
     by_tag: dict[int, etree._Element] = {}
     by_element: dict[etree._Element, int] = {}
     first = source.root()
-    if first is None or source.tags[first].local != etree.QName(root).localname:
+    if first is None or not isinstance(root.tag, str) or source.tags[first].local != root.tag.rpartition("}")[2]:
         return by_tag, by_element
     stack = [(first, root)]
     tags = source.tags
@@ -226,10 +236,10 @@ def pair(source: Source, root: etree._Element) -> tuple[dict[int, etree._Element
         index, el = stack.pop()
         by_tag[index] = el
         by_element[el] = index
-        loaded = [child for child in el if isinstance(child.tag, str)]
+        loaded = [(child, child.tag.rpartition("}")[2]) for child in el if isinstance(child.tag, str)]
         j = 0
         for child in tags[index].children:
-            if j < len(loaded) and tags[child].local == etree.QName(loaded[j]).localname:
-                stack.append((child, loaded[j]))
+            if j < len(loaded) and tags[child].local == loaded[j][1]:
+                stack.append((child, loaded[j][0]))
                 j += 1
     return by_tag, by_element

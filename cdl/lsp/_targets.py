@@ -190,17 +190,41 @@ class Targets:
 
     def referrers(self, el: etree._Element) -> list[etree._Element]:
         """The loaded elements (properties with cdl:ref, cdl:variable) whose
-        reference selects where ``el`` is written."""
+        reference selects where ``el`` is written: walked from where each is
+        written, and, when the document resolves, as the resolution resolved
+        them wherever they were inherited to (its recorded events)."""
         if self._referrers is None:
-            index: dict[etree._Element, list[etree._Element]] = {}
+            index: dict[etree._Element, dict[etree._Element, None]] = {}
             for referring in self._references():
                 found = self.reference(referring)
-                if found is None:
-                    continue
-                for target in self.selected(*found):
-                    index.setdefault(target, []).append(referring)
-            self._referrers = index
+                if found is not None:
+                    for target in self.selected(*found):
+                        index.setdefault(target, {})[referring] = None
+            resolved = self.resolved()
+            if resolved is not None:
+                for referring, target in self._resolved_references(resolved):
+                    index.setdefault(target, {})[referring] = None
+            self._referrers = {target: list(found) for target, found in index.items()}
         return self._referrers.get(el, [])
+
+    def _resolved_references(self, resolved: Resolved) -> Iterator[tuple[etree._Element, etree._Element]]:
+        """(where a reference is written, where what it selected is written) for
+        each reference and expression variable the resolution resolved."""
+        written = self.written
+        for event in resolved.recorder.events:
+            if event.kind == "reference" and event.via is not None and event.other:
+                referring, target = written.written(event.via), written.written(event.other[0])
+                if referring is not None and target is not None:
+                    yield referring, target
+            elif event.kind == "expression" and (doc := event.at[0]) is not None:
+                expression = written.at_line(doc, event.at[1] or 0, T_EXPRESSION)
+                if expression is None:
+                    continue
+                variables = {(v.get("name") or "").strip(): v for v in expression.iterchildren(T_VARIABLE)}
+                for name, selected in event.variables.items():
+                    target = written.written(selected)
+                    if name in variables and target is not None:
+                        yield variables[name], target
 
     def _references(self) -> Iterator[etree._Element]:
         for doc in self.written.docs:

@@ -230,15 +230,24 @@ class Written:
         index = doc_index_of(copy)
         if index is None or index >= len(self.docs) or not isinstance(copy.tag, str):
             return None
+        found = self._on_line(index, copy.sourceline or 0, copy.tag)
+        if len(found) < 2:
+            return found[0] if found else None
+        return max(found, key=lambda el: _shared_ancestors(el, copy))
+
+    def at_line(self, index: int, line: int, tag: str) -> etree._Element | None:
+        """The first loaded element named ``tag`` that document ``index``
+        records at ``line`` (lxml's ``sourceline``)."""
+        found = self._on_line(index, line, tag)
+        return found[0] if found else None
+
+    def _on_line(self, index: int, line: int, tag: str) -> list[etree._Element]:
         by_line = self._by_line.get(index)
         if by_line is None:
             by_line = self._by_line[index] = {}
             for el in self.docs[index].root.iter(etree.Element):
                 by_line.setdefault((el.sourceline or 0, tag_of(el)), []).append(el)
-        found = by_line.get((copy.sourceline or 0, copy.tag), [])
-        if len(found) < 2:
-            return found[0] if found else None
-        return max(found, key=lambda el: _shared_ancestors(el, copy))
+        return by_line.get((line, tag), [])
 
 
 def _shared_ancestors(a: etree._Element, b: etree._Element) -> int:
