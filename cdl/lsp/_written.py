@@ -1,0 +1,260 @@
+"""Where the elements of a loaded :class:`cdl.Document` are written, for the
+navigation of ``cdl lsp`` (issue 25).
+
+Entry point: :class:`Written`. It pairs each document's text (as the editor
+holds it, else the bytes the loader read) with its loaded tree
+(:func:`._source.pair`), so a cursor finds the element and the attribute it
+stands on (:meth:`Written.at`) and an element finds the range of its start
+tag's name (:meth:`Written.spot_of`). Everything is computed when first asked,
+per document.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lxml import etree
+
+from .._model import ENGINE_NS, LIST_PARENTS, NameRef, SourceDoc, doc_index_of, tag_of, top_level_of
+from .._naming import Prefixes
+from ._source import Attr, Source, Tag, decode, pair, scan
+
+if TYPE_CHECKING:
+    from .._engine import Document
+
+
+@dataclass(frozen=True)
+class Spot:
+    """A range on one line of one document: ``url`` as :attr:`cdl.Document.urls`
+    gives it, a 0-based line, code-point columns on that line."""
+
+    url: str
+    line: int
+    start: int
+    end: int
+
+
+@dataclass
+class Paired:
+    """One document's text, scanned, and which tag each loaded element was parsed from."""
+
+    url: str
+    source: Source
+    element: dict[int, etree._Element]
+    tag: dict[etree._Element, int]
+
+
+@dataclass
+class Cursor:
+    """What a position in a document stands on."""
+
+    doc: Paired
+    offset: int
+    #: The start tag it is in (index into ``doc.source.tags``), and that tag's loaded element.
+    tag: int | None
+    element: etree._Element | None
+    #: The attribute whose value holds it (up to the closing quote), if any.
+    attr: Attr | None
+    #: Whether it stands on the tag's name.
+    on_name: bool
+
+
+class Written:
+    """The loaded documents paired with their texts (see the module docstring)."""
+
+    def __init__(self, document: Document, texts: Mapping[str, str]) -> None:
+        self.document = document
+        self.docs: list[SourceDoc] = document._docs
+        self.tables = document._tables
+        self.texts = texts
+        self._index = {doc.url: doc.index for doc in self.docs}
+        self._files = {doc.file: doc.index for doc in self.docs if doc.file is not None}
+        self._paired: dict[int, Paired] = {}
+        self._others: dict[str, Paired] = {}
+        self._lists: dict[str, etree._Element] | None = None
+        self._names: dict[etree._Element, str] | None = None
+        self._by_line: dict[int, dict[tuple[int, str], list[etree._Element]]] = {}
+        self.prefixes = Prefixes([doc.declared for doc in self.docs], self.docs[0].nsmap.get(None))
+
+    # -- documents and their texts ------------------------------------------------
+
+    def doc_index(self, url: str) -> int | None:
+        """The index of the loaded document ``url`` names (as loaded, or its file)."""
+        found = self._index.get(url)
+        if found is None and "://" not in url:
+            try:
+                found = self._files.get(os.path.realpath(url))
+            except (OSError, ValueError):
+                return None
+        return found
+
+    def paired(self, index: int) -> Paired:
+        """Document ``index``'s text, scanned and paired with its loaded tree."""
+        found = self._paired.get(index)
+        if found is None:
+            doc = self.docs[index]
+            text = self.texts.get(doc.url)
+            if text is None and doc.file is not None:
+                text = next((t for u, t in self.texts.items() if self.doc_index(u) == index), None)
+            source = scan(decode(doc.data) if text is None else text)
+            by_tag, by_element = pair(source, doc.root)
+            found = self._paired[index] = Paired(doc.url, source, by_tag, by_element)
+        return found
+
+    def text_only(self, url: str) -> Paired | None:
+        """A document that is not loaded (or ``url``'s, when it is): its text, scanned."""
+        index = self.doc_index(url)
+        if index is not None:
+            return self.paired(index)
+        text = self.texts.get(url)
+        if text is None:
+            return None
+        found = self._others.get(url)
+        if found is None:
+            found = self._others[url] = Paired(url, scan(text), {}, {})
+        return found
+
+    # -- positions ------------------------------------------------------------------
+
+    def at(self, url: str, line: int, column: int) -> Cursor | None:
+        """What (line, column) of document ``url`` stands on; None outside any start tag."""
+        doc = self.text_only(url)
+        if doc is None:
+            return None
+        source = doc.source
+        offset = source.offset(line, column)
+        index = source.tag_at(offset)
+        if index is None:
+            return Cursor(doc, offset, None, None, None, False)
+        tag = source.tags[index]
+        attr = next(
+            (a for a in tag.attrs if a.value_start is not None and a.value_start <= offset <= a.value_end),
+            None,
+        )
+        on_name = tag.name_start <= offset <= tag.name_end
+        return Cursor(doc, offset, index, doc.element.get(index), attr, on_name)
+
+    def spot(self, doc: Paired, start: int, end: int) -> Spot:
+        """The range from ``start`` to ``end`` (cut at the end of ``start``'s line)."""
+        line, column = doc.source.position(start)
+        end = min(end, doc.source.line_end(start))
+        return Spot(doc.url, line, column, column + max(end - start, 0))
+
+    def name_spot(self, doc: Paired, tag: Tag) -> Spot:
+        return self.spot(doc, tag.name_start, tag.name_end)
+
+    def spot_of(self, el: etree._Element) -> Spot | None:
+        """The name of the start tag of ``el``, an element of a loaded tree."""
+        index = doc_index_of(el)
+        if index is None or index >= len(self.docs):
+            return None
+        doc = self.paired(index)
+        tag = doc.tag.get(el)
+        return None if tag is None else self.name_spot(doc, doc.source.tags[tag])
+
+    def attr_spot(self, el: etree._Element, local: str) -> Spot | None:
+        """The value of attribute ``local`` (any prefix) of ``el``'s start tag,
+        else its name."""
+        index = doc_index_of(el)
+        if index is None or index >= len(self.docs):
+            return None
+        doc = self.paired(index)
+        tag_index = doc.tag.get(el)
+        if tag_index is None:
+            return None
+        tag = doc.source.tags[tag_index]
+        attr = tag.attr(local)
+        if attr is None or attr.value_start is None:
+            return self.name_spot(doc, tag)
+        return self.spot(doc, attr.value_start, attr.value_end)
+
+    def nsmap(self, cursor: Cursor) -> dict[str | None, str]:
+        """The namespaces declared where the cursor is (the document's when its
+        tag was not loaded), without the engine's own."""
+        scope = cursor.element
+        if scope is None:
+            source, tag = cursor.doc.source, cursor.tag
+            while tag is not None and tag >= 0 and scope is None:
+                scope = cursor.doc.element.get(tag)
+                tag = source.tags[tag].parent
+        if scope is None:
+            index = self.doc_index(cursor.doc.url)
+            return dict(self.docs[index].nsmap) if index is not None else {}
+        return {prefix: uri for prefix, uri in scope.nsmap.items() if uri != ENGINE_NS}
+
+    # -- lists by name ----------------------------------------------------------------
+
+    def lists(self) -> dict[str, etree._Element]:
+        """Every top level list of every document, by its (Clark) name."""
+        if self._lists is None:
+            parents = [[list(p) for p in doc.list_parents()] for doc in self.docs]
+            slots = self.document._registry.slots
+            self._lists = {name: parents[s.doc][s.parent][s.position] for name, s in slots.items()}
+        return self._lists
+
+    def lookup(self, name: NameRef) -> etree._Element | None:
+        """The top level list ``name`` finds, trying its candidates in their order."""
+        lists = self.lists()
+        return next((lists[c] for c in name.candidates if c in lists), None)
+
+    def list_name(self, el: etree._Element) -> str | None:
+        """The (Clark) name of a top level list."""
+        if self._names is None:
+            self._names = {el: name for name, el in self.lists().items()}
+        return self._names.get(el)
+
+    def path_of(self, el: etree._Element) -> str | None:
+        """``/List/child/...`` of an element of a loaded list, written with the
+        prefixes the engine writes paths with (``explain`` selects by it)."""
+        top = top_level_of(el)
+        name = None if top is None else self.list_name(top)
+        if top is None or name is None:
+            return None
+        steps: list[str] = []
+        cur: etree._Element | None = el
+        while cur is not None and cur is not top:
+            steps.append(self.prefixes.qname(tag_of(cur)))
+            cur = cur.getparent()
+        steps.append(self.prefixes.qname(name))
+        return "/" + "/".join(reversed(steps))
+
+    # -- resolved copies back to where they are written -------------------------------
+
+    def written(self, copy: etree._Element) -> etree._Element | None:
+        """The loaded element that ``copy`` (an element of resolved working trees,
+        or a copy of one) was made from: its document, line and name, and
+        among several such, the one whose ancestors' names it shares most."""
+        index = doc_index_of(copy)
+        if index is None or index >= len(self.docs) or not isinstance(copy.tag, str):
+            return None
+        found = self._on_line(index, copy.sourceline or 0, copy.tag)
+        if len(found) < 2:
+            return found[0] if found else None
+        return max(found, key=lambda el: _shared_ancestors(el, copy))
+
+    def at_line(self, index: int, line: int, tag: str) -> etree._Element | None:
+        """The first loaded element named ``tag`` that document ``index``
+        records at ``line`` (lxml's ``sourceline``)."""
+        found = self._on_line(index, line, tag)
+        return found[0] if found else None
+
+    def _on_line(self, index: int, line: int, tag: str) -> list[etree._Element]:
+        by_line = self._by_line.get(index)
+        if by_line is None:
+            by_line = self._by_line[index] = {}
+            for el in self.docs[index].root.iter(etree.Element):
+                by_line.setdefault((el.sourceline or 0, tag_of(el)), []).append(el)
+        return by_line.get((line, tag), [])
+
+
+def _shared_ancestors(a: etree._Element, b: etree._Element) -> int:
+    """How many ancestors of ``a`` and ``b``, going up, have the same names."""
+    count = 0
+    pa, pb = a.getparent(), b.getparent()
+    while pa is not None and pb is not None and pa.tag == pb.tag and pa.tag not in LIST_PARENTS:
+        count += 1
+        pa, pb = pa.getparent(), pb.getparent()
+    return count
