@@ -291,6 +291,106 @@ async def test_the_server_survives_garbage(client: LanguageClient, tmp_path: Pat
     client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
 
 
+# -- the navigator's requests through the client (their logic: tests/test_lsp_navigate.py) --
+
+
+@pytest.fixture
+def webapp(tmp_path: Path) -> dict[str, tuple[str, str]]:
+    """The webapp sample (three documents over imports): name -> (uri, text)."""
+    found = {}
+    for name in ("system.cdl", "webapp-template.cdl", "component-model.cdl"):
+        text = (ROOT / "samples" / "webapp" / name).read_text(encoding="utf-8")
+        found[name] = (write(tmp_path / name, text), text)
+    return found
+
+
+def where(text: str, needle: str, shift: int = 0) -> types.Position:
+    """The position (UTF-16, ASCII here) of ``needle`` in ``text``, plus ``shift``."""
+    offset = text.index(needle) + shift
+    return types.Position(text.count("\n", 0, offset), offset - (text.rfind("\n", 0, offset) + 1))
+
+
+async def opened(client: LanguageClient, tmp_path: Path, webapp: dict[str, tuple[str, str]], name: str = "system.cdl") -> tuple[str, str]:
+    await start(client, tmp_path)
+    uri, text = webapp[name]
+    open_doc(client, uri, text)
+    await published(client, uri)
+    return uri, text
+
+
+def ident(uri: str) -> types.TextDocumentIdentifier:
+    return types.TextDocumentIdentifier(uri)
+
+
+@pytest.mark.asyncio
+async def test_definition_of_extends_goes_to_the_prototype_in_the_imported_document(
+    client: LanguageClient, tmp_path: Path, webapp: dict[str, tuple[str, str]]
+) -> None:
+    uri, text = await opened(client, tmp_path, webapp)
+    found = await client.text_document_definition_async(types.DefinitionParams(ident(uri), where(text, '"t:WebApp"', 4)))
+    template, template_text = webapp["webapp-template.cdl"]
+    assert [(loc.uri, span(loc)) for loc in found] == [(template, (where(template_text, "<WebApp ").line, 5, 11))]
+
+
+@pytest.mark.asyncio
+async def test_hover_shows_the_resolved_value_and_its_provenance(
+    client: LanguageClient, tmp_path: Path, webapp: dict[str, tuple[str, str]]
+) -> None:
+    uri, text = await opened(client, tmp_path, webapp)
+    found = await client.text_document_hover_async(types.HoverParams(ident(uri), where(text, "<t:application>", 3)))
+    assert isinstance(found.contents, types.MarkupContent) and found.contents.kind == types.MarkupKind.Markdown
+    assert "/WebApplication/t:application = http://repository.org/test.war" in found.contents.value
+    assert "webapp-template.cdl#L46" in found.contents.value  # the step it overrides, linked
+    assert found.range is not None and span(found) == (13, 7, 20)
+
+
+@pytest.mark.asyncio
+async def test_completion_offers_templates_in_extends(client: LanguageClient, tmp_path: Path, webapp: dict[str, tuple[str, str]]) -> None:
+    uri, text = await opened(client, tmp_path, webapp)
+    found = await client.text_document_completion_async(types.CompletionParams(ident(uri), where(text, '"t:WebApp"', 1)))
+    assert isinstance(found, types.CompletionList)
+    items = {item.label: item for item in found.items}
+    assert {"t:WebApp", "t:WebServer", "t:DBServer"} <= set(items)
+    assert items["t:WebApp"].kind == types.CompletionItemKind.Class and items["t:WebApp"].insert_text == "t:WebApp"
+
+
+@pytest.mark.asyncio
+async def test_references_of_a_template_are_the_lists_extending_it(
+    client: LanguageClient, tmp_path: Path, webapp: dict[str, tuple[str, str]]
+) -> None:
+    await start(client, tmp_path)
+    system, system_text = webapp["system.cdl"]
+    uri, text = webapp["webapp-template.cdl"]
+    open_doc(client, system, system_text)  # the template's own analysis does not know who imports it
+    open_doc(client, uri, text)
+    await published(client, uri)
+    found = await client.text_document_references_async(
+        types.ReferenceParams(
+            text_document=ident(uri), position=where(text, "<WebApp ", 2), context=types.ReferenceContext(include_declaration=False)
+        )
+    )
+    assert (system, (12, 5, 19)) in [(loc.uri, span(loc)) for loc in found or []]
+
+
+@pytest.mark.asyncio
+async def test_document_symbols_are_the_lists_and_properties_as_a_tree(
+    client: LanguageClient, tmp_path: Path, webapp: dict[str, tuple[str, str]]
+) -> None:
+    uri, _ = await opened(client, tmp_path, webapp)
+    found = await client.text_document_document_symbol_async(types.DocumentSymbolParams(ident(uri)))
+    [app] = found
+    assert isinstance(app, types.DocumentSymbol)
+    assert (app.name, app.kind, app.selection_range.start.line) == ("WebApplication", types.SymbolKind.Object, 12)
+    assert [c.name for c in app.children or []][:2] == ["t:application", "t:applicationPath"]
+
+
+@pytest.mark.asyncio
+async def test_code_lens_gives_each_component_its_wave(client: LanguageClient, tmp_path: Path, webapp: dict[str, tuple[str, str]]) -> None:
+    uri, _ = await opened(client, tmp_path, webapp)
+    found = await client.text_document_code_lens_async(types.CodeLensParams(ident(uri)))
+    assert [(span(lens), lens.command.title if lens.command else None) for lens in found] == [((12, 5, 19), "wave 1")]
+
+
 def test_without_pygls_cdl_lsp_names_the_extra_and_exits_1() -> None:
     hide = "import sys; sys.modules['pygls'] = None; from cdl.cli import main; main(['lsp'])"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -72,9 +72,19 @@ def register_navigation(server: CdlServer) -> None:
         found = at(params.text_document.uri, params.position)
         if found is None:
             return None
-        navigator, analysis, url, line, column = found
-        spots = navigator.references(url, line, column)
-        return [loc for s in spots if (loc := server.location_of(s, analysis)) is not None] or None
+        _, _, url, line, column = found
+        # Every open document that loads this one may hold references to it
+        # (a template's own analysis does not know who imports it).
+        locations: dict[tuple[str, int, int, int, int], types.Location] = {}
+        for analysis in list(server.buffers.analyses.values()):
+            document = analysis.document
+            navigator = _navigator(analysis) if document is not None and url in document.urls else None
+            for spot in navigator.references(url, line, column) if navigator is not None else ():
+                location = server.location_of(spot, analysis)
+                if location is not None:
+                    r = location.range
+                    locations.setdefault((location.uri, r.start.line, r.start.character, r.end.line, r.end.character), location)
+        return list(locations.values()) or None
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @_handler(server, "hovering")
