@@ -132,6 +132,8 @@ def test_positions_on_crlf_non_ascii_and_start_tags_over_several_lines(write_doc
         assert "/Ünit/Wëb" in hover.markdown
         names = [(s.name, s.selection) for s in nav.symbols(doc.url)[1].children]
         assert names == [("nöte", spot(doc.url, text, "<nöte", 4)), ("Wëb", spot(doc.url, text, "<Wëb", 3))]
+        # A start tag over several lines: its range ends with its first line, before the "\r\n".
+        assert nav.symbols(doc.url)[1].children[1].spot == spot(doc.url, text, "<Wëb", 4, shift=0)
 
 
 # -- hover ------------------------------------------------------------------------------
@@ -175,16 +177,17 @@ def test_hover_on_extends_shows_the_prototype_abbreviated() -> None:
 def test_a_document_that_does_not_resolve_still_navigates() -> None:
     text = (
         f"<cdl:cdl {CDL_DECL}><cdl:configuration><T><a>1</a></T></cdl:configuration>"
-        "<cdl:system><S cdl:extends='T'><b cdl:ref='missing'/></S></cdl:system></cdl:cdl>"
+        "<cdl:system><S cdl:extends='T'><b cdl:ref='missing'/><c cdl:ref='b'/></S></cdl:system></cdl:cdl>"
     )
     doc = cdl.load(text.encode(), name="mem.cdl")
     with pytest.raises(cdl.CdlError):
         doc.resolve()
     nav = Navigator(doc, {})
     assert nav.definition(doc.url, *find(text, "'T'", 1)) == [spot(doc.url, text, "<T>", 1)]
+    assert nav.definition(doc.url, *find(text, "'b'", 1)) == [spot(doc.url, text, "<b ", 1)]
     assert [s.name for s in nav.symbols(doc.url)] == ["T", "S"]
     # Without a resolution, the children written in the loaded tree.
-    assert labels(nav.completion(doc.url, *find(text, "'missing'", 1))) == ["b"]
+    assert labels(nav.completion(doc.url, *find(text, "'missing'", 1))) == ["b", "c"]
     hover = nav.hover(doc.url, *find(text, "<b ", 1))
     assert hover is not None and "does not resolve: `REF_NOT_FOUND`" in hover.markdown
     assert nav.code_lenses(doc.url) == []
@@ -303,12 +306,17 @@ def test_code_lenses_show_each_components_wave_and_what_it_comes_after() -> None
         "<app><url cdl:refroot='db' cdl:ref='/host'/><part><x>1</x></part></app>\n</cdl:system></cdl:cdl>"
     )
     doc = cdl.load(text.encode(), name="mem.cdl")
-    lenses = Navigator(doc, {}).code_lenses(doc.url)
-    assert [(lens.spot, lens.title) for lens in lenses] == [
+    expected = [
         (spot(doc.url, text, "<db>", 2), "wave 1"),
         (spot(doc.url, text, "<app>", 3), "wave 2 · after /db"),
         (spot(doc.url, text, "<part>", 4), "wave 1"),
     ]
+    assert [(lens.spot, lens.title) for lens in Navigator(doc, {}).code_lenses(doc.url)] == expected
+    # With the server's own resolution, the plan is that resolution's; after
+    # a deploy-time value for /db/host, nothing waits for it any more.
+    supplied = doc.resolve({"db/host": "h"})
+    lenses = Navigator(doc, {}, resolution=supplied).code_lenses(doc.url)
+    assert [lens.title for lens in lenses] == ["wave 1", "wave 1", "wave 1"]
 
 
 def test_a_text_changed_since_loading_pairs_what_still_matches(webapp: tuple[cdl.Document, dict[str, str]]) -> None:
@@ -322,3 +330,39 @@ def test_a_text_changed_since_loading_pairs_what_still_matches(webapp: tuple[cdl
     template = doc.urls[1]
     assert nav.definition(doc.url, *find(edited, "t:WebApp", 3)) == [spot(template, texts[template], "<WebApp ", 6)]
     assert [s.name for s in nav.symbols(doc.url)[0].children][:2] == ["new", "t:application"]
+    hover = nav.hover(doc.url, *find(edited, "<t:dbuser>", 2))
+    assert hover is not None and "/WebApplication/t:dbuser = myapp" in hover.markdown
+
+
+def test_hover_and_definitions_tell_elements_of_one_name_apart() -> None:
+    # Everything on one line: lines alone cannot tell the two p apart.
+    text = (
+        f"<cdl:cdl {CDL_DECL}><cdl:configuration><T><p>1</p></T><U><p>2</p></U></cdl:configuration>"
+        "<cdl:system><S cdl:extends='U'/><R><v cdl:refroot='S' cdl:ref='/p'/><a>x</a><a>y</a></R></cdl:system></cdl:cdl>"
+    )
+    doc = cdl.load(text.encode(), name="mem.cdl")
+    nav = Navigator(doc, {})
+    assert nav.definition(doc.url, *find(text, "'/p'", 2)) == [spot(doc.url, text, "<p>", 1, nth=1)]
+    hover = nav.hover(doc.url, *find(text, "<a>y", 1))
+    assert hover is not None and "/R/a = y" in hover.markdown
+
+
+def test_every_request_answers_on_every_prefix_of_a_text_being_typed(webapp: tuple[cdl.Document, dict[str, str]]) -> None:
+    # The editor's text is often not well-formed while being typed, and no
+    # longer the text the Document was loaded from: every request answers.
+    doc, texts = webapp
+    answered = 0
+    for url in doc.urls[:2]:
+        text = texts[url]
+        for end in range(0, len(text), 17):
+            typed = text[:end]
+            nav = Navigator(doc, {url: typed})
+            line, column = find(typed + "\n", "\n", 0, typed.count("\n"))
+            for position in ((line, column), (max(line - 1, 0), 3)):
+                nav.definition(url, *position)
+                nav.completion(url, *position)
+                nav.references(url, *position)
+                nav.hover(url, *position)
+            nav.symbols(url)
+            answered += 1
+    assert answered > 150

@@ -23,7 +23,19 @@ from lxml import etree
 
 from .._explain import Explanation, Step, path_namespaces, select
 from .._items import holder_of, is_unresolved
-from .._model import A_CREF, A_EXTENDS, A_REFROOT, CDL_NS, T_EXPRESSION, T_IMPORT, T_VARIABLE, tag_of, top_level_of
+from .._model import (
+    A_CREF,
+    A_EXTENDS,
+    A_REFROOT,
+    CDL_NS,
+    T_EXPRESSION,
+    T_IMPORT,
+    T_SYSTEM,
+    T_VARIABLE,
+    tag_of,
+    top_level_of,
+)
+from .._naming import _PATH_SHOWN
 from ..errors import CdlError
 from ._complete import Completion, _clark, _is_variable, complete
 from ._links import file_link
@@ -76,13 +88,15 @@ class Navigator:
 
     ``texts`` maps urls (as :attr:`cdl.Document.urls` gives them, or a file's
     path) to the text the editor holds; a document without one is read from
-    the bytes it was loaded from.
+    the bytes it was loaded from. ``resolution``, a plain resolution of
+    ``document`` the caller already has, gives the code lenses their plan
+    (else they resolve the document once).
     """
 
-    def __init__(self, document: Document, texts: Mapping[str, str]) -> None:
+    def __init__(self, document: Document, texts: Mapping[str, str], *, resolution: Resolution | None = None) -> None:
         self._written = Written(document, texts)
         self._targets = Targets(self._written)
-        self._plain: Resolution | None = None
+        self._plain: Resolution | None = resolution
 
     # -- definition -------------------------------------------------------------------
 
@@ -154,10 +168,31 @@ class Navigator:
             explanations = resolved.explain(path)
         except CdlError as exc:
             return f"**`{path}`**\n\n{_failure(exc)}"
+        return _explanation_text(self._chosen(el, path, explanations))
+
+    def _chosen(self, el: etree._Element, path: str, explanations: list[Explanation]) -> Explanation:
+        """The explanation of ``el`` among those of every property its path
+        selects: by its rank among what the path selects where it is written
+        (when the resolution selects as many), else by where it is written."""
+        written = self._loaded_selection(path)
+        if len(written) == len(explanations) and el in written:
+            return explanations[written.index(el)]
         here = self._written.spot_of(el)
         line = None if here is None else here.line + 1
-        chosen = next((e for e in explanations if _written_at(e, spot.url, line)), explanations[0])
-        return _explanation_text(chosen)
+        url = None if here is None else here.url
+        return next((e for e in explanations if _written_at(e, url, line)), explanations[0])
+
+    def _loaded_selection(self, path: str) -> list[etree._Element]:
+        """What ``path`` (written as the engine writes paths) selects in the
+        loaded trees: the elements written there, in document order."""
+        written = self._written
+        main = written.docs[0]
+        namespaces = path_namespaces(main.nsmap, written.prefixes.by_uri)
+        lists = (written.prefixes.qname(n) for n in written.lists())  # read only for an error's suggestions
+        try:
+            return select(path, written.lookup, lists, namespaces, main.target_ns, written.prefixes.path_of)
+        except CdlError:
+            return []
 
     def _prototype_text(self, proto: etree._Element) -> str:
         written = self._written
@@ -251,18 +286,13 @@ class Navigator:
         written = self._written
         if plan is None or written.doc_index(url) != 0:
             return []
-        main = written.docs[0]
-        namespaces = path_namespaces(main.nsmap, written.prefixes.by_uri)
-        lists = [written.prefixes.qname(n) for n in written.lists()]
         by_path: dict[str, list[PlannedComponent]] = {}
         for component in plan.components():
             by_path.setdefault(component.path, []).append(component)
         lenses: list[Lens] = []
+        written_paths = self._system_paths()
         for path, components in by_path.items():
-            try:
-                elements = select(path, written.lookup, lists, namespaces, main.target_ns, written.prefixes.path_of)
-            except CdlError:
-                continue  # inherited, not written here
+            elements = written_paths.get(path, [])  # none for a component inherited, not written
             # Same-named siblings share a path: components are numbered in document order.
             ordered = sorted(components, key=lambda c: c._index)
             for component, el in zip(ordered, elements):
@@ -272,6 +302,24 @@ class Navigator:
                     title = f"wave {component.wave}" + (f" · after {', '.join(after)}" if after else "")
                     lenses.append(Lens(spot, title))
         return sorted(lenses, key=lambda lens: (lens.spot.line, lens.spot.start))
+
+    def _system_paths(self) -> dict[str, list[etree._Element]]:
+        """The elements written in the main document's cdl:system by their
+        paths as the plan writes them (``Prefixes.path_of``), in document order."""
+        written = self._written
+        system = written.docs[0].root.find(T_SYSTEM)
+        paths: dict[str, list[etree._Element]] = {}
+        if system is None:
+            return paths
+        qname = written.prefixes.qname
+        # Paths built down the tree; deeper than the engine writes in full, its own.
+        stack: list[tuple[etree._Element, str, int]] = [(el, "", 1) for el in reversed(system)]
+        while stack:
+            el, above, depth = stack.pop()
+            path = f"{above}/{qname(tag_of(el))}" if depth <= _PATH_SHOWN else written.prefixes.path_of(el)
+            paths.setdefault(path, []).append(el)
+            stack.extend((child, path, depth + 1) for child in reversed(el) if isinstance(child.tag, str))
+        return paths
 
     def _plan(self) -> Plan | None:
         try:
@@ -288,7 +336,7 @@ def _failure(error: CdlError | None) -> str:
     return f"The document does not resolve: `{error.code}` {error}"
 
 
-def _written_at(e: Explanation, url: str, line: int | None) -> bool:
+def _written_at(e: Explanation, url: str | None, line: int | None) -> bool:
     first = e.steps[0] if e.steps else None
     return first is not None and first.kind == "written" and first.url == url and first.line == line
 

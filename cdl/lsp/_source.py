@@ -78,11 +78,6 @@ class Source:
         self._starts = [tag.start for tag in tags]
         self._lines = [0] + [m.end() for m in re.finditer("\n", text)]
 
-    def position(self, offset: int) -> tuple[int, int]:
-        """(line, column) of ``offset``, both 0-based, the column in code points."""
-        line = bisect.bisect_right(self._lines, offset) - 1
-        return line, offset - self._lines[line]
-
     def offset(self, line: int, column: int) -> int:
         """The offset of (line, column); a column past the line's end is its end."""
         if line < 0:
@@ -95,11 +90,15 @@ class Source:
             end -= 1
         return min(start + max(column, 0), end)
 
-    def line_end(self, offset: int) -> int:
-        """The offset where the line holding ``offset`` ends (before ``\\r\\n`` or ``\\n``)."""
-        end = self.text.find("\n", offset)
-        end = len(self.text) if end < 0 else end
-        return end - 1 if end > offset and self.text[end - 1] == "\r" else end
+    def span(self, start: int, end: int) -> tuple[int, int, int]:
+        """(line, first column, column after the last) of the text from
+        ``start`` to ``end``, cut at the end of ``start``'s line."""
+        line = bisect.bisect_right(self._lines, start) - 1
+        first = self._lines[line]
+        stop = self._lines[line + 1] - 1 if line + 1 < len(self._lines) else len(self.text)
+        if stop > first and self.text[stop - 1] == "\r" and stop < len(self.text):
+            stop -= 1
+        return line, start - first, min(max(end, start), max(stop, start)) - first
 
     def tag_at(self, offset: int) -> int | None:
         """The start tag that holds ``offset`` (from its ``<`` up to its ``>``;

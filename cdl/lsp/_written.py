@@ -139,9 +139,7 @@ class Written:
 
     def spot(self, doc: Paired, start: int, end: int) -> Spot:
         """The range from ``start`` to ``end`` (cut at the end of ``start``'s line)."""
-        line, column = doc.source.position(start)
-        end = min(end, doc.source.line_end(start))
-        return Spot(doc.url, line, column, column + max(end - start, 0))
+        return Spot(doc.url, *doc.source.span(start, end))
 
     def name_spot(self, doc: Paired, tag: Tag) -> Spot:
         return self.spot(doc, tag.name_start, tag.name_end)
@@ -233,7 +231,7 @@ class Written:
         found = self._on_line(index, copy.sourceline or 0, copy.tag)
         if len(found) < 2:
             return found[0] if found else None
-        return max(found, key=lambda el: _shared_ancestors(el, copy))
+        return max(found, key=lambda el: _likeness(el, copy))
 
     def at_line(self, index: int, line: int, tag: str) -> etree._Element | None:
         """The first loaded element named ``tag`` that document ``index``
@@ -248,6 +246,21 @@ class Written:
             for el in self.docs[index].root.iter(etree.Element):
                 by_line.setdefault((el.sourceline or 0, tag_of(el)), []).append(el)
         return by_line.get((line, tag), [])
+
+
+def _likeness(a: etree._Element, b: etree._Element) -> tuple[bool, bool, int]:
+    """How alike two elements of one name and line are: the same text, the
+    same attributes as written (the engine's own left out), and how many of
+    their ancestors, going up, have the same names."""
+    return (
+        (a.text or "").strip() == (b.text or "").strip(),
+        _written_attributes(a) == _written_attributes(b),
+        _shared_ancestors(a, b),
+    )
+
+
+def _written_attributes(el: etree._Element) -> dict[str, str]:
+    return {key: value for key, value in el.attrib.items() if not key.startswith("{" + ENGINE_NS + "}")}
 
 
 def _shared_ancestors(a: etree._Element, b: etree._Element) -> int:
