@@ -24,6 +24,7 @@ from .._engine import Document, Resolution, load_with
 from .._imports import LoadOptions, url2pathname
 from ..errors import CdlError
 from ._diagnostics import Loaded, Problem, by_url, problems_of
+from ._positions import Lines
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,7 @@ class Buffers:
         self.texts: dict[str, str] = {}
         self.uris: dict[str, str] = {}
         self.analyses: dict[str, Analysis] = {}
+        self._lines: dict[str, Lines] = {}
         #: File -> the open documents whose last analysis read it.
         self._readers: dict[str, set[str]] = {}
 
@@ -187,7 +189,15 @@ class Buffers:
         if path is not None:
             self.texts[path] = text
             self.uris[path] = uri
+            self._lines.pop(path, None)
         return path
+
+    def lines(self, path: str) -> Lines:
+        """The lines of the open document ``path``, split once per text."""
+        found = self._lines.get(path)
+        if found is None:
+            found = self._lines[path] = Lines(self.texts[path])
+        return found
 
     def path_of(self, uri: str) -> str | None:
         """The path of the open document at ``uri`` (None: not open)."""
@@ -198,6 +208,7 @@ class Buffers:
         """Forget the open document ``path`` and its analysis; the documents it had found problems in."""
         self.texts.pop(path, None)
         self.uris.pop(path, None)
+        self._lines.pop(path, None)
         return self._forget(path)
 
     def text_of(self, url: str, analysis: Analysis | None = None) -> str | None:

@@ -9,7 +9,9 @@ references, document symbols and code lenses are computed by
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from lsprotocol import types
 
@@ -20,6 +22,9 @@ if TYPE_CHECKING:
     from ._navigate import Navigator, Symbol
     from .server import CdlServer
 
+P = TypeVar("P")
+R = TypeVar("R")
+
 _COMPLETION_KINDS = {
     "template": types.CompletionItemKind.Class,
     "child": types.CompletionItemKind.Field,
@@ -29,7 +34,7 @@ _COMPLETION_KINDS = {
 _SYMBOL_KINDS = {"list": types.SymbolKind.Object, "property": types.SymbolKind.Property}
 
 
-def _navigator(analysis: Analysis) -> Navigator | None:
+def navigator_of(analysis: Analysis) -> Navigator | None:
     """The navigator over ``analysis``, built on first use (None: the document did not load)."""
     if analysis.document is None:
         return None
@@ -37,8 +42,23 @@ def _navigator(analysis: Analysis) -> Navigator | None:
     if found is None:
         from ._navigate import Navigator
 
-        found = analysis.memo["navigator"] = Navigator(analysis.document, analysis.texts)
+        found = analysis.memo["navigator"] = Navigator(analysis.document, analysis.texts, resolution=analysis.resolution)
     return cast("Navigator", found)
+
+
+def _under(server: CdlServer) -> Callable[[Callable[[P], R]], Callable[[P], R]]:
+    """Run a request holding ``server.navigation``: never while a navigator is
+    being prepared in the background (:meth:`CdlServer.prepare`)."""
+
+    def wrap(func: Callable[[P], R]) -> Callable[[P], R]:
+        @functools.wraps(func)
+        def handler(params: P) -> R:
+            with server.navigation:
+                return func(params)
+
+        return handler
+
+    return wrap
 
 
 def register_navigation(server: CdlServer) -> None:
@@ -50,7 +70,7 @@ def register_navigation(server: CdlServer) -> None:
         if current is None:
             return None
         path, analysis = current
-        navigator = _navigator(analysis)
+        navigator = navigator_of(analysis)
         if navigator is None or analysis.document is None:
             return None
         line, column = server.position(path, position)
@@ -58,6 +78,7 @@ def register_navigation(server: CdlServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @_handler(server, "finding a definition")
+    @_under(server)
     def definition(params: types.DefinitionParams) -> list[types.Location] | None:
         found = at(params.text_document.uri, params.position)
         if found is None:
@@ -68,6 +89,7 @@ def register_navigation(server: CdlServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     @_handler(server, "finding references")
+    @_under(server)
     def references(params: types.ReferenceParams) -> list[types.Location] | None:
         found = at(params.text_document.uri, params.position)
         if found is None:
@@ -78,7 +100,7 @@ def register_navigation(server: CdlServer) -> None:
         locations: dict[tuple[str, int, int, int, int], types.Location] = {}
         for analysis in list(server.buffers.analyses.values()):
             document = analysis.document
-            navigator = _navigator(analysis) if document is not None and url in document.urls else None
+            navigator = navigator_of(analysis) if document is not None and url in document.urls else None
             for spot in navigator.references(url, line, column) if navigator is not None else ():
                 location = server.location_of(spot, analysis)
                 if location is not None:
@@ -88,6 +110,7 @@ def register_navigation(server: CdlServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @_handler(server, "hovering")
+    @_under(server)
     def hover(params: types.HoverParams) -> types.Hover | None:
         found = at(params.text_document.uri, params.position)
         if found is None:
@@ -102,6 +125,7 @@ def register_navigation(server: CdlServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=['"', "'", ":", "/", " "]))
     @_handler(server, "completing")
+    @_under(server)
     def completion(params: types.CompletionParams) -> types.CompletionList | None:
         found = at(params.text_document.uri, params.position)
         if found is None:
@@ -117,26 +141,28 @@ def register_navigation(server: CdlServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @_handler(server, "listing symbols")
+    @_under(server)
     def symbols(params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
         current = server.current(params.text_document.uri)
-        navigator = _navigator(current[1]) if current is not None else None
+        navigator = navigator_of(current[1]) if current is not None else None
         if current is None or navigator is None:
             return None
         path, analysis = current
         assert analysis.document is not None  # the navigator was built on it
-        lines = Lines(server.buffers.texts[path])
+        lines = server.buffers.lines(path)
         return _symbols(server, navigator.symbols(analysis.document.url), lines)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     @_handler(server, "finding code lenses")
+    @_under(server)
     def code_lens(params: types.CodeLensParams) -> list[types.CodeLens] | None:
         current = server.current(params.text_document.uri)
-        navigator = _navigator(current[1]) if current is not None else None
+        navigator = navigator_of(current[1]) if current is not None else None
         if current is None or navigator is None:
             return None
         path, analysis = current
         assert analysis.document is not None  # the navigator was built on it
-        lines = Lines(server.buffers.texts[path])
+        lines = server.buffers.lines(path)
         return [
             types.CodeLens(server.range_of(lens.spot, lines), types.Command(lens.title, ""))
             for lens in navigator.code_lenses(analysis.document.url)

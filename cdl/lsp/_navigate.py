@@ -98,6 +98,13 @@ class Navigator:
         self._targets = Targets(self._written)
         self._plain: Resolution | None = resolution
 
+    def prepare(self) -> None:
+        """Build now what the first hover of the main document would: its text
+        paired with its tree and the resolution with provenance (``cdl lsp``
+        calls it once typing has paused, so that hovers answer at once)."""
+        self._written.paired(0)
+        self._targets.resolved()
+
     # -- definition -------------------------------------------------------------------
 
     def definition(self, url: str, line: int, column: int) -> list[Spot]:

@@ -18,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import threading
 import traceback
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
 from lsprotocol import types
@@ -31,6 +33,9 @@ from ._positions import UTF16, Lines
 
 #: Seconds after the last change before a document is analysed again.
 DEBOUNCE = 0.3
+#: Seconds after an analysis before what hovers need is built from it, if
+#: the document has not changed again by then.
+PREPARE_AFTER = 0.05
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +65,10 @@ class CdlServer(LanguageServer):
         self.buffers = Buffers()
         self.encoding = UTF16
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        #: Held by the requests the navigator answers and by its preparation
+        #: in a worker thread: one at a time.
+        self.navigation = threading.Lock()
+        self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cdl-lsp-prepare")
 
     # -- positions --------------------------------------------------------------------
 
@@ -95,6 +104,11 @@ class CdlServer(LanguageServer):
                 changed |= guarded(self, f"analysing {path}", functools.partial(self.buffers.analyse, path), nothing) | {path}
         for url in sorted(changed):
             guarded(self, f"publishing the diagnostics of {url}", functools.partial(self.publish, url), None)
+        loop = asyncio.get_running_loop()
+        for path in paths:
+            analysis = self.buffers.analyses.get(path)
+            if analysis is not None:
+                loop.call_later(PREPARE_AFTER, self.prepare, path, analysis)
 
     def analyse_later(self, paths: set[str]) -> None:
         """Analyse ``paths`` once no change has come for :data:`DEBOUNCE` seconds."""
@@ -129,6 +143,27 @@ class CdlServer(LanguageServer):
             related_information=related or None,
         )
 
+    def prepare(self, path: str, analysis: Analysis) -> None:
+        """Build what hovers need from ``analysis`` in a worker thread, so that
+        the editor's next changes and requests are not kept waiting; requests
+        that need it wait for it (``navigation``)."""
+        if self.buffers.analyses.get(path) is not analysis or path in self._timers:
+            return  # the document changed since: the analysis is out of date
+
+        def build() -> None:
+            from ._features import navigator_of
+
+            with self.navigation:
+                if self.buffers.analyses.get(path) is analysis:
+                    navigator = navigator_of(analysis)
+                    if navigator is not None:
+                        navigator.prepare()
+
+        def done(future: asyncio.Future[None]) -> None:
+            guarded(self, f"preparing {path}", future.result, None)
+
+        asyncio.get_running_loop().run_in_executor(self._preparer, build).add_done_callback(done)
+
     # -- requests ---------------------------------------------------------------------
 
     def current(self, uri: str) -> tuple[str, Analysis] | None:
@@ -143,7 +178,7 @@ class CdlServer(LanguageServer):
 
     def position(self, path: str, position: types.Position) -> tuple[int, int]:
         """(line, code-point column) of a client's ``position`` in the open document ``path``."""
-        return Lines(self.buffers.texts[path]).from_client(position.line, position.character, self.encoding)
+        return self.buffers.lines(path).from_client(position.line, position.character, self.encoding)
 
 
 def guarded(server: LanguageServer, what: str, run: Callable[[], T], fallback: T) -> T:
