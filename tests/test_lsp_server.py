@@ -166,6 +166,21 @@ async def test_error_in_an_import_is_shown_in_both_and_fixed_by_editing_the_open
 
 
 @pytest.mark.asyncio
+async def test_an_import_changed_on_disk_and_reported_by_the_client_is_read_again(client: LanguageClient, tmp_path: Path) -> None:
+    template = write(tmp_path / "t.cdl", TEMPLATE)
+    main = write(tmp_path / "a.cdl", FIXED)
+    await start(client, tmp_path)
+    open_doc(client, main, FIXED)
+    assert await published(client, main) == []
+    write(tmp_path / "t.cdl", TEMPLATE.replace("Server", "Renamed"))
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams([types.FileEvent(template, types.FileChangeType.Changed)])
+    )
+    [d] = await published(client, main, lambda d: len(d) == 1)
+    assert d.code == "UNKNOWN_PROTOTYPE"
+
+
+@pytest.mark.asyncio
 async def test_cycle_lists_every_link_as_related_information(client: LanguageClient, tmp_path: Path) -> None:
     text = doc(
         "  <cdl:system>\n"

@@ -4,7 +4,9 @@ Entry points: :func:`serve` (what ``cdl lsp`` runs) and :func:`build_server`.
 Documents are synchronised whole (``TextDocumentSyncKind.Full``); every open
 document is analysed (``_buffers``) after it is opened, after it is saved,
 and once typing pauses (:data:`DEBOUNCE` seconds after the last change), and
-so is every open document that read it. Diagnostics go to the document each
+so is every open document that read it, and every one that read a file
+the client reports changed on disk (``workspace/didChangeWatchedFiles``,
+asked for at initialisation when the client can). Diagnostics go to the document each
 problem is in (``_diagnostics``); the requests (definition, hover,
 completion, references, symbols, code lenses) are answered by the
 navigator (``_navigate``) over the last analysis. Positions are converted
@@ -33,6 +35,9 @@ from ._positions import UTF16, Lines
 
 #: Seconds after the last change before a document is analysed again.
 DEBOUNCE = 0.3
+#: The files whose changes on disk the client is asked to report (an import
+#: that is not open, changed by another program or a checkout).
+WATCHED = "**/*.{cdl,xml}"
 #: Seconds after an analysis before what hovers need is built from it, if
 #: the document has not changed again by then.
 PREPARE_AFTER = 0.05
@@ -236,6 +241,28 @@ def _register_documents(server: CdlServer) -> None:
         buffers.settings, complaints = settings_from(params.initialization_options, root)
         for complaint in complaints:
             server.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=f"cdl lsp: {complaint}"))
+
+    @server.feature(types.INITIALIZED)
+    @_handler(server, "asking to be told of changed files")
+    def initialized(params: types.InitializedParams) -> None:
+        workspace = server.client_capabilities.workspace
+        watched = workspace.did_change_watched_files if workspace is not None else None
+        if watched is not None and watched.dynamic_registration:
+            watchers = [types.FileSystemWatcher(glob_pattern=WATCHED)]
+            options = types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers)
+            server.client_register_capability(
+                types.RegistrationParams([types.Registration("cdl-watched", types.WORKSPACE_DID_CHANGE_WATCHED_FILES, options)])
+            )
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    @_handler(server, "taking changed files")
+    def watched_files_changed(params: types.DidChangeWatchedFilesParams) -> None:
+        readers: set[str] = set()
+        for event in params.changes:
+            path = path_of_uri(event.uri)
+            if path is not None and path not in buffers.texts:  # an open one is read from its buffer
+                readers |= buffers.readers_of(path)
+        server.analyse_later(readers)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @_handler(server, "opening a document")
