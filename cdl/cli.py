@@ -298,10 +298,11 @@ def validate(files: tuple[str, ...], **options: Any) -> None:
 
 @main.command()
 def lsp() -> None:
-    """Run the language server (Language Server Protocol on stdin and stdout) for editors.
+    """Run the language server for editors (LSP on stdin and stdout).
 
-    Needs the extra: pip install 'cdl[lsp]'. Settings come from the client's
-    initializationOptions (README, "Editor support").
+    Needs the extra: pip install 'cdl[lsp]'. The editor's client starts it
+    and gives its settings as initializationOptions: importPaths, catalogs
+    and allowRemote, as --import-path, --catalog and --allow-remote.
     """
     try:
         from .lsp.server import serve

@@ -73,6 +73,7 @@ class CdlServer(LanguageServer):
         #: Held by the requests the navigator answers and by its preparation
         #: in a worker thread: one at a time.
         self.navigation = threading.Lock()
+        self.stopping = False
         self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cdl-lsp-prepare")
 
     # -- positions --------------------------------------------------------------------
@@ -152,8 +153,8 @@ class CdlServer(LanguageServer):
         """Build what hovers need from ``analysis`` in a worker thread, so that
         the editor's next changes and requests are not kept waiting; requests
         that need it wait for it (``navigation``)."""
-        if self.buffers.analyses.get(path) is not analysis or path in self._timers:
-            return  # the document changed since: the analysis is out of date
+        if self.buffers.analyses.get(path) is not analysis or path in self._timers or self.stopping:
+            return  # the document changed since (the analysis is out of date), or the client is leaving
 
         def build() -> None:
             from ._features import navigator_of
@@ -253,6 +254,16 @@ def _register_documents(server: CdlServer) -> None:
             server.client_register_capability(
                 types.RegistrationParams([types.Registration("cdl-watched", types.WORKSPACE_DID_CHANGE_WATCHED_FILES, options)])
             )
+
+    @server.feature(types.SHUTDOWN)
+    @_handler(server, "shutting down")
+    def shutdown(params: None) -> None:
+        for timer in server._timers.values():
+            timer.cancel()
+        server._timers.clear()
+        # A preparation under way finishes (a thread cannot be stopped); none starts.
+        server.stopping = True
+        server._preparer.shutdown(wait=False, cancel_futures=True)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @_handler(server, "taking changed files")
