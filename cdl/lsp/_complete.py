@@ -195,7 +195,7 @@ def _children(
         nodes = resolved.select(ref, holder)
     if not nodes:
         start = written.lookup(refroot) if refroot is not None else holder.getparent()
-        nodes = walk(start, ref.steps).nodes if start is not None else ()
+        nodes = walk(start, ref.steps, written.children).nodes if start is not None else ()
     found: dict[str, Completion] = {}
     for node in nodes:
         for child in node.iterchildren(etree.Element):
