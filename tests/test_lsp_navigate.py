@@ -150,6 +150,17 @@ def test_hover_on_a_property_shows_its_value_and_its_provenance_with_links(webap
     assert f"[{doc.urls[1]}:{line + 1}]({uri}#L{line + 1})" in hover.markdown
 
 
+def test_hover_links_the_steps_of_a_references_target_too() -> None:
+    text = f"<cdl:cdl {CDL_DECL}><cdl:system>\n<a><p>1</p></a>\n<b><q cdl:refroot='a' cdl:ref='/p'/></b>\n</cdl:system></cdl:cdl>"
+    doc = cdl.load(text.encode(), name="mem.cdl")
+    hover = Navigator(doc, {}).hover(doc.url, *find(text, "<q", 1))
+    assert hover is not None and "/b/q = 1" in hover.markdown
+    uri = Path("mem.cdl").resolve().as_uri()
+    # q is written on line 3; the value it copies, p, on line 2.
+    assert f"- written: [mem.cdl:3]({uri}#L3)" in hover.markdown
+    assert f"- written: [mem.cdl:2]({uri}#L2)" in hover.markdown
+
+
 def test_hover_on_a_pending_property_says_what_it_waits_for() -> None:
     text = (
         f"<cdl:cdl {CDL_DECL}><cdl:system>\n<db><host cdl:lazy='true'/></db>\n"
@@ -232,8 +243,8 @@ def test_completion_of_attributes_and_lazy_values() -> None:
 def test_completion_while_typing_an_unterminated_value(webapp: tuple[cdl.Document, dict[str, str]]) -> None:
     doc, texts = webapp
     main = texts[doc.url]
-    typing = main.replace('<t:dbuser>myapp</t:dbuser>', '<extra cdl:extends="t:W\n<t:dbuser>myapp</t:dbuser>')
-    found = Navigator(doc, {doc.url: typing}).completion(doc.url, *find(typing, '"t:W', 4))
+    typing = main.replace('<t:dbuser>myapp</t:dbuser>', '<extra cdl:lazy="false" cdl:extends="t:W\n<t:dbuser>myapp</t:dbuser>')
+    found = Navigator(doc, {doc.url: typing}).completion(doc.url, *find(typing, '"t:W\n', 4))
     assert "t:WebApp" in labels(found)
 
 
