@@ -173,15 +173,19 @@ def test_hover_on_a_pending_property_says_what_it_waits_for() -> None:
     assert "waits for /db/host" in hover.markdown
 
 
-def test_hover_on_extends_shows_the_prototype_abbreviated() -> None:
-    children = "".join(f"<p{i}>{i}</p{i}>" for i in range(12))
-    text = f"<cdl:cdl {CDL_DECL}><cdl:configuration>\n<T>{children}</T>\n</cdl:configuration><cdl:system><S cdl:extends='T'><p0>zero</p0></S></cdl:system></cdl:cdl>"
-    doc = cdl.load(text.encode(), name="mem.cdl")
+def test_hover_on_extends_shows_the_prototype_abbreviated(write_docs: Callable[..., Path]) -> None:
+    # A reference of the imported template itself: resolved for the hover,
+    # though resolution resolves only what the main document needs.
+    children = "<r cdl:ref='p0'/>" + "".join(f"<p{i}>{i}</p{i}>" for i in range(12))
+    lib = f"<cdl:cdl {CDL_DECL}><cdl:configuration>\n<T>{children}</T>\n</cdl:configuration></cdl:cdl>"
+    text = f"<cdl:cdl {CDL_DECL}><cdl:import location='lib.cdl'/><cdl:system><S cdl:extends='T'><p0>zero</p0></S></cdl:system></cdl:cdl>"
+    doc = cdl.load(write_docs({"main.cdl": text, "lib.cdl": lib}))
     hover = Navigator(doc, {}).hover(doc.url, *find(text, "'T'", 1))
     assert hover is not None
-    assert hover.markdown.startswith("**`T`** in [mem.cdl:2]")
-    assert "- `p9` = `9`" in hover.markdown and "p10" not in hover.markdown
-    assert "... and 2 more" in hover.markdown
+    assert hover.markdown.startswith(f"**`T`** in [{doc.urls[1]}:2]")
+    assert "- `r` = `0`" in hover.markdown
+    assert "- `p8` = `8`" in hover.markdown and "p9" not in hover.markdown
+    assert "... and 3 more" in hover.markdown
     assert hover.spot == spot(doc.url, text, "'T'", 1)
 
 

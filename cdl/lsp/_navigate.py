@@ -157,9 +157,9 @@ class Navigator:
         if top_level_of(el) is None:
             return None
         spot = self._written.name_spot(cursor.doc, cursor.doc.source.tags[cursor.tag])
-        return Hover(self._property_text(el, spot), spot)
+        return Hover(self._property_text(el), spot)
 
-    def _property_text(self, el: etree._Element, spot: Spot) -> str:
+    def _property_text(self, el: etree._Element) -> str:
         path = self._written.path_of(el) or "?"
         resolved = self._targets.resolved()
         if resolved is None:
@@ -167,7 +167,7 @@ class Navigator:
         try:
             explanations = resolved.explain(path)
         except CdlError as exc:
-            return f"**`{path}`**\n\n{_failure(exc)}"
+            return f"**`{path}`**\n\nNo explanation: `{exc.code}` {exc}"
         return _explanation_text(self._chosen(el, path, explanations))
 
     def _chosen(self, el: etree._Element, path: str, explanations: list[Explanation]) -> Explanation:
@@ -201,7 +201,7 @@ class Navigator:
         where = "" if spot is None else f" in {file_link(spot.url, spot.line + 1)}"
         lines = [f"**`{written.prefixes.qname(name)}`**{where}", ""]
         resolved = self._targets.resolved()
-        shown = resolved.ws.lists.get(name) if resolved is not None else None
+        shown = resolved.settled(name) if resolved is not None else None
         if shown is None:
             shown = proto
             lines += [_failure(self._targets.failure), ""] if self._targets.failure is not None else []

@@ -96,6 +96,18 @@ class Resolved:
             self.ws, self.recorder, path, lambda nodes: resolver.run(items_in(nodes)), resolver.is_pending, resolver.waits_on
         )
 
+    def settled(self, name: str) -> etree._Element | None:
+        """The top level list ``name`` as resolved, its own references and
+        expressions resolved too where they can be (resolution resolves only
+        what the main document needs)."""
+        found = self.ws.lists.get(name)
+        if found is not None:
+            try:
+                self.resolver.run(items_in([found]))
+            except CdlError:
+                pass  # what stays unresolved shows as pending
+        return found
+
     def copy_of(self, el: etree._Element) -> etree._Element | None:
         """The element of the working trees that stands where the loaded ``el``
         is written: the same names (and rank among same-named siblings) down
