@@ -37,11 +37,11 @@ from .._model import (
 )
 from .._naming import _PATH_SHOWN
 from ..errors import CdlError
-from ._complete import Completion, _clark, _is_variable, complete
+from ._complete import Completion, complete
 from ._links import file_link
 from ._source import Source
 from ._targets import Targets
-from ._written import Cursor, Spot, Written
+from ._written import Cursor, Spot, Written, attribute_name, is_variable
 
 if TYPE_CHECKING:
     from .._engine import Document, Resolution
@@ -133,7 +133,7 @@ class Navigator:
             return None
         nsmap = self._written.nsmap(cursor)
         tag = cursor.doc.source.tags[cursor.tag]
-        return _clark(cursor.attr.name, nsmap, _is_variable(tag.name, nsmap))
+        return attribute_name(cursor.attr.name, nsmap, is_variable(tag.name, nsmap))
 
     # -- hover ----------------------------------------------------------------------------
 
@@ -151,9 +151,8 @@ class Navigator:
             spot = self._written.spot(cursor.doc, attr.value_start, attr.value_end)
             return None if proto is None else Hover(self._prototype_text(proto), spot)
         el = cursor.element
-        if el.tag == T_VARIABLE and el.getparent() is not None:
-            el = el.getparent()  # type: ignore[assignment]  # tested just above
-        el = holder_of(el)
+        expression = el.getparent() if el.tag == T_VARIABLE else None
+        el = holder_of(el if expression is None else expression)
         if top_level_of(el) is None:
             return None
         spot = self._written.name_spot(cursor.doc, cursor.doc.source.tags[cursor.tag])

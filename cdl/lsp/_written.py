@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 from lxml import etree
 
 from .._children import ChildIndex, children_by_name
-from .._model import ENGINE_NS, NameRef, SourceDoc, doc_index_of, tag_of, top_level_of
+from .._model import CDL_NS, ENGINE_NS, T_VARIABLE, NameRef, SourceDoc, doc_index_of, tag_of, top_level_of
 from .._naming import Prefixes
+from .._paths import PrefixError, parse_qname
 from ._source import Attr, Source, Tag, decode, pair, scan
 
 if TYPE_CHECKING:
@@ -235,3 +236,25 @@ class Written:
                 self._ranks.update((child, rank) for rank, child in enumerate(children))
             found = self._ranks[el]
         return found
+
+
+#: A cdl:variable's own attributes (Appendix A: unqualified).
+VARIABLE_ATTRIBUTES = ("name", "ref", "refroot", "lazy")
+
+
+def is_variable(written_name: str, nsmap: dict[str | None, str]) -> bool:
+    """Whether an element's name as written, with ``nsmap`` in scope, is cdl:variable."""
+    try:
+        return parse_qname(written_name, nsmap)[0] == T_VARIABLE
+    except PrefixError:
+        return False
+
+
+def attribute_name(written_name: str, nsmap: dict[str | None, str], variable: bool) -> str | None:
+    """The Clark name of an attribute as written (a cdl:variable's unqualified
+    ``ref``, ``refroot`` and ``lazy`` count as the CDL ones)."""
+    prefix, colon, local = written_name.rpartition(":")
+    if not colon:
+        return f"{{{CDL_NS}}}{local}" if variable and local in VARIABLE_ATTRIBUTES else local
+    uri = nsmap.get(prefix)
+    return None if uri is None else f"{{{uri}}}{local}"
