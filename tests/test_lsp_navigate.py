@@ -4,6 +4,7 @@ the editor's texts (cdl/lsp/_navigate.py), in code-point columns."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -381,3 +382,35 @@ def test_every_request_answers_on_every_prefix_of_a_text_being_typed(webapp: tup
             nav.symbols(url)
             answered += 1
     assert answered > 150
+
+
+def _sample_documents() -> list[Path]:
+    """The samples' and the conformance suite's main documents."""
+    suite = Path(__file__).resolve().parent / "data" / "conformance" / "suite"
+    return sorted(SAMPLES.glob("*/system.cdl")) + sorted(suite.glob("*/*/main.cdl"))
+
+
+def test_definitions_and_symbols_land_on_the_names_they_name_in_the_samples() -> None:
+    checked = 0
+    for path in _sample_documents():
+        try:
+            doc = cdl.load(path)
+        except cdl.CdlError:
+            continue  # a conformance case of an error at load time
+        nav = Navigator(doc, {})
+        lines = {url: Path(url).read_text(encoding="utf-8").split("\n") for url in doc.urls}
+        for url in doc.urls:
+            text = "\n".join(lines[url])
+            for written in re.finditer(r"""cdl:extends\s*=\s*["']([^"']+)["']""", text):
+                line, column = find(text, written.group(0), written.start(1) - written.start(0), nth=text.count(written.group(0), 0, written.start()))
+                for target in nav.definition(url, line, column):
+                    name = lines[target.url][target.line][target.start : target.end]
+                    assert name.rpartition(":")[2] == written.group(1).rpartition(":")[2], (url, written.group(0))
+                    checked += 1
+            stack = list(nav.symbols(url))
+            while stack:
+                symbol = stack.pop()
+                selection = symbol.selection
+                assert lines[url][selection.line][selection.start : selection.end] == symbol.name
+                stack.extend(symbol.children)
+    assert checked >= 20, checked
