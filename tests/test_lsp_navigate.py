@@ -162,6 +162,19 @@ def test_hover_links_the_steps_of_a_references_target_too() -> None:
     assert f"- written: [mem.cdl:2]({uri}#L2)" in hover.markdown
 
 
+def test_a_hover_that_cannot_be_explained_leaves_the_next_ones_alone(write_docs: Callable[..., Path]) -> None:
+    # The imported template's references form a cycle nothing of the main
+    # document needs: the document resolves, explaining them fails.
+    lib = f"<cdl:cdl {CDL_DECL}><cdl:configuration>\n<T><a cdl:ref='b'/><b cdl:ref='a'/>\n<c>1</c></T>\n</cdl:configuration></cdl:cdl>"
+    text = f"<cdl:cdl {CDL_DECL}><cdl:import location='lib.cdl'/><cdl:system><S><x>1</x></S></cdl:system></cdl:cdl>"
+    doc = cdl.load(write_docs({"main.cdl": text, "lib.cdl": lib}))
+    nav = Navigator(doc, {})
+    failed = nav.hover(doc.urls[1], *find(lib, "<a ", 1))
+    assert failed is not None and "No explanation: `REF_CYCLE`" in failed.markdown
+    hover = nav.hover(doc.urls[1], *find(lib, "<c>", 1))
+    assert hover is not None and "/T/c = 1" in hover.markdown
+
+
 def test_hover_on_a_pending_property_says_what_it_waits_for() -> None:
     text = (
         f"<cdl:cdl {CDL_DECL}><cdl:system>\n<db><host cdl:lazy='true'/></db>\n"

@@ -33,6 +33,7 @@ from .._model import (
     P_REF,
     T_EXPRESSION,
     T_VARIABLE,
+    Problems,
     Ref,
     Workspace,
     doc_index_of,
@@ -89,12 +90,17 @@ class Resolved:
             loaded = self._loaded[int(doc)] = list(self.written.docs[int(doc)].root.iter(etree.Element))
         return loaded[int(index)]
 
+    def settle(self, nodes: list[etree._Element]) -> None:
+        """Resolve the items in and below ``nodes`` (raises CdlError). The
+        resolver collects errors for the run it is in; each run here starts
+        with none, so one that failed does not fail every later one."""
+        self.resolver.problems = Problems(self.ws.ctx.limits.max_errors)
+        self.resolver.run(items_in(nodes))
+
     def explain(self, path: str) -> list[Explanation]:
         """``Resolution.explain(path)``, from this resolution (raises CdlError)."""
         resolver = self.resolver
-        return explain(
-            self.ws, self.recorder, path, lambda nodes: resolver.run(items_in(nodes)), resolver.is_pending, resolver.waits_on
-        )
+        return explain(self.ws, self.recorder, path, self.settle, resolver.is_pending, resolver.waits_on)
 
     def settled(self, name: str) -> etree._Element | None:
         """The top level list ``name`` as resolved, its own references and
@@ -103,7 +109,7 @@ class Resolved:
         found = self.ws.lists.get(name)
         if found is not None:
             try:
-                self.resolver.run(items_in([found]))
+                self.settle([found])
             except CdlError:
                 pass  # what stays unresolved shows as pending
         return found
@@ -146,7 +152,7 @@ class Resolved:
             if not result.blockers:
                 return result.nodes
             try:
-                self.resolver.run(items_in(list(result.blockers)))
+                self.settle(list(result.blockers))
             except CdlError:
                 return ()
         return ()
