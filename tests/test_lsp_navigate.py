@@ -95,6 +95,19 @@ def test_definition_of_refs_refroot_variables_and_imports(write_docs: Callable[.
     assert nav.definition(main, *find(main_text, "lib/base", 2)) == [Spot(base, 0, 0, 0)]
 
 
+def test_definition_of_a_templates_reference_that_selects_only_where_inherited() -> None:
+    text = (
+        f"<cdl:cdl {CDL_DECL}><cdl:configuration>\n<T><x cdl:ref='/name'/></T>\n</cdl:configuration>"
+        "<cdl:system>\n<S cdl:extends='T'><name>s</name></S>\n<U cdl:extends='T'><name>u</name></U>\n</cdl:system></cdl:cdl>"
+    )
+    doc = cdl.load(text.encode(), name="mem.cdl")
+    # T has no name: the path selects in each list that extends T.
+    assert Navigator(doc, {}).definition(doc.url, *find(text, "'/name'", 2)) == [
+        spot(doc.url, text, "<name>s", 4),
+        spot(doc.url, text, "<name>u", 4),
+    ]
+
+
 def test_definition_follows_catalogs(write_docs: Callable[..., Path], tmp_path: Path) -> None:
     lib = f"<cdl:cdl {CDL_DECL}><cdl:configuration><Server><port>80</port></Server></cdl:configuration></cdl:cdl>"
     main_text = (

@@ -121,7 +121,7 @@ class Navigator:
             if reference is not None:
                 ref, holder = reference
                 if name == A_CREF:
-                    found = targets.selected(ref, holder)
+                    found = targets.selected(ref, holder) or targets.inherited_selections(el)
                 elif ref.refroot is not None:
                     top = written.lookup(ref.refroot)
                     found = [] if top is None else [top]

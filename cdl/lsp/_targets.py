@@ -181,6 +181,7 @@ class Targets:
         self.failure: CdlError | None = None
         self._extenders: dict[etree._Element, list[etree._Element]] | None = None
         self._referrers: dict[etree._Element, list[etree._Element]] | None = None
+        self._by_referrer: dict[etree._Element, list[etree._Element]] | None = None
 
     def resolved(self) -> Resolved | None:
         """The resolution (made when first asked); None when the document does not resolve."""
@@ -273,12 +274,28 @@ class Targets:
                 if found is not None:
                     for target in self.selected(*found):
                         index.setdefault(target, {})[referring] = None
-            resolved = self.resolved()
-            if resolved is not None:
-                for referring, target in self._resolved_references(resolved):
+            for referring, targets in self._inherited().items():
+                for target in targets:
                     index.setdefault(target, {})[referring] = None
             self._referrers = {target: list(found) for target, found in index.items()}
         return self._referrers.get(el, [])
+
+    def inherited_selections(self, referring: etree._Element) -> list[etree._Element]:
+        """Where what the reference written on loaded ``referring`` selected is
+        written, as the resolution resolved it in every list it was inherited
+        into (a template's path that selects nothing in the template itself)."""
+        return self._inherited().get(referring, [])
+
+    def _inherited(self) -> dict[etree._Element, list[etree._Element]]:
+        """Each written reference's targets in the resolution (built once)."""
+        if self._by_referrer is None:
+            index: dict[etree._Element, dict[etree._Element, None]] = {}
+            resolved = self.resolved()
+            if resolved is not None:
+                for referring, target in self._resolved_references(resolved):
+                    index.setdefault(referring, {})[target] = None
+            self._by_referrer = {referring: list(found) for referring, found in index.items()}
+        return self._by_referrer
 
     def _resolved_references(self, resolved: Resolved) -> Iterator[tuple[etree._Element, etree._Element]]:
         """(where a reference is written, where what it selected is written) for
