@@ -91,6 +91,12 @@ class Navigator:
     the bytes it was loaded from. ``resolution``, a plain resolution of
     ``document`` the caller already has, gives the code lenses their plan
     (else they resolve the document once).
+
+    Keep one Navigator per Document: the first request that needs a
+    resolution makes one with provenance recorded (one resolution's time)
+    and later ones reuse it, so a hover then costs milliseconds. Requests
+    change what it keeps (they resolve what they look at): make them from
+    one thread at a time.
     """
 
     def __init__(self, document: Document, texts: Mapping[str, str], *, resolution: Resolution | None = None) -> None:
