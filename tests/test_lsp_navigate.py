@@ -4,6 +4,7 @@ the editor's texts (cdl/lsp/_navigate.py), in code-point columns."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -94,6 +95,19 @@ def test_definition_of_refs_refroot_variables_and_imports(write_docs: Callable[.
     assert nav.definition(main, *find(main_text, "lib/base", 2)) == [Spot(base, 0, 0, 0)]
 
 
+def test_definition_of_a_templates_reference_that_selects_only_where_inherited() -> None:
+    text = (
+        f"<cdl:cdl {CDL_DECL}><cdl:configuration>\n<T><x cdl:ref='/name'/></T>\n</cdl:configuration>"
+        "<cdl:system>\n<S cdl:extends='T'><name>s</name></S>\n<U cdl:extends='T'><name>u</name></U>\n</cdl:system></cdl:cdl>"
+    )
+    doc = cdl.load(text.encode(), name="mem.cdl")
+    # T has no name: the path selects in each list that extends T.
+    assert Navigator(doc, {}).definition(doc.url, *find(text, "'/name'", 2)) == [
+        spot(doc.url, text, "<name>s", 4),
+        spot(doc.url, text, "<name>u", 4),
+    ]
+
+
 def test_definition_follows_catalogs(write_docs: Callable[..., Path], tmp_path: Path) -> None:
     lib = f"<cdl:cdl {CDL_DECL}><cdl:configuration><Server><port>80</port></Server></cdl:configuration></cdl:cdl>"
     main_text = (
@@ -150,6 +164,30 @@ def test_hover_on_a_property_shows_its_value_and_its_provenance_with_links(webap
     assert f"[{doc.urls[1]}:{line + 1}]({uri}#L{line + 1})" in hover.markdown
 
 
+def test_hover_links_the_steps_of_a_references_target_too() -> None:
+    text = f"<cdl:cdl {CDL_DECL}><cdl:system>\n<a><p>1</p></a>\n<b><q cdl:refroot='a' cdl:ref='/p'/></b>\n</cdl:system></cdl:cdl>"
+    doc = cdl.load(text.encode(), name="mem.cdl")
+    hover = Navigator(doc, {}).hover(doc.url, *find(text, "<q", 1))
+    assert hover is not None and "/b/q = 1" in hover.markdown
+    uri = Path("mem.cdl").resolve().as_uri()
+    # q is written on line 3; the value it copies, p, on line 2.
+    assert f"- written: [mem.cdl:3]({uri}#L3)" in hover.markdown
+    assert f"- written: [mem.cdl:2]({uri}#L2)" in hover.markdown
+
+
+def test_a_hover_that_cannot_be_explained_leaves_the_next_ones_alone(write_docs: Callable[..., Path]) -> None:
+    # The imported template's references form a cycle nothing of the main
+    # document needs: the document resolves, explaining them fails.
+    lib = f"<cdl:cdl {CDL_DECL}><cdl:configuration>\n<T><a cdl:ref='b'/><b cdl:ref='a'/>\n<c>1</c></T>\n</cdl:configuration></cdl:cdl>"
+    text = f"<cdl:cdl {CDL_DECL}><cdl:import location='lib.cdl'/><cdl:system><S><x>1</x></S></cdl:system></cdl:cdl>"
+    doc = cdl.load(write_docs({"main.cdl": text, "lib.cdl": lib}))
+    nav = Navigator(doc, {})
+    failed = nav.hover(doc.urls[1], *find(lib, "<a ", 1))
+    assert failed is not None and "No explanation: `REF_CYCLE`" in failed.markdown
+    hover = nav.hover(doc.urls[1], *find(lib, "<c>", 1))
+    assert hover is not None and "/T/c = 1" in hover.markdown
+
+
 def test_hover_on_a_pending_property_says_what_it_waits_for() -> None:
     text = (
         f"<cdl:cdl {CDL_DECL}><cdl:system>\n<db><host cdl:lazy='true'/></db>\n"
@@ -162,15 +200,19 @@ def test_hover_on_a_pending_property_says_what_it_waits_for() -> None:
     assert "waits for /db/host" in hover.markdown
 
 
-def test_hover_on_extends_shows_the_prototype_abbreviated() -> None:
-    children = "".join(f"<p{i}>{i}</p{i}>" for i in range(12))
-    text = f"<cdl:cdl {CDL_DECL}><cdl:configuration>\n<T>{children}</T>\n</cdl:configuration><cdl:system><S cdl:extends='T'><p0>zero</p0></S></cdl:system></cdl:cdl>"
-    doc = cdl.load(text.encode(), name="mem.cdl")
+def test_hover_on_extends_shows_the_prototype_abbreviated(write_docs: Callable[..., Path]) -> None:
+    # A reference of the imported template itself: resolved for the hover,
+    # though resolution resolves only what the main document needs.
+    children = "<r cdl:ref='p0'/>" + "".join(f"<p{i}>{i}</p{i}>" for i in range(12))
+    lib = f"<cdl:cdl {CDL_DECL}><cdl:configuration>\n<T>{children}</T>\n</cdl:configuration></cdl:cdl>"
+    text = f"<cdl:cdl {CDL_DECL}><cdl:import location='lib.cdl'/><cdl:system><S cdl:extends='T'><p0>zero</p0></S></cdl:system></cdl:cdl>"
+    doc = cdl.load(write_docs({"main.cdl": text, "lib.cdl": lib}))
     hover = Navigator(doc, {}).hover(doc.url, *find(text, "'T'", 1))
     assert hover is not None
-    assert hover.markdown.startswith("**`T`** in [mem.cdl:2]")
-    assert "- `p9` = `9`" in hover.markdown and "p10" not in hover.markdown
-    assert "... and 2 more" in hover.markdown
+    assert hover.markdown.startswith(f"**`T`** in [{doc.urls[1]}:2]")
+    assert "- `r` = `0`" in hover.markdown
+    assert "- `p8` = `8`" in hover.markdown and "p9" not in hover.markdown
+    assert "... and 3 more" in hover.markdown
     assert hover.spot == spot(doc.url, text, "'T'", 1)
 
 
@@ -232,8 +274,8 @@ def test_completion_of_attributes_and_lazy_values() -> None:
 def test_completion_while_typing_an_unterminated_value(webapp: tuple[cdl.Document, dict[str, str]]) -> None:
     doc, texts = webapp
     main = texts[doc.url]
-    typing = main.replace('<t:dbuser>myapp</t:dbuser>', '<extra cdl:extends="t:W\n<t:dbuser>myapp</t:dbuser>')
-    found = Navigator(doc, {doc.url: typing}).completion(doc.url, *find(typing, '"t:W', 4))
+    typing = main.replace('<t:dbuser>myapp</t:dbuser>', '<extra cdl:lazy="false" cdl:extends="t:W\n<t:dbuser>myapp</t:dbuser>')
+    found = Navigator(doc, {doc.url: typing}).completion(doc.url, *find(typing, '"t:W\n', 4))
     assert "t:WebApp" in labels(found)
 
 
@@ -366,3 +408,35 @@ def test_every_request_answers_on_every_prefix_of_a_text_being_typed(webapp: tup
             nav.symbols(url)
             answered += 1
     assert answered > 150
+
+
+def _sample_documents() -> list[Path]:
+    """The samples' and the conformance suite's main documents."""
+    suite = Path(__file__).resolve().parent / "data" / "conformance" / "suite"
+    return sorted(SAMPLES.glob("*/system.cdl")) + sorted(suite.glob("*/*/main.cdl"))
+
+
+def test_definitions_and_symbols_land_on_the_names_they_name_in_the_samples() -> None:
+    checked = 0
+    for path in _sample_documents():
+        try:
+            doc = cdl.load(path)
+        except cdl.CdlError:
+            continue  # a conformance case of an error at load time
+        nav = Navigator(doc, {})
+        lines = {url: Path(url).read_text(encoding="utf-8").split("\n") for url in doc.urls}
+        for url in doc.urls:
+            text = "\n".join(lines[url])
+            for written in re.finditer(r"""cdl:extends\s*=\s*["']([^"']+)["']""", text):
+                line, column = find(text, written.group(0), written.start(1) - written.start(0), nth=text.count(written.group(0), 0, written.start()))
+                for target in nav.definition(url, line, column):
+                    name = lines[target.url][target.line][target.start : target.end]
+                    assert name.rpartition(":")[2] == written.group(1).rpartition(":")[2], (url, written.group(0))
+                    checked += 1
+            stack = list(nav.symbols(url))
+            while stack:
+                symbol = stack.pop()
+                selection = symbol.selection
+                assert lines[url][selection.line][selection.start : selection.end] == symbol.name
+                stack.extend(symbol.children)
+    assert checked >= 20, checked

@@ -38,7 +38,7 @@ from .._model import (
 )
 from .._paths import PathSyntaxError, PrefixError, parse_name_ref, parse_path, parse_qname, relative_ref, walk
 from ._targets import Targets
-from ._written import Cursor, Written
+from ._written import VARIABLE_ATTRIBUTES, Cursor, Written, attribute_name, is_variable
 
 
 @dataclass(frozen=True)
@@ -58,12 +58,10 @@ _ATTRIBUTE_DETAILS = {
     A_CREF: "a value reference: the path of the property whose value this takes (7.3)",
     A_REFROOT: "the top level list the cdl:ref path starts from (7.3)",
     A_LAZY: "true: the value is given at deployment (7.5)",
-    A_USE: "required or optional (8)",
+    A_USE: "required or optional: whether the system must give it a value (7.4.2)",
 }
 #: The values an attribute takes, where there are few.
 _VALUES = {A_LAZY: ("true", "false"), A_USE: ("required", "optional")}
-#: A cdl:variable's own attributes (Appendix A: unqualified).
-_VARIABLE_ATTRIBUTES = ("name", "ref", "refroot", "lazy")
 
 
 def complete(written: Written, targets: Targets, cursor: Cursor) -> list[Completion]:
@@ -77,8 +75,8 @@ def complete(written: Written, targets: Targets, cursor: Cursor) -> list[Complet
     attr = cursor.attr
     if attr is None:
         return _attributes(cursor, nsmap)
-    variable = _is_variable(tag.name, nsmap)
-    name = _clark(attr.name, nsmap, variable)
+    variable = is_variable(tag.name, nsmap)
+    name = attribute_name(attr.name, nsmap, variable)
     if name in (A_EXTENDS, A_REFROOT):
         return _templates(written, cursor, nsmap)
     if name == A_CREF:
@@ -93,38 +91,21 @@ def complete(written: Written, targets: Targets, cursor: Cursor) -> list[Complet
     return [Completion(v, "value", f"cdl:{split_clark(name or '')[1]}", v) for v in values]
 
 
-def _is_variable(written_name: str, nsmap: dict[str | None, str]) -> bool:
-    try:
-        return parse_qname(written_name, nsmap)[0] == T_VARIABLE
-    except PrefixError:
-        return False
-
-
-def _clark(written_name: str, nsmap: dict[str | None, str], variable: bool) -> str | None:
-    """The Clark name of an attribute as written (a cdl:variable's unqualified
-    ``ref``, ``refroot`` and ``lazy`` count as the CDL ones)."""
-    prefix, colon, local = written_name.rpartition(":")
-    if not colon:
-        return f"{{{CDL_NS}}}{local}" if variable and local in _VARIABLE_ATTRIBUTES else local
-    uri = nsmap.get(prefix)
-    return None if uri is None else f"{{{uri}}}{local}"
-
-
 def _attributes(cursor: Cursor, nsmap: dict[str | None, str]) -> list[Completion]:
     """The CDL attributes the tag has not got, outside any attribute value."""
     tag = cursor.doc.source.tags[cursor.tag or 0]
     if cursor.offset <= tag.name_end:
         return []
-    if _is_variable(tag.name, nsmap):
+    if is_variable(tag.name, nsmap):
         written_names = {a.name for a in tag.attrs}
-        return [Completion(n, "attribute", "cdl:variable", n) for n in _VARIABLE_ATTRIBUTES if n not in written_names]
+        return [Completion(n, "attribute", "cdl:variable", n) for n in VARIABLE_ATTRIBUTES if n not in written_names]
     el = cursor.element
     if el is not None and (el.getparent() is None or el.tag == T_CDL or tag_of(el).startswith("{" + CDL_NS + "}")):
         return []  # the root and CDL's own elements take no CDL attributes
     prefix = next((p for p, uri in nsmap.items() if uri == CDL_NS and p), None)
     if prefix is None:
         return []
-    have: set[str | None] = {_clark(a.name, nsmap, False) for a in tag.attrs}
+    have: set[str | None] = {attribute_name(a.name, nsmap, False) for a in tag.attrs}
     order = [*_ATTRIBUTE_DETAILS, *sorted(_KNOWN_ATTRIBUTES - set(_ATTRIBUTE_DETAILS))]
     found = []
     for name in order:
@@ -195,7 +176,7 @@ def _children(
         nodes = resolved.select(ref, holder)
     if not nodes:
         start = written.lookup(refroot) if refroot is not None else holder.getparent()
-        nodes = walk(start, ref.steps).nodes if start is not None else ()
+        nodes = walk(start, ref.steps, written.children).nodes if start is not None else ()
     found: dict[str, Completion] = {}
     for node in nodes:
         for child in node.iterchildren(etree.Element):

@@ -37,11 +37,11 @@ from .._model import (
 )
 from .._naming import _PATH_SHOWN
 from ..errors import CdlError
-from ._complete import Completion, _clark, _is_variable, complete
+from ._complete import Completion, complete
 from ._links import file_link
 from ._source import Source
 from ._targets import Targets
-from ._written import Cursor, Spot, Written
+from ._written import Cursor, Spot, Written, attribute_name, is_variable
 
 if TYPE_CHECKING:
     from .._engine import Document, Resolution
@@ -91,6 +91,12 @@ class Navigator:
     the bytes it was loaded from. ``resolution``, a plain resolution of
     ``document`` the caller already has, gives the code lenses their plan
     (else they resolve the document once).
+
+    Keep one Navigator per Document: the first request that needs a
+    resolution makes one with provenance recorded (one resolution's time)
+    and later ones reuse it, so a hover then costs milliseconds. Requests
+    change what it keeps (they resolve what they look at): make them from
+    one thread at a time.
     """
 
     def __init__(self, document: Document, texts: Mapping[str, str], *, resolution: Resolution | None = None) -> None:
@@ -128,7 +134,7 @@ class Navigator:
             if reference is not None:
                 ref, holder = reference
                 if name == A_CREF:
-                    found = targets.selected(ref, holder)
+                    found = targets.selected(ref, holder) or targets.inherited_selections(el)
                 elif ref.refroot is not None:
                     top = written.lookup(ref.refroot)
                     found = [] if top is None else [top]
@@ -140,7 +146,7 @@ class Navigator:
             return None
         nsmap = self._written.nsmap(cursor)
         tag = cursor.doc.source.tags[cursor.tag]
-        return _clark(cursor.attr.name, nsmap, _is_variable(tag.name, nsmap))
+        return attribute_name(cursor.attr.name, nsmap, is_variable(tag.name, nsmap))
 
     # -- hover ----------------------------------------------------------------------------
 
@@ -158,15 +164,14 @@ class Navigator:
             spot = self._written.spot(cursor.doc, attr.value_start, attr.value_end)
             return None if proto is None else Hover(self._prototype_text(proto), spot)
         el = cursor.element
-        if el.tag == T_VARIABLE and el.getparent() is not None:
-            el = el.getparent()  # type: ignore[assignment]  # tested just above
-        el = holder_of(el)
+        expression = el.getparent() if el.tag == T_VARIABLE else None
+        el = holder_of(el if expression is None else expression)
         if top_level_of(el) is None:
             return None
         spot = self._written.name_spot(cursor.doc, cursor.doc.source.tags[cursor.tag])
-        return Hover(self._property_text(el, spot), spot)
+        return Hover(self._property_text(el), spot)
 
-    def _property_text(self, el: etree._Element, spot: Spot) -> str:
+    def _property_text(self, el: etree._Element) -> str:
         path = self._written.path_of(el) or "?"
         resolved = self._targets.resolved()
         if resolved is None:
@@ -174,7 +179,7 @@ class Navigator:
         try:
             explanations = resolved.explain(path)
         except CdlError as exc:
-            return f"**`{path}`**\n\n{_failure(exc)}"
+            return f"**`{path}`**\n\nNo explanation: `{exc.code}` {exc}"
         return _explanation_text(self._chosen(el, path, explanations))
 
     def _chosen(self, el: etree._Element, path: str, explanations: list[Explanation]) -> Explanation:
@@ -208,7 +213,7 @@ class Navigator:
         where = "" if spot is None else f" in {file_link(spot.url, spot.line + 1)}"
         lines = [f"**`{written.prefixes.qname(name)}`**{where}", ""]
         resolved = self._targets.resolved()
-        shown = resolved.ws.lists.get(name) if resolved is not None else None
+        shown = resolved.settled(name) if resolved is not None else None
         if shown is None:
             shown = proto
             lines += [_failure(self._targets.failure), ""] if self._targets.failure is not None else []

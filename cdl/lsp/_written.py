@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING
 
 from lxml import etree
 
-from .._model import ENGINE_NS, LIST_PARENTS, NameRef, SourceDoc, doc_index_of, tag_of, top_level_of
+from .._children import ChildIndex, children_by_name
+from .._model import CDL_NS, ENGINE_NS, T_VARIABLE, NameRef, SourceDoc, doc_index_of, tag_of, top_level_of
 from .._naming import Prefixes
+from .._paths import PrefixError, parse_qname
 from ._source import Attr, Source, Tag, decode, pair, scan
 
 if TYPE_CHECKING:
@@ -76,7 +78,10 @@ class Written:
         self._others: dict[str, Paired] = {}
         self._lists: dict[str, etree._Element] | None = None
         self._names: dict[etree._Element, str] | None = None
-        self._by_line: dict[int, dict[tuple[int, str], list[etree._Element]]] = {}
+        self._ranks: dict[etree._Element, int] = {}
+        #: Children by name of the loaded trees' wide elements, for path walks
+        #: over them (the trees never change).
+        self.children = ChildIndex()
         self.prefixes = Prefixes([doc.declared for doc in self.docs], self.docs[0].nsmap.get(None))
 
     # -- documents and their texts ------------------------------------------------
@@ -219,55 +224,37 @@ class Written:
         steps.append(self.prefixes.qname(name))
         return "/" + "/".join(reversed(steps))
 
-    # -- resolved copies back to where they are written -------------------------------
-
-    def written(self, copy: etree._Element) -> etree._Element | None:
-        """The loaded element that ``copy`` (an element of resolved working trees,
-        or a copy of one) was made from: its document, line and name, and
-        among several such, the one whose ancestors' names it shares most."""
-        index = doc_index_of(copy)
-        if index is None or index >= len(self.docs) or not isinstance(copy.tag, str):
-            return None
-        found = self._on_line(index, copy.sourceline or 0, copy.tag)
-        if len(found) < 2:
-            return found[0] if found else None
-        return max(found, key=lambda el: _likeness(el, copy))
-
-    def at_line(self, index: int, line: int, tag: str) -> etree._Element | None:
-        """The first loaded element named ``tag`` that document ``index``
-        records at ``line`` (lxml's ``sourceline``)."""
-        found = self._on_line(index, line, tag)
-        return found[0] if found else None
-
-    def _on_line(self, index: int, line: int, tag: str) -> list[etree._Element]:
-        by_line = self._by_line.get(index)
-        if by_line is None:
-            by_line = self._by_line[index] = {}
-            for el in self.docs[index].root.iter(etree.Element):
-                by_line.setdefault((el.sourceline or 0, tag_of(el)), []).append(el)
-        return by_line.get((line, tag), [])
+    def rank(self, el: etree._Element) -> int:
+        """How many earlier siblings of loaded ``el`` have its name (all of a
+        parent's children are ranked at its first question)."""
+        found = self._ranks.get(el)
+        if found is None:
+            parent = el.getparent()
+            if parent is None:
+                return 0
+            for children in children_by_name(parent).values():
+                self._ranks.update((child, rank) for rank, child in enumerate(children))
+            found = self._ranks[el]
+        return found
 
 
-def _likeness(a: etree._Element, b: etree._Element) -> tuple[bool, bool, int]:
-    """How alike two elements of one name and line are: the same text, the
-    same attributes as written (the engine's own left out), and how many of
-    their ancestors, going up, have the same names."""
-    return (
-        (a.text or "").strip() == (b.text or "").strip(),
-        _written_attributes(a) == _written_attributes(b),
-        _shared_ancestors(a, b),
-    )
+#: A cdl:variable's own attributes (Appendix A: unqualified).
+VARIABLE_ATTRIBUTES = ("name", "ref", "refroot", "lazy")
 
 
-def _written_attributes(el: etree._Element) -> dict[str, str]:
-    return {key: value for key, value in el.attrib.items() if not key.startswith("{" + ENGINE_NS + "}")}
+def is_variable(written_name: str, nsmap: dict[str | None, str]) -> bool:
+    """Whether an element's name as written, with ``nsmap`` in scope, is cdl:variable."""
+    try:
+        return parse_qname(written_name, nsmap)[0] == T_VARIABLE
+    except PrefixError:
+        return False
 
 
-def _shared_ancestors(a: etree._Element, b: etree._Element) -> int:
-    """How many ancestors of ``a`` and ``b``, going up, have the same names."""
-    count = 0
-    pa, pb = a.getparent(), b.getparent()
-    while pa is not None and pb is not None and pa.tag == pb.tag and pa.tag not in LIST_PARENTS:
-        count += 1
-        pa, pb = pa.getparent(), pb.getparent()
-    return count
+def attribute_name(written_name: str, nsmap: dict[str | None, str], variable: bool) -> str | None:
+    """The Clark name of an attribute as written (a cdl:variable's unqualified
+    ``ref``, ``refroot`` and ``lazy`` count as the CDL ones)."""
+    prefix, colon, local = written_name.rpartition(":")
+    if not colon:
+        return f"{{{CDL_NS}}}{local}" if variable and local in VARIABLE_ATTRIBUTES else local
+    uri = nsmap.get(prefix)
+    return None if uri is None else f"{{{uri}}}{local}"
