@@ -63,24 +63,33 @@ def _under(server: CdlServer) -> Callable[[Callable[[P], R]], Callable[[P], R]]:
 
 def register_navigation(server: CdlServer) -> None:
     """Register the requests the navigator answers."""
-    from .server import _handler
+    _register_places(server)
+    _register_listings(server)
 
-    def at(uri: str, position: types.Position) -> tuple[Navigator, Analysis, str, int, int] | None:
-        current = server.current(uri)
-        if current is None:
-            return None
-        path, analysis = current
-        navigator = navigator_of(analysis)
-        if navigator is None or analysis.document is None:
-            return None
-        line, column = server.position(path, position)
-        return navigator, analysis, analysis.document.url, line, column
+
+def _at(server: CdlServer, uri: str, position: types.Position) -> tuple[Navigator, Analysis, str, int, int] | None:
+    """The navigator of the open document at ``uri``, its analysis, its url and
+    ``position`` as (line, code-point column); None when it cannot answer."""
+    current = server.current(uri)
+    if current is None:
+        return None
+    path, analysis = current
+    navigator = navigator_of(analysis)
+    if navigator is None or analysis.document is None:
+        return None
+    line, column = server.position(path, position)
+    return navigator, analysis, analysis.document.url, line, column
+
+
+def _register_places(server: CdlServer) -> None:
+    """Definition, references and hover: answers about the place under the cursor."""
+    from .server import guarded_handler
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-    @_handler(server, "finding a definition")
+    @guarded_handler(server, "finding a definition")
     @_under(server)
     def definition(params: types.DefinitionParams) -> list[types.Location] | None:
-        found = at(params.text_document.uri, params.position)
+        found = _at(server, params.text_document.uri, params.position)
         if found is None:
             return None
         navigator, analysis, url, line, column = found
@@ -88,10 +97,10 @@ def register_navigation(server: CdlServer) -> None:
         return [loc for s in spots if (loc := server.location_of(s, analysis)) is not None] or None
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
-    @_handler(server, "finding references")
+    @guarded_handler(server, "finding references")
     @_under(server)
     def references(params: types.ReferenceParams) -> list[types.Location] | None:
-        found = at(params.text_document.uri, params.position)
+        found = _at(server, params.text_document.uri, params.position)
         if found is None:
             return None
         _, _, url, line, column = found
@@ -109,10 +118,10 @@ def register_navigation(server: CdlServer) -> None:
         return list(locations.values()) or None
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    @_handler(server, "hovering")
+    @guarded_handler(server, "hovering")
     @_under(server)
     def hover(params: types.HoverParams) -> types.Hover | None:
-        found = at(params.text_document.uri, params.position)
+        found = _at(server, params.text_document.uri, params.position)
         if found is None:
             return None
         navigator, analysis, url, line, column = found
@@ -123,11 +132,17 @@ def register_navigation(server: CdlServer) -> None:
         where = server.range_of(spot, server.lines_of(spot.url, analysis)) if spot is not None else None
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, answer.markdown), where)
 
+
+
+def _register_listings(server: CdlServer) -> None:
+    """Completion, document symbols and code lenses."""
+    from .server import guarded_handler
+
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=['"', "'", ":", "/", " "]))
-    @_handler(server, "completing")
+    @guarded_handler(server, "completing")
     @_under(server)
     def completion(params: types.CompletionParams) -> types.CompletionList | None:
-        found = at(params.text_document.uri, params.position)
+        found = _at(server, params.text_document.uri, params.position)
         if found is None:
             return None
         navigator, _, url, line, column = found
@@ -140,7 +155,7 @@ def register_navigation(server: CdlServer) -> None:
         return types.CompletionList(is_incomplete=False, items=items)
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    @_handler(server, "listing symbols")
+    @guarded_handler(server, "listing symbols")
     @_under(server)
     def symbols(params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
         current = server.current(params.text_document.uri)
@@ -153,7 +168,7 @@ def register_navigation(server: CdlServer) -> None:
         return _symbols(server, navigator.symbols(analysis.document.url), lines)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    @_handler(server, "finding code lenses")
+    @guarded_handler(server, "finding code lenses")
     @_under(server)
     def code_lens(params: types.CodeLensParams) -> list[types.CodeLens] | None:
         current = server.current(params.text_document.uri)

@@ -202,7 +202,7 @@ def guarded(server: LanguageServer, what: str, run: Callable[[], T], fallback: T
         return fallback
 
 
-def _handler(server: CdlServer, what: str, fallback: Any = None) -> Callable[[Callable[..., T]], Callable[..., T]]:
+def guarded_handler(server: CdlServer, what: str, fallback: Any = None) -> Callable[[Callable[..., T]], Callable[..., T]]:
     """Wrap a feature's handler in :func:`guarded`."""
 
     def wrap(func: Callable[..., T]) -> Callable[..., T]:
@@ -219,6 +219,7 @@ def _handler(server: CdlServer, what: str, fallback: Any = None) -> Callable[[Ca
 def build_server() -> CdlServer:
     """The server with its features registered (not started)."""
     server = CdlServer()
+    _register_session(server)
     _register_documents(server)
     from ._features import register_navigation
 
@@ -226,11 +227,12 @@ def build_server() -> CdlServer:
     return server
 
 
-def _register_documents(server: CdlServer) -> None:
+def _register_session(server: CdlServer) -> None:
+    """Initialisation, shutdown and files changed on disk."""
     buffers = server.buffers
 
     @server.feature(types.INITIALIZE)
-    @_handler(server, "reading the initialization options")
+    @guarded_handler(server, "reading the initialization options")
     def initialize(params: types.InitializeParams) -> None:
         # As pygls negotiated it and told the client (ServerCapabilities.positionEncoding).
         encoding = server.workspace.position_encoding or UTF16
@@ -244,7 +246,7 @@ def _register_documents(server: CdlServer) -> None:
             server.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=f"cdl lsp: {complaint}"))
 
     @server.feature(types.INITIALIZED)
-    @_handler(server, "asking to be told of changed files")
+    @guarded_handler(server, "asking to be told of changed files")
     def initialized(params: types.InitializedParams) -> None:
         workspace = server.client_capabilities.workspace
         watched = workspace.did_change_watched_files if workspace is not None else None
@@ -256,7 +258,7 @@ def _register_documents(server: CdlServer) -> None:
             )
 
     @server.feature(types.SHUTDOWN)
-    @_handler(server, "shutting down")
+    @guarded_handler(server, "shutting down")
     def shutdown(params: None) -> None:
         for timer in server._timers.values():
             timer.cancel()
@@ -266,7 +268,7 @@ def _register_documents(server: CdlServer) -> None:
         server._preparer.shutdown(wait=False, cancel_futures=True)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    @_handler(server, "taking changed files")
+    @guarded_handler(server, "taking changed files")
     def watched_files_changed(params: types.DidChangeWatchedFilesParams) -> None:
         readers: set[str] = set()
         for event in params.changes:
@@ -275,15 +277,21 @@ def _register_documents(server: CdlServer) -> None:
                 readers |= buffers.readers_of(path)
         server.analyse_later(readers)
 
+
+
+def _register_documents(server: CdlServer) -> None:
+    """The open documents: opened, changed, saved, closed."""
+    buffers = server.buffers
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    @_handler(server, "opening a document")
+    @guarded_handler(server, "opening a document")
     def did_open(params: types.DidOpenTextDocumentParams) -> None:
         path = buffers.put(params.text_document.uri, params.text_document.text)
         if path is not None:
             server.analyse_now(buffers.readers_of(path))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    @_handler(server, "taking a change")
+    @guarded_handler(server, "taking a change")
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
         # pygls has applied the changes to its copy (whole texts, or ranges from a client that sends them anyway).
@@ -292,14 +300,14 @@ def _register_documents(server: CdlServer) -> None:
             server.analyse_later(buffers.readers_of(path))
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    @_handler(server, "taking a save")
+    @guarded_handler(server, "taking a save")
     def did_save(params: types.DidSaveTextDocumentParams) -> None:
         path = path_of_uri(params.text_document.uri)
         if path is not None:
             server.analyse_now(buffers.readers_of(path))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    @_handler(server, "closing a document")
+    @guarded_handler(server, "closing a document")
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         path = buffers.path_of(uri)
