@@ -179,6 +179,7 @@ class Buffers:
         self.texts: dict[str, str] = {}
         self.uris: dict[str, str] = {}
         self.analyses: dict[str, Analysis] = {}
+        #: The lines of each document last asked for, with the text they split.
         self._lines: dict[str, Lines] = {}
         #: File -> the open documents whose last analysis read it.
         self._readers: dict[str, set[str]] = {}
@@ -189,14 +190,17 @@ class Buffers:
         if path is not None:
             self.texts[path] = text
             self.uris[path] = uri
-            self._lines.pop(path, None)
         return path
 
-    def lines(self, path: str) -> Lines:
-        """The lines of the open document ``path``, split once per text."""
-        found = self._lines.get(path)
-        if found is None:
-            found = self._lines[path] = Lines(self.texts[path])
+    def lines(self, url: str, analysis: Analysis | None = None) -> Lines | None:
+        """The lines of the document ``url`` as :meth:`text_of` finds it, split
+        once per text (a request may place many ranges in one document)."""
+        text = self.text_of(url, analysis)
+        if text is None:
+            return None
+        found = self._lines.get(url)
+        if found is None or found.text is not text:
+            found = self._lines[url] = Lines(text)
         return found
 
     def path_of(self, uri: str) -> str | None:
@@ -208,7 +212,7 @@ class Buffers:
         """Forget the open document ``path`` and its analysis; the documents it had found problems in."""
         self.texts.pop(path, None)
         self.uris.pop(path, None)
-        self._lines.pop(path, None)
+        self._lines.pop(path, None)  # its text
         return self._forget(path)
 
     def text_of(self, url: str, analysis: Analysis | None = None) -> str | None:

@@ -164,7 +164,7 @@ def _register_listings(server: CdlServer) -> None:
             return None
         path, analysis = current
         assert analysis.document is not None  # the navigator was built on it
-        lines = server.buffers.lines(path)
+        lines = server.lines_of(path)
         return _symbols(server, navigator.symbols(analysis.document.url), lines)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
@@ -177,14 +177,14 @@ def _register_listings(server: CdlServer) -> None:
             return None
         path, analysis = current
         assert analysis.document is not None  # the navigator was built on it
-        lines = server.buffers.lines(path)
+        lines = server.lines_of(path)
         return [
             types.CodeLens(server.range_of(lens.spot, lines), types.Command(lens.title, ""))
             for lens in navigator.code_lenses(analysis.document.url)
         ]
 
 
-def _symbols(server: CdlServer, found: list[Symbol], lines: Lines) -> list[types.DocumentSymbol]:
+def _symbols(server: CdlServer, found: list[Symbol], lines: Lines | None) -> list[types.DocumentSymbol]:
     """The navigator's symbols as LSP's, children within; an explicit stack, as deep as the document."""
     top: list[types.DocumentSymbol] = []
     stack: list[tuple[Symbol, list[types.DocumentSymbol]]] = [(s, top) for s in reversed(found)]

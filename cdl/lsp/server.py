@@ -9,7 +9,8 @@ the client reports changed on disk (``workspace/didChangeWatchedFiles``,
 asked for at initialisation when the client can). Diagnostics go to the document each
 problem is in (``_diagnostics``); the requests (definition, hover,
 completion, references, symbols, code lenses) are answered by the
-navigator (``_navigate``) over the last analysis. Positions are converted
+navigator (``_navigate``) over the last analysis, which prepares what
+hovers need in a worker thread once an analysis is done. Positions are converted
 to the encoding negotiated at initialisation (``_positions``). No input
 stops the server: every handler logs what it could not do and answers
 nothing.
@@ -30,7 +31,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from ._buffers import Analysis, Buffers, path_of_uri, settings_from
-from ._diagnostics import ERROR, Place, Problem
+from ._diagnostics import ERROR, Problem
 from ._positions import UTF16, Lines
 
 #: Seconds after the last change before a document is analysed again.
@@ -80,8 +81,7 @@ class CdlServer(LanguageServer):
 
     def lines_of(self, url: str, analysis: Analysis | None = None) -> Lines | None:
         """The lines of ``url`` as the editor holds it (or as it was read)."""
-        text = self.buffers.text_of(url, analysis)
-        return Lines(text) if text is not None else None
+        return self.buffers.lines(url, analysis)
 
     def range_of(self, spot: Spot, lines: Lines | None) -> types.Range:
         if lines is None:
@@ -184,7 +184,9 @@ class CdlServer(LanguageServer):
 
     def position(self, path: str, position: types.Position) -> tuple[int, int]:
         """(line, code-point column) of a client's ``position`` in the open document ``path``."""
-        return self.buffers.lines(path).from_client(position.line, position.character, self.encoding)
+        lines = self.buffers.lines(path)
+        assert lines is not None  # an open document's text is held
+        return lines.from_client(position.line, position.character, self.encoding)
 
 
 def guarded(server: LanguageServer, what: str, run: Callable[[], T], fallback: T) -> T:
@@ -330,4 +332,4 @@ def serve() -> None:
     build_server().start_io()
 
 
-__all__ = ["DEBOUNCE", "CdlServer", "Place", "build_server", "serve"]
+__all__ = ["DEBOUNCE", "CdlServer", "build_server", "serve"]
