@@ -181,6 +181,20 @@ async def test_an_import_changed_on_disk_and_reported_by_the_client_is_read_agai
 
 
 @pytest.mark.asyncio
+async def test_a_templates_unfilled_references_are_warnings_on_their_values(client: LanguageClient, tmp_path: Path) -> None:
+    text = doc("  <cdl:configuration>\n    <echo>\n      <msg cdl:ref='host'/>\n      <copy cdl:ref='msg'/>\n    </echo>\n  </cdl:configuration>\n")
+    uri = write(tmp_path / "t.cdl", text)
+    await start(client, tmp_path)
+    open_doc(client, uri, text)
+    found = await published(client, uri)
+    assert [(d.severity, d.code, span(d)) for d in found] == [
+        (types.DiagnosticSeverity.Warning, None, (4, 20, 24)),  # host
+        (types.DiagnosticSeverity.Warning, None, (5, 21, 24)),  # msg
+    ]
+    assert found[0].message.startswith("path 'host' (read as './host') selects nothing")
+
+
+@pytest.mark.asyncio
 async def test_cycle_lists_every_link_as_related_information(client: LanguageClient, tmp_path: Path) -> None:
     text = doc(
         "  <cdl:system>\n"

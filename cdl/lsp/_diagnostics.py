@@ -108,40 +108,47 @@ def problems_of(
     the problem then marks the start of its line).
     """
     marker = _Marker(text_of)
-    urls = list(loaded.urls) if loaded is not None else [main]
+    known = _Known(loaded.urls if loaded is not None else [main])
     found: list[Problem] = []
     for error in errors:
         for member in error.errors:
-            problem = _problem(member, marker, urls)
+            problem = _problem(member, marker, known)
             found.append(problem)
             if problem.place.url != main:
-                found.append(_shown_in_main(problem, main, loaded, marker))
+                found.append(_shown_in_main(problem, main, loaded, known, marker))
     for warning in warnings:
-        found.append(_warning(warning, main, urls, marker))
+        found.append(_warning(warning, main, known, marker))
     return found
 
 
-def _problem(error: CdlError, marker: _Marker, urls: Sequence[str]) -> Problem:
+class _Known:
+    """The urls of the loaded documents, as messages write them: their
+    indexes, and patterns finding them in messages (longest first, so a url
+    that extends another is found whole)."""
+
+    def __init__(self, urls: Sequence[str]) -> None:
+        self.urls = list(urls)
+        self.index = {url: i for i, url in enumerate(self.urls)}
+        either = "|".join(re.escape(u) for u in sorted(self.urls, key=len, reverse=True))
+        #: ``path (url:line)``: a link of a cycle.
+        self.links = re.compile(r"(\S+) \((" + either + r"):(\d+)\)")
+        #: ``url:line: ``: where a warning is.
+        self.warning = re.compile(r"(" + either + r"):(\d+): ")
+
+
+def _problem(error: CdlError, marker: _Marker, known: _Known) -> Problem:
     attributes = ATTRIBUTES.get(error.code, ())
     name = _last_step(error.path)
-    url = error.url if error.url is not None else urls[0]
+    url = error.url if error.url is not None else known.urls[0]
     if error.code == "XML_SYNTAX":
         place = marker.syntax(url, error.line)
     else:
         place = marker.mark(url, error.line, attributes, name)
     related = tuple(
-        (marker.mark(link_url, line, attributes, _last_step(path)), path)
-        for path, link_url, line in _links(error.message, urls)
+        (marker.mark(m.group(2), int(m.group(3)), attributes, _last_step(m.group(1))), m.group(1))
+        for m in known.links.finditer(error.message)
     )
     return Problem(place, ERROR, error.code, error.message, related)
-
-
-def _links(message: str, urls: Sequence[str]) -> list[tuple[str, str, int]]:
-    """The ``path (url:line)`` places a cycle's message lists, for the known ``urls``."""
-    if not urls:
-        return []
-    pattern = re.compile(r"(\S+) \((" + "|".join(re.escape(u) for u in sorted(urls, key=len, reverse=True)) + r"):(\d+)\)")
-    return [(m.group(1), m.group(2), int(m.group(3))) for m in pattern.finditer(message)]
 
 
 def _last_step(path: str | None) -> str | None:
@@ -151,20 +158,21 @@ def _last_step(path: str | None) -> str | None:
     return path.rstrip("/").rpartition("/")[2].rpartition(":")[2] or None
 
 
-def _warning(warning: str, main: str, urls: Sequence[str], marker: _Marker) -> Problem:
+def _warning(warning: str, main: str, known: _Known, marker: _Marker) -> Problem:
     """A template warning, ``file:line: message``, at its place (the main document's start if none)."""
-    for url in sorted(urls, key=len, reverse=True):
-        match = re.match(re.escape(url) + r":(\d+): ", warning)
-        if match is not None:
-            return Problem(marker.mark(url, int(match.group(1)), ATTRIBUTES["REF_NOT_FOUND"], None), WARNING, None, warning[match.end() :])
-    return Problem(marker.mark(main, 1, (), None), WARNING, None, warning)
+    match = known.warning.match(warning)
+    if match is None:
+        return Problem(marker.mark(main, 1, (), None), WARNING, None, warning)
+    place = marker.mark(match.group(1), int(match.group(2)), ATTRIBUTES["REF_NOT_FOUND"], None)
+    return Problem(place, WARNING, None, warning[match.end() :])
 
 
-def _shown_in_main(problem: Problem, main: str, loaded: Loaded | None, marker: _Marker) -> Problem:
+def _shown_in_main(problem: Problem, main: str, loaded: Loaded | None, known: _Known, marker: _Marker) -> Problem:
     """``problem``, of an imported document, shown on the main document's import that reads it."""
     where = problem.place
-    if loaded is not None and where.url in loaded.urls:
-        step = loaded.importers[loaded.urls.index(where.url)]
+    index = known.index.get(where.url)
+    if loaded is not None and index is not None:
+        step = loaded.importers[index]
         while step is not None and step[0] != 0:
             step = loaded.importers[step[0]]
         place = marker.mark(main, step[1] if step is not None else 1, ATTRIBUTES["IMPORT_NOT_FOUND"], "import")
