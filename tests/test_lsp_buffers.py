@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cdl.lsp._buffers import Buffers, Settings, analyse, encoded, settings_from
-from cdl.lsp._positions import UTF8, UTF16, UTF32, Lines
+from cdl.lsp._buffers import Buffers, Settings, analyse, settings_from
+from cdl.lsp._positions import UTF8, UTF16, UTF32, Lines, encoded
 from conftest import CDL_DECL
 
 TEMPLATE = f"<cdl:cdl {CDL_DECL}><cdl:configuration><Base><port>80</port></Base></cdl:configuration></cdl:cdl>"
@@ -97,3 +97,11 @@ def test_settings_from_the_initialization_options(tmp_path: Path) -> None:
     settings, complaints = settings_from({"allowRemote": 1, "catalogs": "c.xml", "other": 0}, None)
     assert settings == Settings()
     assert len(complaints) == 3
+
+
+def test_a_buffer_declaring_another_encoding_is_read_as_that_encoding(tmp_path: Path) -> None:
+    text = f"<?xml version='1.0' encoding='ISO-8859-1'?>\n<cdl:cdl {CDL_DECL}><cdl:system><S><v>é€</v></S></cdl:system></cdl:cdl>"
+    path = str(tmp_path.resolve() / "a.cdl")
+    analysis = analyse(path, {path: text}, Settings())
+    # é in Latin-1, € (which Latin-1 cannot hold) as a character reference.
+    assert analysis.resolution is not None and analysis.resolution.to_data()["system"] == {"S": {"v": "é€"}}

@@ -14,17 +14,18 @@ LSP types, paths are real file paths.
 from __future__ import annotations
 
 import os
-import re
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._engine import Document, Resolution, load_with
 from .._imports import LoadOptions, url2pathname
+from .._model import SourceDoc
 from ..errors import CdlError
 from ._diagnostics import Loaded, Problem, by_url, problems_of
-from ._positions import Lines
+from ._positions import Lines, encoded
+from ._source import decode
 
 
 @dataclass(frozen=True)
@@ -79,37 +80,49 @@ def path_of_uri(uri: str) -> str | None:
         return None
 
 
-_DECLARED = re.compile(r"""\A(?:\ufeff)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']""")
-
-
-def encoded(text: str) -> bytes:
-    """The bytes a file holding ``text`` would have: in the encoding its XML
-    declaration names, UTF-8 when it names none (or one that cannot hold it)."""
-    declared = _DECLARED.match(text)
-    if declared is not None:
-        try:
-            return text.encode(declared.group(1))
-        except (LookupError, UnicodeError):
-            pass
-    return text.encode("utf-8", "surrogatepass")
-
-
 class _Overlay(Mapping[str, bytes]):
-    """The open buffers as the loader reads them, noting every file it asks for."""
+    """The open buffers as the loader reads them (encoded when asked for),
+    noting every file it asks for."""
 
-    def __init__(self, buffers: Mapping[str, bytes]) -> None:
+    def __init__(self, buffers: Mapping[str, str]) -> None:
         self._buffers = buffers
         self.asked: set[str] = set()
 
     def __getitem__(self, key: str) -> bytes:
         self.asked.add(key)
-        return self._buffers[key]
+        return encoded(self._buffers[key])
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._buffers)
 
     def __len__(self) -> int:
         return len(self._buffers)
+
+
+class _Texts(Mapping[str, str]):
+    """The text of each loaded document, by its url in ``Document.urls``: the
+    editor's buffer when it was open, else the bytes it was loaded from,
+    decoded when first asked for."""
+
+    def __init__(self, docs: Sequence[SourceDoc], buffers: Mapping[str, str]) -> None:
+        self._docs = {doc.url: doc for doc in docs}
+        self._held = {doc.url: buffers[doc.file] for doc in docs if doc.file is not None and doc.file in buffers}
+        self._decoded: dict[str, str] = {}
+
+    def __getitem__(self, url: str) -> str:
+        held = self._held.get(url)
+        if held is not None:
+            return held
+        found = self._decoded.get(url)
+        if found is None:
+            found = self._decoded[url] = decode(self._docs[url].data)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._docs)
+
+    def __len__(self) -> int:
+        return len(self._docs)
 
 
 @dataclass
@@ -124,14 +137,14 @@ class Analysis:
     #: Every file the load asked for (read from a buffer or from disk).
     reads: frozenset[str]
     #: The text of each loaded document, by its url in ``document.urls``.
-    texts: dict[str, str] = field(default_factory=dict)
+    texts: Mapping[str, str] = field(default_factory=dict)
     #: What the requests built from it (the navigator), kept with it.
     memo: dict[str, object] = field(default_factory=dict)
 
 
 def analyse(path: str, buffers: Mapping[str, str], settings: Settings) -> Analysis:
     """Load and resolve the document at ``path``, reading ``buffers`` (path -> text) instead of files."""
-    overlay = _Overlay({p: encoded(t) for p, t in buffers.items()})
+    overlay = _Overlay(buffers)
     options = LoadOptions(
         allow_remote=settings.allow_remote,
         import_paths=settings.import_paths,
@@ -146,13 +159,11 @@ def analyse(path: str, buffers: Mapping[str, str], settings: Settings) -> Analys
         resolution.plan()  # a plan's cycle is an error of the document too
     except CdlError as error:
         errors.append(error)
-    texts: dict[str, str] = {}
+    texts: Mapping[str, str] = {}
     loaded = None
     if document is not None:
         docs = document._docs
-        for doc in docs:
-            held = buffers.get(doc.file) if doc.file is not None else None
-            texts[doc.url] = held if held is not None else doc.data.decode("utf-8", "replace")
+        texts = _Texts(docs, buffers)
         loaded = Loaded([d.url for d in docs], [d.importer for d in docs])
 
     def text_of(url: str) -> str | None:
@@ -162,7 +173,7 @@ def analyse(path: str, buffers: Mapping[str, str], settings: Settings) -> Analys
         if real in buffers:
             return buffers[real]
         try:
-            return Path(real).read_bytes().decode("utf-8", "replace")
+            return decode(Path(real).read_bytes())
         except (OSError, ValueError):
             return None
 
@@ -225,7 +236,7 @@ class Buffers:
             if source is not None and url in source.texts:
                 return source.texts[url]
         try:
-            return Path(real).read_bytes().decode("utf-8", "replace")
+            return decode(Path(real).read_bytes())
         except (OSError, ValueError):
             return None
 

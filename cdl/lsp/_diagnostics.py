@@ -27,7 +27,7 @@ from lxml import etree
 from .._imports import _join, url2pathname
 from .._lines import _ATTRIBUTE, _START_TAG, _unescape
 from ..errors import CdlError
-from ._positions import Lines
+from ._positions import Lines, encoded
 
 ERROR, WARNING = "error", "warning"
 
@@ -244,7 +244,7 @@ class _Marker:
             return Place(url, max((line or 1) - 1, 0), 0, 0)
         number, column = max((line or 1) - 1, 0), 0
         try:
-            etree.fromstring(lines.text.encode("utf-8"), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False))
+            etree.fromstring(encoded(lines.text), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False))
         except etree.XMLSyntaxError as exc:
             if exc.position and exc.position[0] == line:
                 column = max(exc.position[1] - 1, 0)

@@ -6,7 +6,8 @@ Protocol speaks of columns in the code units of the encoding negotiated at
 initialisation (``positionEncoding``: UTF-16 unless the client offers UTF-8
 or UTF-32, LSP 3.17). Lines end at ``\\n`` or ``\\r\\n``, as the XML parser
 counts them (a lone ``\\r`` ends no line for libxml2, so none here either: a
-column past the end of a line is clamped to its end).
+column past the end of a line is clamped to its end). :func:`encoded` gives
+a buffer's text as the bytes a file holding it would have, for the parser.
 """
 
 from __future__ import annotations
@@ -93,3 +94,20 @@ class Lines:
         """(line, code-point column) of the index ``offset`` into the text."""
         line = bisect.bisect_right(self._starts, offset) - 1
         return line, min(offset, self._ends[line]) - self._starts[line]
+
+
+_DECLARED = re.compile(r"""\A(?:\ufeff)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']""")
+
+
+def encoded(text: str) -> bytes:
+    """The bytes a file holding ``text`` would have: in the encoding its XML
+    declaration names (a character it cannot hold as a character reference,
+    which the parser reads back as that character), UTF-8 when it names none
+    or one unknown."""
+    declared = _DECLARED.match(text)
+    if declared is not None:
+        try:
+            return text.encode(declared.group(1), "xmlcharrefreplace")
+        except (LookupError, UnicodeError):
+            pass
+    return text.encode("utf-8", "surrogatepass")
