@@ -292,6 +292,18 @@ async def test_settings_import_paths_catalogs_and_remote(client: LanguageClient,
 
 
 @pytest.mark.asyncio
+async def test_settings_changed_by_the_client_apply_to_the_open_documents(client: LanguageClient, tmp_path: Path) -> None:
+    write(tmp_path / "shared" / "t.cdl", TEMPLATE)
+    text = FIXED.replace('"t.cdl"', '"../shared/t.cdl"')
+    uri = write(tmp_path / "project" / "a.cdl", text)
+    await start(client, tmp_path)
+    open_doc(client, uri, text)
+    assert codes(await published(client, uri)) == ["IMPORT_REFUSED"]
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"cdl": {"importPaths": ["shared"]}}))
+    assert await published(client, uri, lambda d: not d) == []
+
+
+@pytest.mark.asyncio
 async def test_without_settings_an_import_outside_is_refused_and_bad_settings_are_named(
     client: LanguageClient, tmp_path: Path
 ) -> None:

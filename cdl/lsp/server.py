@@ -30,7 +30,7 @@ from typing import Any, Protocol, TypeVar
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from ._buffers import Analysis, Buffers, path_of_uri, settings_from
+from ._buffers import SETTING_NAMES, Analysis, Buffers, path_of_uri, settings_from
 from ._diagnostics import ERROR, Problem
 from ._positions import UTF16, Lines
 
@@ -75,6 +75,8 @@ class CdlServer(LanguageServer):
         #: in a worker thread: one at a time.
         self.navigation = threading.Lock()
         self.stopping = False
+        #: The workspace's root directory, which relative settings start from.
+        self.root: str | None = None
         self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cdl-lsp-prepare")
 
     # -- positions --------------------------------------------------------------------
@@ -243,6 +245,7 @@ def _register_session(server: CdlServer) -> None:
         folders = params.workspace_folders or []
         if root is None and folders:
             root = path_of_uri(folders[0].uri)
+        server.root = root
         buffers.settings, complaints = settings_from(params.initialization_options, root)
         for complaint in complaints:
             server.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=f"cdl lsp: {complaint}"))
@@ -258,6 +261,20 @@ def _register_session(server: CdlServer) -> None:
             server.client_register_capability(
                 types.RegistrationParams([types.Registration("cdl-watched", types.WORKSPACE_DID_CHANGE_WATCHED_FILES, options)])
             )
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    @guarded_handler(server, "taking new settings")
+    def configuration_changed(params: types.DidChangeConfigurationParams) -> None:
+        # Clients send their whole settings, often under the server's name.
+        given = params.settings
+        if isinstance(given, dict) and isinstance(given.get("cdl"), dict):
+            given = given["cdl"]
+        if not isinstance(given, dict) or not any(name in given for name in SETTING_NAMES):
+            return  # none of ours
+        buffers.settings, complaints = settings_from(given, server.root)
+        for complaint in complaints:
+            server.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=f"cdl lsp: {complaint}"))
+        server.analyse_now(set(buffers.texts))
 
     @server.feature(types.SHUTDOWN)
     @guarded_handler(server, "shutting down")
