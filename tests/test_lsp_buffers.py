@@ -105,3 +105,19 @@ def test_a_buffer_declaring_another_encoding_is_read_as_that_encoding(tmp_path: 
     analysis = analyse(path, {path: text}, Settings())
     # é in Latin-1, € (which Latin-1 cannot hold) as a character reference.
     assert analysis.resolution is not None and analysis.resolution.to_data()["system"] == {"S": {"v": "é€"}}
+
+
+def test_an_error_two_imports_away_is_shown_on_the_first_import_that_leads_to_it(tmp_path: Path) -> None:
+    middle = f"<cdl:cdl {CDL_DECL}>\n<cdl:import location='deep.cdl'/>\n</cdl:cdl>"
+    deep = f"<cdl:cdl {CDL_DECL}><cdl:configuration>\n<T cdl:extends='Nothing'/>\n</cdl:configuration></cdl:cdl>"
+    main = f"<cdl:cdl {CDL_DECL}>\n<cdl:import location='other.cdl'/>\n<cdl:import location='middle.cdl'/>\n</cdl:cdl>"
+    for name, text in {"a.cdl": main, "middle.cdl": middle, "deep.cdl": deep, "other.cdl": f"<cdl:cdl {CDL_DECL}/>"}.items():
+        (tmp_path / name).write_text(text)
+    path = str(tmp_path.resolve() / "a.cdl")
+    analysis = analyse(path, {}, Settings())
+    [there] = analysis.problems[str(tmp_path.resolve() / "deep.cdl")]
+    [here] = analysis.problems[path]
+    assert (there.code, there.place.line) == ("UNKNOWN_PROTOTYPE", 1)
+    # On the import of middle.cdl (its location's value), which imports deep.cdl.
+    assert (here.code, here.place.line, here.place.start, here.place.end) == ("UNKNOWN_PROTOTYPE", 2, 22, 32)
+    assert here.related[0] == (there.place, there.message)
