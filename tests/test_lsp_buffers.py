@@ -39,6 +39,9 @@ def test_an_analysis_that_fails_in_an_import_still_knows_it_read_it(tmp_path: Pa
     (tmp_path / "t.cdl").write_text(TEMPLATE)
     analysis = analyse(main, {main: MAIN, template: "<cdl:cdl"}, Settings())
     assert codes(analysis) == ["XML_SYNTAX", "XML_SYNTAX"]  # in the template, and on the import that reads it
+    [here] = analysis.problems[main]
+    start = MAIN.index("t.cdl'")
+    assert (here.place.line, here.place.start, here.place.end) == (0, start, start + len("t.cdl"))
     assert analysis.reads == {main, template}
 
 
