@@ -619,6 +619,13 @@ def load(
         limits=limits or Limits(),
         catalogs=tuple(os.fspath(c) for c in catalogs),
     )
+    return load_with(source, options, name, base)
+
+
+def load_with(
+    source: str | os.PathLike[str] | bytes, options: LoadOptions, name: str | None = None, base: str | os.PathLike[str] | None = None
+) -> Document:
+    """:func:`load` with the options built (``cdl lsp`` adds its open buffers)."""
     with _cyclic_gc_paused():
         docs, tables = load_set(source, options, name, base)
     problems = Problems(options.limits.max_errors)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import posixpath
 import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +52,9 @@ class LoadOptions:
     #: Whether the loader may use its specialisations (cdl/_switch.py),
     #: read when the load starts.
     fast_paths: bool = field(default_factory=fast_paths_enabled)
+    #: Texts read instead of files, by real path: the buffers an editor holds
+    #: open (``cdl lsp``), for the main document and everything it imports.
+    overlay: Mapping[str, bytes] = field(default_factory=dict)
 
 
 @dataclass
@@ -122,6 +125,7 @@ def load_set(
         data = read_document(target, options, where=(doc, imp))
         imported = load_document(data, target.display, len(docs), tables, options.limits, fast_paths=options.fast_paths)
         imported.file = str(target.file) if target.file is not None else None
+        imported.importer = (doc.index, imp.sourceline)
         system = imported.root.find(T_SYSTEM)
         if system is not None:
             raise ImportRefusedError(
@@ -301,14 +305,15 @@ def read_document(loc: Location, options: LoadOptions, where: tuple[SourceDoc, e
     limit = options.limits.max_bytes
     try:
         if loc.file is not None:
-            size = loc.file.stat().st_size
+            held = options.overlay.get(loc.key)
+            size = len(held) if held is not None else loc.file.stat().st_size
             if size > limit:
                 raise LimitError(
                     f"{loc.display} is {size} bytes, over the input size limit of {limit} bytes (max_bytes)",
                     url=url,
                     line=line,
                 )
-            return loc.file.read_bytes()
+            return held if held is not None else loc.file.read_bytes()
         if options.resolver is not None:
             try:
                 data = options.resolver(loc.key)

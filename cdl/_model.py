@@ -208,6 +208,9 @@ class SourceDoc:
     #: The bytes it was parsed from (kept, not copied: read only to find an
     #: attribute's line for an error, see _lines).
     data: bytes = b""
+    #: Where it was imported: the importing document's index and the line of
+    #: its cdl:import (None for the main document).
+    importer: tuple[int, int | None] | None = None
 
     def list_parents(self, root: etree._Element | None = None) -> list[etree._Element]:
         """The cdl:configuration and cdl:system elements of this document or a copy of it."""

@@ -480,6 +480,22 @@ def validate(files: tuple[str, ...], **options: Any) -> None:
 
 
 @main.command()
+def lsp() -> None:
+    """Run the language server for editors (LSP on stdin and stdout).
+
+    Needs the extra: pip install 'cdl[lsp]'. The editor's client starts it
+    and gives its settings as initializationOptions: importPaths, catalogs
+    and allowRemote, as --import-path, --catalog and --allow-remote.
+    """
+    try:
+        from .lsp.server import serve
+    except ImportError as exc:  # pygls or lsprotocol missing: the extra is not installed
+        click.echo(f"cdl lsp needs pygls ({exc}); install it with: pip install 'cdl[lsp]'", err=True)
+        sys.exit(1)
+    serve()
+
+
+@main.command()
 @click.argument("suite_dir", required=False, type=click.Path(file_okay=False))
 @click.option("--processor", metavar='"COMMAND {input}"', help="Check another CDL processor instead of this engine.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Also write JUnit XML here.")

@@ -1,0 +1,1 @@
+"""cdl lsp: a Language Server Protocol server for CDL documents (issue 25)."""

@@ -1,0 +1,126 @@
+"""The pieces of ``cdl lsp`` below the protocol: open buffers read instead of
+files (``LoadOptions.overlay``), what an analysis read, position conversion
+and the settings (cdl/lsp/_buffers.py, _positions.py). The server itself is
+tested through a real client in tests/test_lsp_server.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cdl.lsp._buffers import Buffers, Settings, analyse, settings_from
+from cdl.lsp._positions import UTF8, UTF16, UTF32, Lines, encoded
+from conftest import CDL_DECL
+
+TEMPLATE = f"<cdl:cdl {CDL_DECL}><cdl:configuration><Base><port>80</port></Base></cdl:configuration></cdl:cdl>"
+MAIN = f"<cdl:cdl {CDL_DECL}><cdl:import location='t.cdl'/><cdl:system><S cdl:extends='Base'/></cdl:system></cdl:cdl>"
+
+
+def codes(analysis: object) -> list[str | None]:
+    problems = getattr(analysis, "problems")  # noqa: B009 - a Mapping of url -> problems
+    return [p.code for found in problems.values() for p in found]
+
+
+def test_open_buffers_are_read_instead_of_files_for_the_document_and_its_imports(tmp_path: Path) -> None:
+    (tmp_path / "t.cdl").write_text(TEMPLATE.replace("Base", "Gone"))
+    (tmp_path / "a.cdl").write_text("not even XML")
+    main, template = str((tmp_path / "a.cdl").resolve()), str((tmp_path / "t.cdl").resolve())
+    assert codes(analyse(main, {}, Settings())) == ["XML_SYNTAX"]  # the files
+    assert set(codes(analyse(main, {main: MAIN}, Settings()))) == {"UNKNOWN_PROTOTYPE"}  # the buffer, the template's file
+    analysis = analyse(main, {main: MAIN, template: TEMPLATE}, Settings())
+    assert codes(analysis) == []
+    assert analysis.reads == {main, template}
+    assert analysis.resolution is not None and analysis.resolution.to_data()["system"] == {"S": {"port": "80"}}
+
+
+def test_an_analysis_that_fails_in_an_import_still_knows_it_read_it(tmp_path: Path) -> None:
+    main, template = str(tmp_path.resolve() / "a.cdl"), str(tmp_path.resolve() / "t.cdl")
+    (tmp_path / "t.cdl").write_text(TEMPLATE)
+    analysis = analyse(main, {main: MAIN, template: "<cdl:cdl"}, Settings())
+    assert codes(analysis) == ["XML_SYNTAX", "XML_SYNTAX"]  # in the template, and on the import that reads it
+    [here] = analysis.problems[main]
+    start = MAIN.index("t.cdl'")
+    assert (here.place.line, here.place.start, here.place.end) == (0, start, start + len("t.cdl"))
+    assert analysis.reads == {main, template}
+
+
+def test_a_change_to_an_open_import_finds_the_open_documents_that_read_it(tmp_path: Path) -> None:
+    (tmp_path / "t.cdl").write_text(TEMPLATE)
+    (tmp_path / "a.cdl").write_text(MAIN)
+    buffers = Buffers()
+    main_uri, template_uri = (tmp_path / "a.cdl").resolve().as_uri(), (tmp_path / "t.cdl").resolve().as_uri()
+    main = buffers.put(main_uri, MAIN)
+    assert main is not None
+    buffers.analyse(main)
+    template = str((tmp_path / "t.cdl").resolve())
+    assert buffers.readers_of(template) == {main}  # not open itself: only its reader
+    assert buffers.put(template_uri, TEMPLATE.replace("<port>", "<port cdl:extends='Nothing'>")) == template
+    assert buffers.readers_of(template) == {main, template}
+    changed = buffers.analyse(main)
+    assert changed == {main, template}  # the error is in the template, and shown on the import
+    assert buffers.uri_of(template) == template_uri
+    assert buffers.drop(main) == {main, template}
+    assert buffers.readers_of(template) == {template}
+
+
+def test_a_buffer_is_encoded_as_its_declaration_says() -> None:
+    text = "<?xml version='1.0' encoding='ISO-8859-1'?><x>é</x>"
+    assert encoded(text) == text.encode("latin-1")
+    assert encoded("<x>é</x>") == "<x>é</x>".encode()
+    assert encoded("<?xml version='1.0' encoding='nonsense'?><x>é</x>") == "<?xml version='1.0' encoding='nonsense'?><x>é</x>".encode()
+
+
+@pytest.mark.parametrize(
+    ("encoding", "units"),
+    [(UTF16, [0, 1, 3, 4, 5]), (UTF8, [0, 2, 6, 7, 8]), (UTF32, [0, 1, 2, 3, 4])],
+)
+def test_columns_in_each_encoding_on_crlf_lines(encoding: str, units: list[int]) -> None:
+    lines = Lines("first\r\né😀ab\r\nlast")
+    assert len(lines) == 3 and lines.line(1) == "é😀ab"
+    assert [lines.to_client(1, column, encoding) for column in range(5)] == [(1, u) for u in units]
+    assert [lines.from_client(1, u, encoding) for u in units] == [(1, column) for column in range(5)]
+    assert lines.from_client(1, 99, encoding) == (1, 4)  # past the end of the line: its end
+    assert lines.from_client(7, 0, encoding) == (2, 4)  # past the last line: the text's end
+    assert lines.to_client(1, 99, encoding) == (1, units[-1])
+
+
+def test_a_position_inside_a_character_falls_on_it() -> None:
+    lines = Lines("a😀b")
+    assert lines.from_client(0, 2, UTF16) == (0, 1)  # between the surrogates of 😀
+    assert lines.from_client(0, 3, UTF8) == (0, 1)  # inside its four bytes
+    assert lines.position_of(lines.offset(0, 2)) == (0, 2)
+
+
+def test_settings_from_the_initialization_options(tmp_path: Path) -> None:
+    settings, complaints = settings_from({"catalogs": ["c.xml"], "importPaths": ["/abs", "rel"], "allowRemote": True}, str(tmp_path))
+    assert settings == Settings((str(tmp_path / "c.xml"),), ("/abs", str(tmp_path / "rel")), True)
+    assert complaints == []
+    assert settings_from(None, None) == (Settings(), [])
+    settings, complaints = settings_from({"allowRemote": 1, "catalogs": "c.xml", "other": 0}, None)
+    assert settings == Settings()
+    assert len(complaints) == 3
+
+
+def test_a_buffer_declaring_another_encoding_is_read_as_that_encoding(tmp_path: Path) -> None:
+    text = f"<?xml version='1.0' encoding='ISO-8859-1'?>\n<cdl:cdl {CDL_DECL}><cdl:system><S><v>é€</v></S></cdl:system></cdl:cdl>"
+    path = str(tmp_path.resolve() / "a.cdl")
+    analysis = analyse(path, {path: text}, Settings())
+    # é in Latin-1, € (which Latin-1 cannot hold) as a character reference.
+    assert analysis.resolution is not None and analysis.resolution.to_data()["system"] == {"S": {"v": "é€"}}
+
+
+def test_an_error_two_imports_away_is_shown_on_the_first_import_that_leads_to_it(tmp_path: Path) -> None:
+    middle = f"<cdl:cdl {CDL_DECL}>\n<cdl:import location='deep.cdl'/>\n</cdl:cdl>"
+    deep = f"<cdl:cdl {CDL_DECL}><cdl:configuration>\n<T cdl:extends='Nothing'/>\n</cdl:configuration></cdl:cdl>"
+    main = f"<cdl:cdl {CDL_DECL}>\n<cdl:import location='other.cdl'/>\n<cdl:import location='middle.cdl'/>\n</cdl:cdl>"
+    for name, text in {"a.cdl": main, "middle.cdl": middle, "deep.cdl": deep, "other.cdl": f"<cdl:cdl {CDL_DECL}/>"}.items():
+        (tmp_path / name).write_text(text)
+    path = str(tmp_path.resolve() / "a.cdl")
+    analysis = analyse(path, {}, Settings())
+    [there] = analysis.problems[str(tmp_path.resolve() / "deep.cdl")]
+    [here] = analysis.problems[path]
+    assert (there.code, there.place.line) == ("UNKNOWN_PROTOTYPE", 1)
+    # On the import of middle.cdl (its location's value), which imports deep.cdl.
+    assert (here.code, here.place.line, here.place.start, here.place.end) == ("UNKNOWN_PROTOTYPE", 2, 22, 32)
+    assert here.related[0] == (there.place, there.message)
