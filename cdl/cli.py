@@ -115,6 +115,18 @@ def _deploy_options(func: F) -> F:
     )(func)
 
 
+def _plan_format_option(help_text: str) -> Callable[[F], F]:
+    """``--format text|json|dot|mermaid``: how a plan (or a deployment's status) is shown."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", "json", "dot", "mermaid"]),
+        default="text",
+        show_default=True,
+        help=help_text,
+    )
+
+
 def _limits(kwargs: dict[str, Any]) -> Limits:
     names = ("max_elements", "max_depth", "max_bytes", "max_imports", "max_text")
     fields = {k: v for k in names if (v := kwargs.pop(k, None)) is not None}
@@ -233,16 +245,9 @@ def pending(
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @_deploy_options
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "dot", "mermaid"]),
-    default="text",
-    show_default=True,
-    help=(
-        "An indented tree, JSON (the waves of components, with what each supplies, releases and waits for),"
-        " Graphviz DOT, or a Mermaid flowchart."
-    ),
+@_plan_format_option(
+    "An indented tree, JSON (the waves of components, with what each supplies, releases and waits for),"
+    " Graphviz DOT, or a Mermaid flowchart."
 )
 @_load_options
 @_reports_errors
@@ -339,16 +344,9 @@ def _echo_paths(paths: Iterable[str]) -> None:
 @deploy.command("status")
 @_session_options
 @click.argument("component", required=False)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "dot", "mermaid"]),
-    default="text",
-    show_default=True,
-    help=(
-        "One line per component (state, path, why), JSON (DeploymentStatus.to_data()),"
-        " or the plan's DOT or Mermaid picture coloured by state."
-    ),
+@_plan_format_option(
+    "One line per component (state, path, why), JSON (DeploymentStatus.to_data()),"
+    " or the plan's DOT or Mermaid picture coloured by state."
 )
 @_load_options
 @_reports_errors

@@ -81,6 +81,19 @@ def _at(server: CdlServer, uri: str, position: types.Position) -> tuple[Navigato
     return navigator, analysis, analysis.document.url, line, column
 
 
+def _whole(server: CdlServer, uri: str) -> tuple[Navigator, str, Lines | None] | None:
+    """For a request about a whole open document: its navigator, its url and
+    its lines; None when it cannot answer."""
+    current = server.current(uri)
+    if current is None:
+        return None
+    path, analysis = current
+    navigator = navigator_of(analysis)
+    if navigator is None or analysis.document is None:
+        return None
+    return navigator, analysis.document.url, server.lines_of(path)
+
+
 def _register_places(server: CdlServer) -> None:
     """Definition, references and hover: answers about the place under the cursor."""
     from .server import guarded_handler
@@ -158,30 +171,21 @@ def _register_listings(server: CdlServer) -> None:
     @guarded_handler(server, "listing symbols")
     @_under(server)
     def symbols(params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
-        current = server.current(params.text_document.uri)
-        navigator = navigator_of(current[1]) if current is not None else None
-        if current is None or navigator is None:
+        found = _whole(server, params.text_document.uri)
+        if found is None:
             return None
-        path, analysis = current
-        assert analysis.document is not None  # the navigator was built on it
-        lines = server.lines_of(path)
-        return _symbols(server, navigator.symbols(analysis.document.url), lines)
+        navigator, url, lines = found
+        return _symbols(server, navigator.symbols(url), lines)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     @guarded_handler(server, "finding code lenses")
     @_under(server)
     def code_lens(params: types.CodeLensParams) -> list[types.CodeLens] | None:
-        current = server.current(params.text_document.uri)
-        navigator = navigator_of(current[1]) if current is not None else None
-        if current is None or navigator is None:
+        found = _whole(server, params.text_document.uri)
+        if found is None:
             return None
-        path, analysis = current
-        assert analysis.document is not None  # the navigator was built on it
-        lines = server.lines_of(path)
-        return [
-            types.CodeLens(server.range_of(lens.spot, lines), types.Command(lens.title, ""))
-            for lens in navigator.code_lenses(analysis.document.url)
-        ]
+        navigator, url, lines = found
+        return [types.CodeLens(server.range_of(lens.spot, lines), types.Command(lens.title, "")) for lens in navigator.code_lenses(url)]
 
 
 def _symbols(server: CdlServer, found: list[Symbol], lines: Lines | None) -> list[types.DocumentSymbol]:
