@@ -207,6 +207,33 @@ class _Blocked(Exception):
         self.blockers = list(blockers)
 
 
+class _Waits:
+    """What each pending item waits for directly (``on``), and the reverse:
+    for an item, the pending items that wait for it directly (``by``, as
+    ordered sets), so that a deploy-time value reopens only what waits on it
+    (:meth:`ReferenceResolver.reopen_waiting`)."""
+
+    __slots__ = ("by", "on")
+
+    def __init__(self) -> None:
+        self.on: dict[etree._Element, list[etree._Element]] = {}
+        self.by: dict[etree._Element, dict[etree._Element, None]] = {}
+
+    def add(self, item: etree._Element, blockers: list[etree._Element]) -> None:
+        self.on[item] = blockers
+        for blocker in blockers:
+            self.by.setdefault(blocker, {})[item] = None
+
+    def forget(self, item: etree._Element) -> None:
+        """Drop what ``item`` waited for, from both directions."""
+        for blocker in self.on.pop(item, ()):
+            waiters = self.by.get(blocker)
+            if waiters is not None:
+                waiters.pop(item, None)
+                if not waiters:
+                    del self.by[blocker]
+
+
 class ReferenceResolver:
     """Resolves items of one workspace; keeps their states between rounds."""
 
@@ -214,12 +241,8 @@ class ReferenceResolver:
         self.ws = ws
         self.ctx = ws.ctx
         self._state: dict[etree._Element, State] = {}
-        #: For a pending item, the pending items it waits for directly.
-        self._waits_on: dict[etree._Element, list[etree._Element]] = {}
-        #: The reverse of ``_waits_on``: for an item, the pending items that
-        #: wait for it directly (as an ordered set), so that a deploy-time
-        #: value reopens only what waits on it (:meth:`reopen_waiting`).
-        self._waiters: dict[etree._Element, dict[etree._Element, None]] = {}
+        #: What each pending item waits for directly, and the reverse.
+        self._waits = _Waits()
         self.problems = Problems(self.ctx.limits.max_errors)
         self.refs = self.ctx.tables.refs
         #: For each item in state TEMPLATE, the error its reference would be
@@ -284,7 +307,7 @@ class ReferenceResolver:
 
     def waits_on(self, item: etree._Element) -> list[etree._Element]:
         """The pending items a pending ``item`` waits for directly."""
-        return list(self._waits_on.get(item, ()))
+        return list(self._waits.on.get(item, ()))
 
     def pending_items(self) -> list[etree._Element]:
         """Every pending item, in no particular order (for the deployment plan)."""
@@ -293,15 +316,14 @@ class ReferenceResolver:
     def settled(self, item: etree._Element) -> None:
         """``item`` was given its value from outside (a deploy-time value): done."""
         self._state[item] = _DONE
-        self._forget_waits(item)
+        self._waits.forget(item)
 
     def reopen_pending(self) -> list[etree._Element]:
         """Forget pending states (after deploy-time values), returning those items."""
         reopened = [el for el, s in self._state.items() if s is _PENDING]
         for el in reopened:
             del self._state[el]
-        self._waits_on.clear()
-        self._waiters.clear()
+        self._waits = _Waits()
         return reopened
 
     def reopen_waiting(self, changed: Iterable[etree._Element]) -> list[etree._Element]:
@@ -312,7 +334,7 @@ class ReferenceResolver:
         What :meth:`reopen_pending` does for the items a change can reach:
         any other would be pending again, as it is.
         """
-        state, waiters = self._state, self._waiters
+        state, waiters = self._state, self._waits.by
         stack = list(changed)
         reopened = dict.fromkeys(el for el in stack if state.get(el) is _PENDING)
         while stack:
@@ -322,17 +344,8 @@ class ReferenceResolver:
                     stack.append(waiter)
         for el in reopened:
             del state[el]
-            self._forget_waits(el)
+            self._waits.forget(el)
         return list(reopened)
-
-    def _forget_waits(self, item: etree._Element) -> None:
-        """Drop what pending ``item`` waited for, from both directions of the index."""
-        for blocker in self._waits_on.pop(item, ()):
-            waiters = self._waiters.get(blocker)
-            if waiters is not None:
-                waiters.pop(item, None)
-                if not waiters:
-                    del self._waiters[blocker]
 
     # -- the stack -----------------------------------------------------------------
 
@@ -362,9 +375,7 @@ class ReferenceResolver:
                 self._state[item] = self._waits_on_gap(item, frame.gaps[0])
             elif frame.pending:
                 self._state[item] = _PENDING
-                self._waits_on[item] = frame.pending
-                for blocker in frame.pending:
-                    self._waiters.setdefault(blocker, {})[item] = None
+                self._waits.add(item, frame.pending)
             else:
                 try:
                     self._state[item] = self._attempt(item)
@@ -780,7 +791,8 @@ def copied_resolver(
     waits for, the templates' gaps and the warnings (``_engine.live_resolution``)."""
     other = ReferenceResolver(ws)
     other._state = {twin[el]: s for el, s in resolver._state.items() if s is _PENDING or s is _TEMPLATE}
-    other._waits_on = {twin[el]: [twin[b] for b in blockers] for el, blockers in resolver._waits_on.items()}
+    for el, blockers in resolver._waits.on.items():
+        other._waits.add(twin[el], [twin[b] for b in blockers])
     other.gaps = {twin[el]: error for el, error in resolver.gaps.items()}
     other.warnings = list(resolver.warnings)
     return other
