@@ -502,7 +502,7 @@ def _readme_blocks(lang: str) -> list[str]:
     import re
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("### `cdl explain`")
+    start = text.index("\n## `cdl explain`")
     end = text.index("## The library")
     return re.findall(rf"```{lang}\n(.*?)```", text[start:end], re.DOTALL)
 
