@@ -7,7 +7,7 @@ it once, and measures, in CPU seconds (``time.process_time``):
 
 - static: ``document.resolve()`` and its ``plan()``, best of ``--reps``;
 - open: ``document.deploy()``, best of ``--reps`` (target: at most 1.3x static);
-- deployment: one whole deployment driven as a service would, each component
+- deployment: a whole deployment driven as a service would, best of ``--reps``, each component
   reported deployed as soon as it is ready (the ready components in a
   queue, in the order they became ready), with a value for each lazy
   property it supplies and its lazy references released, no journal (the
@@ -60,9 +60,17 @@ def best_of(reps: int, run: Any) -> float:
 def drive(deployment: cdl.Deployment) -> list[float]:
     """Deploy every component as soon as it is ready: each event's CPU time."""
     status = deployment.status().components
-    reports = {c.path: ({p: f"value-of-{p}" for p in c.supplies}, list(c.releases)) for c in status}
+    # The service's reports, as tuples and string dicts: objects the cyclic
+    # collector does not track, so that its collections during the events
+    # are the engine's, not the benchmark's.
+    reports = {c.path: ({p: f"value-of-{p}" for p in c.supplies}, tuple(c.releases)) for c in status}
     # What no component supplies (the settings' clock) comes first, in one event.
     outside = {value: "value-of-" + value for c in status for value, supplier in c.waits_for if supplier is None}
+    # The status (a ComponentStatus per component) is the benchmark's, not
+    # the service's: freed and collected untimed, so that the collector does
+    # not walk it (and the live trees with it) during the events.
+    del status
+    gc.collect()
     times = []
     clock = time.process_time
     start = clock()
@@ -90,10 +98,17 @@ def measure(n: int, shape: str, reps: int) -> dict[str, float]:
     figures: dict[str, float] = {"components": 0}
     figures["static"] = best_of(reps, lambda: (lambda r: (r, r.plan()))(document.resolve()))
     figures["open"] = best_of(reps, document.deploy)
-    deployment = document.deploy()
+    # The whole deployment, like static and open, is the best of ``reps``
+    # runs (each on a new deployment): one run at the small size is short
+    # enough for the machine's noise to move the growth figure.
+    times: list[float] = []
+    for _ in range(reps):
+        deployment = document.deploy()
+        gc.collect()
+        run = drive(deployment)
+        if not times or sum(run) < sum(times):
+            times = run
     figures["components"] = len(deployment.status().components)
-    gc.collect()
-    times = drive(deployment)
     figures["events"] = len(times)
     figures["total"] = sum(times)
     figures["median_ms"] = statistics.median(times) * 1000

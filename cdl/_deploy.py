@@ -297,7 +297,7 @@ class _Names:
 
     def __init__(self, facts: PlanFacts) -> None:
         self._facts = facts
-        self._families: dict[int, dict[str, list[int]]] = {}
+        self._families: dict[int, dict[str, tuple[int, ...]]] = {}
         self._steps: dict[int, str] = {}
         self._written = paths_of(facts.parent, facts.depth, self.step)
         #: Every path handed out, to its component.
@@ -305,14 +305,19 @@ class _Names:
         #: Shortened paths that several components share (found when one is first asked).
         self._shared: dict[str, list[int]] | None = None
 
-    def family(self, parent: int) -> dict[str, list[int]]:
-        """The children of ``parent`` by name, in document order."""
+    def family(self, parent: int) -> dict[str, tuple[int, ...]]:
+        """The children of ``parent`` by name, in document order.
+
+        Kept as tuples: the index grows over a whole deployment, and the
+        cyclic collector stops tracking tuples of numbers (lists it would walk
+        in each full collection, over the live trees)."""
         found = self._families.get(parent)
         if found is None:
-            found = self._families[parent] = {}
+            grouped: dict[str, list[int]] = {}
             facts = self._facts
             for child in facts.children.get(parent, ()):
-                found.setdefault(facts.qname(facts.elements[child].tag), []).append(child)  # type: ignore[arg-type]
+                grouped.setdefault(facts.qname(facts.elements[child].tag), []).append(child)  # type: ignore[arg-type]
+            found = self._families[parent] = {name: tuple(children) for name, children in grouped.items()}
         return found
 
     def step(self, comp: int) -> str:
@@ -360,7 +365,7 @@ class _Names:
         comp = 0
         for step in text.strip("/").split("/"):
             name, _, index = step.partition("[")
-            same = self.family(comp).get(name, [])
+            same = self.family(comp).get(name, ())
             k = int(index[:-1]) - 1 if index[:-1].isdigit() and index.endswith("]") else (0 if not index and len(same) == 1 else -1)
             if not 0 <= k < len(same):
                 return step, [self.path(c) for c in self._facts.children.get(comp, ())]
@@ -390,8 +395,9 @@ class Deployment:
         self._lock = threading.RLock()
         #: Warnings from opening the journal (a torn last line dropped).
         self.warnings: list[str] = []
-        #: The events applied, as the journal records them (without seq and time).
-        self._log: list[dict[str, Any]] = []
+        #: The events applied (:func:`_logged`: what the journal records,
+        #: without seq and time).
+        self._log: list[_Logged] = []
         self._journal: Journal | None = None
         self._closed = False
         self._start()
@@ -578,18 +584,18 @@ class Deployment:
             became = self._give(event["values"], event["release"])
             if comp is None and became is None:
                 return []  # nothing new: not an event to record
-            self._log.append(event)
+            self._log.append(_logged(event))
             if comp is not None:
                 became = (became or []) + machine.deploy(comp)
             return sorted(became or [])
         comp = self._component(event["path"])
         if kind == "failed":
             self._require(comp, "ready", "failed")
-            self._log.append(event)
+            self._log.append(_logged(event))
             return machine.fail(comp, event["reason"])
         if kind == "retry":
             self._require(comp, "failed", "retry")
-            self._log.append(event)
+            self._log.append(_logged(event))
             return machine.retry(comp)
         raise DeploymentError(f"unknown event {kind!r}", code="JOURNAL_CORRUPT")
 
@@ -646,12 +652,12 @@ class Deployment:
             why = f"{where} already has the value {earlier[0]!r}, supplied by {by}; a lazy property takes one value"
         raise DeployValueError(f"set {path!r}: {why}", code="SET_CONFLICT", url=ctx.docs[0].url, path=where)
 
-    def _rebuild(self, log: Sequence[dict[str, Any]]) -> None:
+    def _rebuild(self, log: Sequence[_Logged]) -> None:
         """Make the state again from the start and ``log`` (after an event failed half way)."""
         self._log = []
         self._start()
-        for event in log:
-            self._apply(event)
+        for entry in log:
+            self._apply(_event(entry))
 
     # -- components --------------------------------------------------------------------
 
@@ -730,6 +736,36 @@ class Deployment:
             for sibling, values in self._facts.after.get(comp, {}).items()
             if done[sibling] != "deployed" and any(v not in valued for v in values)
         )
+
+
+#: An event as the log keeps it: (kind, the pairs of its other fields), all
+#: tuples and strings. A live deployment logs one per event for as long as
+#: it lasts; dicts and lists would each be objects the cyclic collector
+#: tracks, and its full collections, over the whole live trees, would come
+#: the more often the longer the deployment ran.
+_Logged = tuple[str, tuple[tuple[str, Any], ...]]
+
+
+def _logged(event: Mapping[str, Any]) -> _Logged:
+    """``event`` as the log keeps it."""
+    fields = []
+    for key, value in event.items():
+        if key == "values":
+            value = tuple(value.items())
+        elif key == "release":
+            value = tuple(value)
+        if key != "event":
+            fields.append((key, value))
+    return event["event"], tuple(fields)
+
+
+def _event(entry: _Logged) -> dict[str, Any]:
+    """The event ``entry`` logged, as :meth:`Deployment._apply` takes it."""
+    kind, fields = entry
+    event: dict[str, Any] = {"event": kind}
+    for key, value in fields:
+        event[key] = dict(value) if key == "values" else list(value) if key == "release" else value
+    return event
 
 
 def _given(values: Mapping[str, str] | None, release: Sequence[str]) -> dict[str, Any]:
