@@ -424,7 +424,8 @@ class Deployment:
         header = journal_header([(d.url, d.data) for d in docs], self._document._options.catalogs)
         journal, records, warnings = Journal.open(path, header)
         try:
-            for record in records:
+            # Line 1 is the header; each event takes the next line.
+            for line, record in enumerate(records, 2):
                 event = {k: v for k, v in record.items() if k not in ("seq", "time")}
                 try:
                     self._apply(event)
@@ -433,6 +434,7 @@ class Deployment:
                         f"event {record.get('seq')} of the journal cannot be applied again: [{exc.code}] {exc.message}",
                         code="JOURNAL_CORRUPT",
                         url=os.fspath(path),
+                        line=line,
                     ) from None
         except BaseException:
             journal.close()

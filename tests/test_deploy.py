@@ -458,6 +458,7 @@ def test_a_journal_event_that_does_not_apply_is_corrupt(tmp_path: Path) -> None:
         cdl.load(main).deploy(journal=journal)
     assert caught.value.code == "JOURNAL_CORRUPT"
     assert "event 2" in caught.value.message and "NOT_READY" in caught.value.message
+    assert (caught.value.url, caught.value.line) == (str(journal), 3)  # the header, event 1, then event 2
     # The journal was let go: it can be opened (and mended) again.
     lines = journal.read_text().splitlines()
     journal.write_text("\n".join(lines[:-1]) + "\n")
