@@ -170,6 +170,30 @@ def test_config_shows_what_is_still_pending(farm: Path) -> None:
     assert xml.startswith("<?xml") and "hostname" in xml
 
 
+def test_config_as_json_nests_as_deep_as_the_document(tmp_path: Path) -> None:
+    # As resolve --format json: the JSON is written with an explicit stack,
+    # so a configuration deeper than the json module's recursion limit prints.
+    depth = 1500
+    body = "<x>" * depth + "v" + "</x>" * depth
+    (tmp_path / "deep.cdl").write_text(
+        '<cdl:cdl xmlns:cdl="http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0">'
+        f"<cdl:system><app><port cdl:lazy='true'/>{body}</app></cdl:system></cdl:cdl>",
+        encoding="utf-8",
+    )
+    result = cdl_cli(tmp_path, "deploy", "config", "deep.cdl", "app", "--journal", "deep.journal", "--format", "json")
+    text = ok_text(result)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * depth))  # the reader here recurses; the command does not
+    try:
+        data = json.loads(text)
+    finally:
+        sys.setrecursionlimit(limit)
+    node = data["system"]["app"]
+    for _ in range(depth):
+        node = node["x"]
+    assert node == "v"
+
+
 def ok_text(result: subprocess.CompletedProcess[str]) -> str:
     ok(result)
     return result.stdout
