@@ -147,10 +147,19 @@ def _base_directory(base: str | os.PathLike[str] | None) -> Path:
     text = os.fspath(base)
     parsed = urllib.parse.urlsplit(text)
     if len(parsed.scheme) > 1:  # a one-letter scheme is a Windows drive
-        if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        path = local_path(parsed)
+        if path is None:
             raise ValueError(f"base {text!r} is neither a directory nor a file: URL of one")
-        text = url2pathname(parsed.path)
+        text = path
     return Path(text).resolve()
+
+
+def local_path(parsed: urllib.parse.SplitResult) -> str | None:
+    """The path a ``file:`` URL on this machine names (no host, or
+    ``localhost``); None for another scheme or another host."""
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    return url2pathname(parsed.path)
 
 
 def _import_elements(doc: SourceDoc) -> list[etree._Element]:

@@ -46,6 +46,12 @@ def webapp(tmp_path: Path) -> tuple[cdl.Document, dict[str, str]]:
     return doc, {url: Path(url).read_text(encoding="utf-8") for url in doc.urls}
 
 
+def in_memory(text: str) -> tuple[cdl.Document, Navigator]:
+    """``text`` loaded from memory, and a navigator over it (no open buffers)."""
+    doc = cdl.load(text.encode(), name="mem.cdl")
+    return doc, Navigator(doc, {})
+
+
 def labels(found: list[Completion]) -> list[str]:
     return [c.label for c in found]
 
@@ -166,8 +172,8 @@ def test_hover_on_a_property_shows_its_value_and_its_provenance_with_links(webap
 
 def test_hover_links_the_steps_of_a_references_target_too() -> None:
     text = f"<cdl:cdl {CDL_DECL}><cdl:system>\n<a><p>1</p></a>\n<b><q cdl:refroot='a' cdl:ref='/p'/></b>\n</cdl:system></cdl:cdl>"
-    doc = cdl.load(text.encode(), name="mem.cdl")
-    hover = Navigator(doc, {}).hover(doc.url, *find(text, "<q", 1))
+    doc, nav = in_memory(text)
+    hover = nav.hover(doc.url, *find(text, "<q", 1))
     assert hover is not None and "/b/q = 1" in hover.markdown
     uri = Path("mem.cdl").resolve().as_uri()
     # q is written on line 3; the value it copies, p, on line 2.
@@ -193,8 +199,8 @@ def test_hover_on_a_pending_property_says_what_it_waits_for() -> None:
         f"<cdl:cdl {CDL_DECL}><cdl:system>\n<db><host cdl:lazy='true'/></db>\n"
         "<app><url cdl:refroot='db' cdl:ref='/host'/></app>\n</cdl:system></cdl:cdl>"
     )
-    doc = cdl.load(text.encode(), name="mem.cdl")
-    hover = Navigator(doc, {}).hover(doc.url, *find(text, "<url", 2))
+    doc, nav = in_memory(text)
+    hover = nav.hover(doc.url, *find(text, "<url", 2))
     assert hover is not None
     assert "/app/url (pending)" in hover.markdown
     assert "waits for /db/host" in hover.markdown
@@ -262,8 +268,7 @@ def test_completion_of_reference_paths_offers_the_children_at_the_step(webapp: t
 def test_completion_of_attributes_and_lazy_values() -> None:
     text = f"<cdl:cdl {CDL_DECL}><cdl:system><S cdl:extends='T' ><v cdl:lazy='true'/></S></cdl:system><cdl:configuration/></cdl:cdl>"
     text = text.replace("<cdl:configuration/>", "").replace("<cdl:system>", "<cdl:configuration><T/></cdl:configuration><cdl:system>")
-    doc = cdl.load(text.encode(), name="mem.cdl")
-    nav = Navigator(doc, {})
+    doc, nav = in_memory(text)
     found = nav.completion(doc.url, *find(text, "'T' >", 4))
     assert labels(found)[:4] == ["cdl:ref", "cdl:refroot", "cdl:lazy", "cdl:use"]
     assert "cdl:extends" not in labels(found) and {c.kind for c in found} == {"attribute"}
@@ -303,8 +308,7 @@ def test_references_count_those_a_template_hands_down_to_the_lists_extending_it(
         "<y><cdl:expression value-of='$n'><cdl:variable name='n' ref='/name'/></cdl:expression></y></T>\n"
         "</cdl:configuration><cdl:system>\n<S cdl:extends='T'><name>s</name></S>\n</cdl:system></cdl:cdl>"
     )
-    doc = cdl.load(text.encode(), name="mem.cdl")
-    nav = Navigator(doc, {})
+    doc, nav = in_memory(text)
     both = sorted([spot(doc.url, text, "'/name'", 5), spot(doc.url, text, "'/name'", 5, nth=1)], key=str)
     # Written in T, they select T's name there, and S's name in S, which inherits them.
     assert sorted(nav.references(doc.url, *find(text, "<name>t", 1)), key=str) == both
@@ -382,8 +386,7 @@ def test_hover_and_definitions_tell_elements_of_one_name_apart() -> None:
         f"<cdl:cdl {CDL_DECL}><cdl:configuration><T><p>1</p></T><U><p>2</p></U></cdl:configuration>"
         "<cdl:system><S cdl:extends='U'/><R><v cdl:refroot='S' cdl:ref='/p'/><a>x</a><a>y</a></R></cdl:system></cdl:cdl>"
     )
-    doc = cdl.load(text.encode(), name="mem.cdl")
-    nav = Navigator(doc, {})
+    doc, nav = in_memory(text)
     assert nav.definition(doc.url, *find(text, "'/p'", 2)) == [spot(doc.url, text, "<p>", 1, nth=1)]
     hover = nav.hover(doc.url, *find(text, "<a>y", 1))
     assert hover is not None and "/R/a = y" in hover.markdown

@@ -66,6 +66,15 @@ def open_doc(client: LanguageClient, uri: str, text: str, version: int = 1) -> N
     client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "cdl", version, text)))
 
 
+async def opened_written(client: LanguageClient, root: Path, name: str, text: str) -> tuple[str, Sequence[types.Diagnostic]]:
+    """Write ``text`` to ``name`` under ``root``, start the server on ``root``
+    and open the document: its URI and the diagnostics first published for it."""
+    uri = write(root / name, text)
+    await start(client, root)
+    open_doc(client, uri, text)
+    return uri, await published(client, uri)
+
+
 def change(client: LanguageClient, uri: str, text: str, version: int) -> None:
     client.text_document_did_change(
         types.DidChangeTextDocumentParams(
@@ -112,10 +121,7 @@ FIXED = BROKEN.replace("Servr", "Server").replace("<cdl:system>", '<cdl:import l
 @pytest.mark.asyncio
 async def test_diagnostics_after_open_after_a_pause_in_changes_and_after_save(client: LanguageClient, tmp_path: Path) -> None:
     write(tmp_path / "t.cdl", TEMPLATE)
-    uri = write(tmp_path / "a.cdl", BROKEN)
-    await start(client, tmp_path)
-    open_doc(client, uri, BROKEN)
-    [d] = await published(client, uri)
+    uri, [d] = await opened_written(client, tmp_path, "a.cdl", BROKEN)
     assert (d.code, d.source, d.severity) == ("UNKNOWN_PROTOTYPE", "cdl", types.DiagnosticSeverity.Error)
     assert "Servr" in d.message
     line = BROKEN.splitlines()[d.range.start.line]
@@ -141,10 +147,7 @@ async def test_error_in_an_import_is_shown_in_both_and_fixed_by_editing_the_open
     bad_template = TEMPLATE.replace("<Server>", '<Server cdl:extends="Nothing">')
     template = write(tmp_path / "lib" / "t.cdl", bad_template)
     text = FIXED.replace('"t.cdl"', '"lib/t.cdl"')
-    main = write(tmp_path / "a.cdl", text)
-    await start(client, tmp_path)
-    open_doc(client, main, text)
-    [shown] = await published(client, main)
+    main, [shown] = await opened_written(client, tmp_path, "a.cdl", text)
     assert shown.code == "UNKNOWN_PROTOTYPE"
     line = text.splitlines()[shown.range.start.line]
     assert line[shown.range.start.character : shown.range.end.character] == "lib/t.cdl"  # on the import
@@ -168,10 +171,8 @@ async def test_error_in_an_import_is_shown_in_both_and_fixed_by_editing_the_open
 @pytest.mark.asyncio
 async def test_an_import_changed_on_disk_and_reported_by_the_client_is_read_again(client: LanguageClient, tmp_path: Path) -> None:
     template = write(tmp_path / "t.cdl", TEMPLATE)
-    main = write(tmp_path / "a.cdl", FIXED)
-    await start(client, tmp_path)
-    open_doc(client, main, FIXED)
-    assert await published(client, main) == []
+    main, first = await opened_written(client, tmp_path, "a.cdl", FIXED)
+    assert first == []
     write(tmp_path / "t.cdl", TEMPLATE.replace("Server", "Renamed"))
     client.workspace_did_change_watched_files(
         types.DidChangeWatchedFilesParams([types.FileEvent(template, types.FileChangeType.Changed)])
@@ -183,10 +184,7 @@ async def test_an_import_changed_on_disk_and_reported_by_the_client_is_read_agai
 @pytest.mark.asyncio
 async def test_a_templates_unfilled_references_are_warnings_on_their_values(client: LanguageClient, tmp_path: Path) -> None:
     text = doc("  <cdl:configuration>\n    <echo>\n      <msg cdl:ref='host'/>\n      <copy cdl:ref='msg'/>\n    </echo>\n  </cdl:configuration>\n")
-    uri = write(tmp_path / "t.cdl", text)
-    await start(client, tmp_path)
-    open_doc(client, uri, text)
-    found = await published(client, uri)
+    _, found = await opened_written(client, tmp_path, "t.cdl", text)
     assert [(d.severity, d.code, span(d)) for d in found] == [
         (types.DiagnosticSeverity.Warning, None, (4, 20, 24)),  # host
         (types.DiagnosticSeverity.Warning, None, (5, 21, 24)),  # msg
@@ -203,10 +201,7 @@ async def test_cycle_lists_every_link_as_related_information(client: LanguageCli
         '          cdl:ref="x"/></B>\n'
         "  </cdl:system>\n"
     )
-    uri = write(tmp_path / "a.cdl", text)
-    await start(client, tmp_path)
-    open_doc(client, uri, text)
-    [d] = await published(client, uri)
+    uri, [d] = await opened_written(client, tmp_path, "a.cdl", text)
     assert d.code == "REF_CYCLE"
     links = [(r.location.uri, span(r.location), r.message) for r in d.related_information or []]
     assert links == [(uri, (3, 35, 36), "/A/x"), (uri, (5, 19, 20), "/B/y")]
@@ -268,10 +263,7 @@ async def test_positions_in_the_negotiated_encoding_on_crlf_lines(
 @pytest.mark.asyncio
 async def test_an_attribute_on_a_later_line_of_a_start_tag_is_marked_there(client: LanguageClient, tmp_path: Path) -> None:
     text = doc('  <cdl:system>\n    <Web\n       port="1"\n       cdl:lazy="perhaps"\n    />\n  </cdl:system>\n')
-    uri = write(tmp_path / "a.cdl", text)
-    await start(client, tmp_path)
-    open_doc(client, uri, text)
-    [d] = await published(client, uri)
+    _, [d] = await opened_written(client, tmp_path, "a.cdl", text)
     assert d.code == "BAD_LAZY"
     assert span(d) == (5, 17, 24)  # perhaps
 
@@ -295,10 +287,8 @@ async def test_settings_import_paths_catalogs_and_remote(client: LanguageClient,
 async def test_settings_changed_by_the_client_apply_to_the_open_documents(client: LanguageClient, tmp_path: Path) -> None:
     write(tmp_path / "shared" / "t.cdl", TEMPLATE)
     text = FIXED.replace('"t.cdl"', '"../shared/t.cdl"')
-    uri = write(tmp_path / "project" / "a.cdl", text)
-    await start(client, tmp_path)
-    open_doc(client, uri, text)
-    assert codes(await published(client, uri)) == ["IMPORT_REFUSED"]
+    uri, first = await opened_written(client, tmp_path, "project/a.cdl", text)
+    assert codes(first) == ["IMPORT_REFUSED"]
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"cdl": {"importPaths": ["shared"]}}))
     assert await published(client, uri, lambda d: not d) == []
 

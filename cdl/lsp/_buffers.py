@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._engine import Document, Resolution, load_with
-from .._imports import LoadOptions, url2pathname
+from .._imports import LoadOptions, local_path
 from .._model import SourceDoc
 from ..errors import CdlError
 from ._diagnostics import Loaded, Problem, by_url, problems_of
@@ -72,10 +72,9 @@ def settings_from(options: object, root: str | None) -> tuple[Settings, list[str
 def path_of_uri(uri: str) -> str | None:
     """The real file path a ``file:`` URI names (None for another scheme)."""
     parsed = urllib.parse.urlsplit(uri)
-    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
-        return None
     try:
-        return os.path.realpath(url2pathname(parsed.path))
+        path = local_path(parsed)
+        return None if path is None else os.path.realpath(path)
     except (OSError, ValueError):
         return None
 

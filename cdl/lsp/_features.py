@@ -67,9 +67,9 @@ def register_navigation(server: CdlServer) -> None:
     _register_listings(server)
 
 
-def _at(server: CdlServer, uri: str, position: types.Position) -> tuple[Navigator, Analysis, str, int, int] | None:
-    """The navigator of the open document at ``uri``, its analysis, its url and
-    ``position`` as (line, code-point column); None when it cannot answer."""
+def _navigated(server: CdlServer, uri: str) -> tuple[Navigator, Analysis, str, str] | None:
+    """The navigator of the open document at ``uri``, its analysis, its path
+    and its url; None when it cannot answer (not open, or it did not load)."""
     current = server.current(uri)
     if current is None:
         return None
@@ -77,21 +77,28 @@ def _at(server: CdlServer, uri: str, position: types.Position) -> tuple[Navigato
     navigator = navigator_of(analysis)
     if navigator is None or analysis.document is None:
         return None
+    return navigator, analysis, path, analysis.document.url
+
+
+def _at(server: CdlServer, uri: str, position: types.Position) -> tuple[Navigator, Analysis, str, int, int] | None:
+    """The navigator of the open document at ``uri``, its analysis, its url and
+    ``position`` as (line, code-point column); None when it cannot answer."""
+    found = _navigated(server, uri)
+    if found is None:
+        return None
+    navigator, analysis, path, url = found
     line, column = server.position(path, position)
-    return navigator, analysis, analysis.document.url, line, column
+    return navigator, analysis, url, line, column
 
 
 def _whole(server: CdlServer, uri: str) -> tuple[Navigator, str, Lines | None] | None:
     """For a request about a whole open document: its navigator, its url and
     its lines; None when it cannot answer."""
-    current = server.current(uri)
-    if current is None:
+    found = _navigated(server, uri)
+    if found is None:
         return None
-    path, analysis = current
-    navigator = navigator_of(analysis)
-    if navigator is None or analysis.document is None:
-        return None
-    return navigator, analysis.document.url, server.lines_of(path)
+    navigator, _, path, url = found
+    return navigator, url, server.lines_of(path)
 
 
 def _register_places(server: CdlServer) -> None:

@@ -90,6 +90,11 @@ class Lines:
         line = min(max(line, 0), len(self._starts) - 1)
         return min(self._starts[line] + max(column, 0), self._ends[line])
 
+    def bounds(self, number: int) -> tuple[int, int]:
+        """Where line ``number`` (0-based, within the text) starts and where its
+        content ends (before its line end), as indices into the text."""
+        return self._starts[number], self._ends[number]
+
     def position_of(self, offset: int) -> tuple[int, int]:
         """(line, code-point column) of the index ``offset`` into the text."""
         line = bisect.bisect_right(self._starts, offset) - 1

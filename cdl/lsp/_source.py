@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from ._positions import Lines
+
 _NAME = re.compile(r"[^\s/>=<\"']+")
 _SPACE = re.compile(r"\s*")
 _ENCODING = re.compile(rb"""^<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
@@ -76,28 +78,22 @@ class Source:
         self.text = text
         self.tags = tags
         self._starts = [tag.start for tag in tags]
-        self._lines = [0] + [m.end() for m in re.finditer("\n", text)]
+        #: Its lines, as the positions of ``cdl lsp`` count them.
+        self.lines = Lines(text)
 
     def offset(self, line: int, column: int) -> int:
         """The offset of (line, column); a column past the line's end is its end."""
         if line < 0:
             return 0
-        if line >= len(self._lines):
+        if line >= len(self.lines):
             return len(self.text)
-        start = self._lines[line]
-        end = self._lines[line + 1] - 1 if line + 1 < len(self._lines) else len(self.text)
-        if end > start and self.text[end - 1] == "\r" and end < len(self.text) and self.text[end] == "\n":
-            end -= 1
-        return min(start + max(column, 0), end)
+        return self.lines.offset(line, column)
 
     def span(self, start: int, end: int) -> tuple[int, int, int]:
         """(line, first column, column after the last) of the text from
         ``start`` to ``end``, cut at the end of ``start``'s line."""
-        line = bisect.bisect_right(self._lines, start) - 1
-        first = self._lines[line]
-        stop = self._lines[line + 1] - 1 if line + 1 < len(self._lines) else len(self.text)
-        if stop > first and self.text[stop - 1] == "\r" and stop < len(self.text):
-            stop -= 1
+        line, _ = self.lines.position_of(start)
+        first, stop = self.lines.bounds(line)
         return line, start - first, min(max(end, start), max(stop, start)) - first
 
     def tag_at(self, offset: int) -> int | None:
