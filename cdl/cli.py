@@ -459,7 +459,7 @@ def deploy_config(file: str, journal: str, component: str, output_format: str, *
     """
     with _deployment(file, journal, options) as deployment:
         if output_format == "json":
-            click.echo(json.dumps(deployment.configuration(component), indent=2, ensure_ascii=False))
+            click.echo(data_json(deployment.configuration(component)))
         else:
             click.echo(deployment.configuration(component, format="xml").decode("utf-8"), nl=False)
 

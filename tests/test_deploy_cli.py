@@ -170,6 +170,17 @@ def test_config_shows_what_is_still_pending(farm: Path) -> None:
     assert xml.startswith("<?xml") and "hostname" in xml
 
 
+def test_config_as_json_of_a_component_nested_as_deep_as_the_json_module_cannot_go(tmp_path: Path) -> None:
+    """The JSON is written with the explicit stack ``cdl resolve`` uses, not the recursive json module."""
+    depth = 3000
+    system = "".join(f"<c{i}>" for i in range(depth)) + "<v>1</v>" + "".join(f"</c{i}>" for i in reversed(range(depth)))
+    (tmp_path / "deep.cdl").write_text(f'<cdl:cdl xmlns:cdl="{cdl.CDL_NS}"><cdl:system>{system}</cdl:system></cdl:cdl>')
+    result = cdl_cli(tmp_path, "deploy", "config", "deep.cdl", "--journal", "deep.journal", "c0", "--format", "json")
+    text = ok_text(result)
+    assert text.count('"c') == depth and '"v": "1"' in text
+    assert text.endswith("}\n")
+
+
 def ok_text(result: subprocess.CompletedProcess[str]) -> str:
     ok(result)
     return result.stdout
