@@ -27,7 +27,7 @@ from __future__ import annotations
 import difflib
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -128,10 +128,7 @@ class DeploymentStatus:
 
     def counts(self) -> dict[str, int]:
         """How many components are in each state (every state, in order)."""
-        counts = dict.fromkeys(STATES, 0)
-        for comp in self.components:
-            counts[comp.state] += 1
-        return counts
+        return _counted(comp.state for comp in self.components)
 
     def to_data(self) -> dict[str, Any]:
         """``{"counts": {state: n}, "components": [ComponentStatus.to_data(), ...]}``."""
@@ -160,6 +157,14 @@ class DeploymentStatus:
     def _states(self) -> dict[str, str]:
         """Each component's state, by its path as the plan's pictures name it."""
         return {drawn: c.state for c, drawn in zip(self.components, self._drawn)}
+
+
+def _counted(states: Iterable[str]) -> dict[str, int]:
+    """How many of ``states`` are each state (every state, in the order of :data:`STATES`)."""
+    counts = dict.fromkeys(STATES, 0)
+    for state in states:
+        counts[state] += 1
+    return counts
 
 
 class _Machine:
@@ -699,11 +704,8 @@ class Deployment:
         )
 
     def _counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(STATES, 0)
-        machine = self._machine
-        for c in range(1, len(self._facts.parent)):
-            counts[machine.state(c)] += 1
-        return counts
+        state = self._machine.state
+        return _counted(state(c) for c in range(1, len(self._facts.parent)))
 
     def _status(self, comp: int) -> ComponentStatus:
         machine, facts, path = self._machine, self._facts, self._names.path
