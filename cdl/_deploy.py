@@ -309,6 +309,8 @@ class _Names:
         self._numbers: dict[str, int] = {}
         #: Shortened paths that several components share (found when one is first asked).
         self._shared: dict[str, list[int]] | None = None
+        #: Whether every shortened path is in ``_numbers`` (once one not handed out was asked for).
+        self._deep_written = False
 
     def family(self, parent: int) -> dict[str, tuple[int, ...]]:
         """The children of ``parent`` by name, in document order.
@@ -362,9 +364,11 @@ class _Names:
         if known is not None:
             return known
         if "...(" in text:  # a shortened path not handed out yet: write them all, once
-            for comp in range(1, len(self._facts.depth)):
-                if self._facts.depth[comp] > _PATH_SHOWN:
-                    self.path(comp)
+            if not self._deep_written:
+                for comp in range(1, len(self._facts.depth)):
+                    if self._facts.depth[comp] > _PATH_SHOWN:
+                        self.path(comp)
+                self._deep_written = True
             known = self._numbers.get(text)
             return (text, []) if known is None else known
         comp = 0
