@@ -27,7 +27,7 @@ from __future__ import annotations
 import difflib
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -128,10 +128,7 @@ class DeploymentStatus:
 
     def counts(self) -> dict[str, int]:
         """How many components are in each state (every state, in order)."""
-        counts = dict.fromkeys(STATES, 0)
-        for comp in self.components:
-            counts[comp.state] += 1
-        return counts
+        return _counted(comp.state for comp in self.components)
 
     def to_data(self) -> dict[str, Any]:
         """``{"counts": {state: n}, "components": [ComponentStatus.to_data(), ...]}``."""
@@ -160,6 +157,14 @@ class DeploymentStatus:
     def _states(self) -> dict[str, str]:
         """Each component's state, by its path as the plan's pictures name it."""
         return {drawn: c.state for c, drawn in zip(self.components, self._drawn)}
+
+
+def _counted(states: Iterable[str]) -> dict[str, int]:
+    """How many of ``states`` are each state (every state, in the order of :data:`STATES`)."""
+    counts = dict.fromkeys(STATES, 0)
+    for state in states:
+        counts[state] += 1
+    return counts
 
 
 class _Machine:
@@ -304,6 +309,8 @@ class _Names:
         self._numbers: dict[str, int] = {}
         #: Shortened paths that several components share (found when one is first asked).
         self._shared: dict[str, list[int]] | None = None
+        #: Whether every shortened path is in ``_numbers`` (once one not handed out was asked for).
+        self._deep_written = False
 
     def family(self, parent: int) -> dict[str, tuple[int, ...]]:
         """The children of ``parent`` by name, in document order.
@@ -357,9 +364,11 @@ class _Names:
         if known is not None:
             return known
         if "...(" in text:  # a shortened path not handed out yet: write them all, once
-            for comp in range(1, len(self._facts.depth)):
-                if self._facts.depth[comp] > _PATH_SHOWN:
-                    self.path(comp)
+            if not self._deep_written:
+                for comp in range(1, len(self._facts.depth)):
+                    if self._facts.depth[comp] > _PATH_SHOWN:
+                        self.path(comp)
+                self._deep_written = True
             known = self._numbers.get(text)
             return (text, []) if known is None else known
         comp = 0
@@ -699,11 +708,8 @@ class Deployment:
         )
 
     def _counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(STATES, 0)
-        machine = self._machine
-        for c in range(1, len(self._facts.parent)):
-            counts[machine.state(c)] += 1
-        return counts
+        state = self._machine.state
+        return _counted(state(c) for c in range(1, len(self._facts.parent)))
 
     def _status(self, comp: int) -> ComponentStatus:
         machine, facts, path = self._machine, self._facts, self._names.path

@@ -38,7 +38,7 @@ def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
     try:
         fd, tmp = _create_beside(target, directory)
     except OSError as exc:
-        raise write_error(target, exc) from None
+        raise io_error(target, exc) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             if mode is not None:
@@ -53,7 +53,7 @@ def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
         except FileNotFoundError:
             pass
         if isinstance(exc, OSError):
-            raise write_error(target, exc) from None
+            raise io_error(target, exc) from None
         raise
     sync_directory(target, directory)
 
@@ -82,10 +82,11 @@ def sync_directory(target: str, directory: str) -> None:
         os.fsync(fd)
     except OSError as exc:
         if exc.errno not in _NO_DIRECTORY_SYNC:
-            raise write_error(target, exc) from None
+            raise io_error(target, exc) from None
     finally:
         os.close(fd)
 
 
-def write_error(target: str, exc: OSError) -> LoadError:
-    return LoadError(f"cannot write {target}: {exc.strerror or exc}", code="IO_ERROR", url=target)
+def io_error(target: str, exc: OSError, doing: str = "cannot write") -> LoadError:
+    """IO_ERROR for ``exc``, raised while ``doing`` ("cannot read the journal", say) ``target``."""
+    return LoadError(f"{doing} {target}: {exc.strerror or exc}", code="IO_ERROR", url=target)

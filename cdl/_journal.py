@@ -33,8 +33,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from ._files import sync_directory, write_error
-from .errors import JournalError, LoadError
+from ._files import io_error, sync_directory
+from .errors import JournalError
 
 #: What line 1 of every journal says it is.
 FORMAT = "cdl-deployment-journal"
@@ -72,7 +72,7 @@ def _file_digest(path: str) -> str:
         with open(path, "rb") as handle:
             return hashlib.sha256(handle.read()).hexdigest()
     except OSError as exc:
-        raise LoadError(f"cannot read {path}: {exc.strerror or exc}", code="IO_ERROR", url=path) from None
+        raise io_error(path, exc, "cannot read") from None
 
 
 class Journal:
@@ -172,7 +172,7 @@ class Journal:
             self._torn = True
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, self._end)
-            raise write_error(self.path, exc) from None
+            raise io_error(self.path, exc) from None
         self._end += len(line)
         self._newline = False
 
@@ -183,7 +183,7 @@ def _open_file(name: str) -> int:
     try:
         return os.open(name, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
     except OSError as exc:
-        raise LoadError(f"cannot open the journal {name}: {exc.strerror or exc}", code="IO_ERROR", url=name) from None
+        raise io_error(name, exc, "cannot open the journal") from None
 
 
 def _lock(fd: int, name: str) -> None:
@@ -197,7 +197,7 @@ def _lock(fd: int, name: str) -> None:
                 code="JOURNAL_LOCKED",
                 url=name,
             ) from None
-        raise LoadError(f"cannot lock the journal {name}: {exc.strerror or exc}", code="IO_ERROR", url=name) from None
+        raise io_error(name, exc, "cannot lock the journal") from None
 
 
 def _read_all(fd: int, name: str) -> bytes:
@@ -208,7 +208,7 @@ def _read_all(fd: int, name: str) -> bytes:
             chunks.append(chunk)
             offset += len(chunk)
     except OSError as exc:
-        raise LoadError(f"cannot read the journal {name}: {exc.strerror or exc}", code="IO_ERROR", url=name) from None
+        raise io_error(name, exc, "cannot read the journal") from None
     return b"".join(chunks)
 
 

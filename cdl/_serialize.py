@@ -291,16 +291,15 @@ def build_output(
     """
     ctx = ws.ctx
     source = ws.roots[0]
-    parts = [
-        child
-        for child in source
-        if child.tag == T_SYSTEM or (not system_only and child.tag in (T_TYPES, T_CONFIGURATION))
-    ]
     if within is not None:
-        parts = [_holding(within)]
+        parts = body = [_holding(within)]
         consume = False
-        body = parts
     else:
+        parts = [
+            child
+            for child in source
+            if child.tag == T_SYSTEM or (not system_only and child.tag in (T_TYPES, T_CONFIGURATION))
+        ]
         body = parts if consume else [copy.deepcopy(part) for part in parts]
     content = [part for part in body if part.tag != T_TYPES]  # schemas are copied as written
     known = _known_facts(ws, consume, unresolved, facts)

@@ -492,6 +492,25 @@ def test_deep_components_are_named_as_the_plan_shortens_them() -> None:
     assert fresh.status(second).components[0].state == "deployed"
 
 
+def test_a_shortened_path_no_component_has_is_refused_and_the_real_ones_still_found() -> None:
+    """Asking for a shortened path not handed out writes them all once; a miss
+    neither hides those nor makes the next lookup walk the system again."""
+    above = "".join(f"<c{i}>" for i in range(1, 10))
+    below = "".join(f"<d{i}>" for i in range(12, 32)) + "<leaf>x</leaf>" + "".join(f"</d{i}>" for i in reversed(range(12, 32)))
+    system = f"<r>{above}<p>{below}</p>{''.join(f'</c{i}>' for i in reversed(range(1, 10)))}</r>"
+    doc = cdl.load(f'<cdl:cdl xmlns:cdl="{cdl.CDL_NS}"><cdl:system>{system}</cdl:system></cdl:cdl>'.encode(), name="deep.cdl")
+    (deepest,) = doc.deploy().ready()
+    assert "...(" in deepest
+    fresh = doc.deploy()
+    for _ in range(2):
+        with pytest.raises(cdl.CdlError) as caught:
+            fresh.deployed(deepest.replace("d31", "d99"))
+        assert caught.value.code == "COMPONENT_NOT_FOUND"
+    (parent,) = fresh.deployed(deepest)
+    assert parent.endswith("/d29/d30") and fresh.status(parent).components[0].state == "ready"
+    assert fresh.status(deepest).components[0].state == "deployed"
+
+
 def test_a_system_without_an_order_cannot_be_deployed() -> None:
     cycle = b"""<cdl:cdl xmlns:cdl="http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"><cdl:system>
       <a><v cdl:lazy="true"/><w cdl:refroot="b" cdl:ref="/v"/></a>

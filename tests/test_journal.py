@@ -264,12 +264,14 @@ def test_an_unreadable_catalog_is_an_io_error(tmp_path: Path) -> None:
     with pytest.raises(cdl.CdlError) as info:
         journal_header([], [str(tmp_path / "missing.xml")])
     assert info.value.code == "IO_ERROR" and info.value.url == str(tmp_path / "missing.xml")
+    assert info.value.message == f"cannot read {tmp_path / 'missing.xml'}: {os.strerror(errno.ENOENT)}"
 
 
 def test_a_journal_that_cannot_be_opened_is_an_io_error(tmp_path: Path) -> None:
     with pytest.raises(cdl.CdlError) as info:
         Journal.open(tmp_path, HEADER)  # a directory
     assert info.value.code == "IO_ERROR" and info.value.url == str(tmp_path)
+    assert info.value.message == f"cannot open the journal {tmp_path}: {os.strerror(errno.EISDIR)}"
 
 
 def test_a_second_open_in_the_same_process_is_locked(tmp_path: Path) -> None:
@@ -329,6 +331,7 @@ def test_a_failed_write_leaves_the_journal_as_it_was(tmp_path: Path, monkeypatch
             with pytest.raises(cdl.CdlError) as info:
                 journal.append(SUPPLY)
         assert info.value.code == "IO_ERROR" and info.value.url == str(tmp_path / "j")
+        assert info.value.message == f"cannot write {tmp_path / 'j'}: {os.strerror(errno.EIO)}"
         assert (tmp_path / "j").read_bytes() == before  # the line written but not synced is gone
         second = journal.append(RETRY)
     finally:
