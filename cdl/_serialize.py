@@ -698,9 +698,9 @@ _XML_NS = "http://www.w3.org/XML/1998/namespace"
 
 
 def _qname_of(el: etree._Element) -> str:
-    uri, local = split_clark(tag_of(el))
-    if not uri:
-        return local
+    """An element's name as the output writes it: ``prefix:local``, or
+    ``local`` in the default namespace or none (which has no prefix)."""
+    local = split_clark(tag_of(el))[1]
     prefix = el.prefix
     return f"{prefix}:{local}" if prefix else local
 

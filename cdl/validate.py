@@ -227,10 +227,10 @@ def _validate_one(data: bytes, source: str, problems: list[CdlError]) -> etree._
     schema = _cdl_schema()
     if not schema.validate(tree):
         prefixes = _prefixes_of(tree)
-        # The log names elements by libxml2's node path, which getpath also writes.
-        by_node_path = {tree.getpath(el): el for el in root.iter(etree.Element)}
-        for entry in schema.error_log:
-            element = by_node_path.get(entry.path or "")
+        log = schema.error_log
+        element_at = _NodePaths(tree, {entry.line for entry in log})
+        for entry in log:
+            element = element_at(entry.path)
             problems.append(
                 ValidationError(
                     _readable(entry.message, prefixes),
@@ -241,6 +241,27 @@ def _validate_one(data: bytes, source: str, problems: list[CdlError]) -> etree._
                 )
             )
     return root
+
+
+class _NodePaths:
+    """The element libxml2's log names by its node path (which getpath also
+    writes). A path is as long as the element is deep, so only the elements
+    on the lines the log names get theirs (a path for every element would
+    cost the square of a deep document's depth); all of them only when the
+    log's line is not the element's (libxml2 may cap a line number)."""
+
+    def __init__(self, tree: etree._ElementTree, lines: set[int]) -> None:
+        self.tree = tree
+        self.by_path = {tree.getpath(el): el for el in tree.getroot().iter(etree.Element) if el.sourceline in lines}
+        self.complete = False
+
+    def __call__(self, path: str | None) -> etree._Element | None:
+        if not path:
+            return None
+        if path not in self.by_path and not self.complete:
+            self.by_path = {self.tree.getpath(el): el for el in self.tree.getroot().iter(etree.Element)}
+            self.complete = True
+        return self.by_path.get(path)
 
 
 def _written_path(element: etree._Element, root: etree._Element) -> str | None:

@@ -652,3 +652,12 @@ def test_path_is_written_from_the_list(tmp_path: Path) -> None:
     body = '<cdl:configuration><t:L><t:child cdl:use="always"/></t:L></cdl:configuration>'
     [error] = validate_documents([write(tmp_path, "p.cdl", cdl_doc(body, 'xmlns:t="urn:t"'))])
     assert error.path == "/t:L/t:child"
+
+
+def test_path_of_an_error_among_many_siblings_far_down(tmp_path: Path) -> None:
+    # Only the elements on the log's lines get a node path (a path for every
+    # element counted each one's same-named siblings: the square of a wide list).
+    siblings = "\n".join("<p><q>v</q></p>" for _ in range(70000))
+    body = f'<cdl:configuration><L>\n{siblings}\n<p cdl:lazy="maybe"/></L></cdl:configuration>'
+    [error] = validate_documents([write(tmp_path, "wide.cdl", cdl_doc(body))])
+    assert (error.code, error.line, error.path) == ("SCHEMA_INVALID", 70003, "/L/p")
