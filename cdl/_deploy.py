@@ -24,7 +24,6 @@ no ``after`` edge is left. With ``journal``, events go through
 
 from __future__ import annotations
 
-import difflib
 import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,6 +36,7 @@ from lxml import etree
 from ._laziness import Round, apply_round, check_round, left_unresolved, supplyable
 from ._plan import _PATH_SHOWN, Plan, PlanFacts, PlannedComponent, build_plan_facts, paths_of
 from ._serialize import build_output, to_bytes, to_data
+from ._suggest import did_you_mean
 from .errors import CdlError, DeploymentError, DeployValueError, JournalError
 
 if TYPE_CHECKING:
@@ -681,10 +681,8 @@ class Deployment:
         if isinstance(found, int):
             return found
         step, there = found
-        near = difflib.get_close_matches("/" + str(path).strip("/"), there, n=3)
-        hint = f"; did you mean {', '.join(near)}?" if near else ""
         raise DeploymentError(
-            f"{path!r} is no component of the plan: no {step!r} there{hint}",
+            f"{path!r} is no component of the plan: no {step!r} there{did_you_mean(step, there)}",
             code="COMPONENT_NOT_FOUND",
             url=self._document.url,
             path=str(path),
