@@ -2,7 +2,7 @@
 
     python benchmarks/deploy.py [--sizes 2000,20000] [--shapes base,wide] [--reps 3] [--no-journal]
 
-For each shape and size it generates the system (``cdl._synthetic``), loads
+For each shape and size it generates the system (``benchmarks/synthetic.py``), loads
 it once, and measures, in CPU seconds (``time.process_time``):
 
 - static: ``document.resolve()`` and its ``plan()``, best of ``--reps``;
@@ -40,7 +40,7 @@ import time
 from typing import Any
 
 import cdl
-from cdl._synthetic import SHAPES, generate
+from synthetic import SHAPES, generate
 
 LIMITS = cdl.Limits(max_bytes=1 << 40, max_elements=1 << 40)
 

@@ -2,7 +2,7 @@
 
     python benchmarks/explain_cost.py N [--shape base|fanin|fanout|wide] [--reps 5] [--path svc000000/env/var/value]
 
-Generates the system (``cdl._synthetic``), loads it once, then resolves it
+Generates the system (``benchmarks/synthetic.py``), loads it once, then resolves it
 ``--reps`` times (``Document.resolve()``: prototypes, references, the required
 check; no output), then explains one property as many
 times (``Resolution.explain`` of a resolution: one more resolution with the
@@ -26,7 +26,7 @@ import sys
 import tempfile
 
 import cdl
-from cdl._synthetic import SHAPES, generate
+from synthetic import SHAPES, generate
 
 
 def _user() -> float:

@@ -1,7 +1,7 @@
 """How fast ``cdl lsp`` answers on a large system (issue 25, point 10).
 
 Starts ``cdl lsp`` as an editor would (a pygls client over stdio), opens the
-synthetic system of N components (``cdl/_synthetic.py``) and measures, from
+synthetic system of N components (``benchmarks/synthetic.py``) and measures, from
 the client's side:
 
 - **open**: from didOpen to the first diagnostics;
@@ -37,7 +37,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import BaseLanguageClient
 
-from cdl._synthetic import generate
+from synthetic import generate
 
 
 class _Client(BaseLanguageClient):
@@ -72,7 +72,7 @@ async def _measure(n: int, directory: str, idle: float) -> dict[str, float]:
     client = _Client()
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-    await client.start_io(sys.executable, "-m", "cdl.cli", "lsp", env=env)
+    await client.start_io(sys.executable, "-m", "cdl", "lsp", env=env)
     try:
         await client.initialize_async(types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=path.parent.as_uri()))
         client.initialized(types.InitializedParams())

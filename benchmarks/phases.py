@@ -2,8 +2,8 @@
 
     python benchmarks/phases.py N [--shape base|fanin|fanout|wide] [--with-gc]
 
-Generates the system (``cdl._synthetic``), loads it, and runs the resolution
-phases the engine lists in ``cdl._engine.RESOLUTION_PHASES`` (the one
+Generates the system (``benchmarks/synthetic.py``), loads it, and runs the resolution
+phases the engine lists in ``cdl.engine.document.RESOLUTION_PHASES`` (the one
 composition, which ``Document.resolve`` runs) one at a time, with a clock
 around each. Then it times the output as ``cdl.load(system).resolve().to_bytes()``
 makes it (``Resolution.to_bytes``: the output tree built from the working
@@ -30,8 +30,9 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import cdl
-from cdl._engine import RESOLUTION_PHASES, _Run
-from cdl._synthetic import SHAPES, generate
+from cdl.engine.document import loaded_of
+from cdl.engine.phases import RESOLUTION_PHASES, Run
+from synthetic import SHAPES, generate
 
 T = TypeVar("T")
 
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         gc_note = ", cyclic GC on" if args.with_gc else ""
         print(f"engine: {os.path.dirname(cdl.__file__)}; N = {args.n}, shape {args.shape}{gc_note}")
         document = phases.timed("load: parse, normalize, imports, names", lambda: cdl.load(system, limits=limits))
-        run = _Run(document, ())
+        run = Run(loaded_of(document), ())
         for label, phase in RESOLUTION_PHASES:
             phases.timed(label, functools.partial(phase, run))
         del run

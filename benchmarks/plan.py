@@ -3,7 +3,7 @@
     python benchmarks/plan.py N [N ...] [--shape base|fanin|fanout|wide] [--reps 3]
     python benchmarks/plan.py --chain N [N ...] [--reps 3]
 
-For each size it generates the system (``cdl._synthetic``; with
+For each size it generates the system (``benchmarks/synthetic.py``; with
 ``--chain``, a chain of N top level lists, each referring to the previous
 one's value, the first lazy: one long chain of references, and N components
 waiting for one lazy property), loads it once, and then, best of ``--reps``:
@@ -31,7 +31,7 @@ import time
 
 import cdl
 from cdl import CDL_NS
-from cdl._synthetic import SHAPES, generate
+from synthetic import SHAPES, generate
 
 
 def chain_system(n: int) -> bytes:

@@ -3,7 +3,7 @@
     python benchmarks/profile_resolve.py N [--shape base|fanin|fanout|wide] [--sort cumulative|tottime]
                                    [--top 40] [--pyinstrument] [--keep DIR]
 
-Generates the system (``cdl._synthetic``), then profiles
+Generates the system (``benchmarks/synthetic.py``), then profiles
 ``cdl.load(system).resolve().to_bytes()`` as benchmarks/run.py times it, and
 prints the top functions. ``--pyinstrument`` uses pyinstrument instead
 (``pip install pyinstrument``; it is a profiling aid, not a dependency of the
@@ -22,7 +22,7 @@ import tempfile
 import time
 
 import cdl
-from cdl._synthetic import SHAPES, generate
+from synthetic import SHAPES, generate
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,7 +4,7 @@
                              [--reps 3] [--keep DIR] [--json FILE] [--timeout SECONDS]
                              [--engine DIR]
 
-For each shape and size it generates the documents (``cdl._synthetic``)
+For each shape and size it generates the documents (``benchmarks/synthetic.py``)
 into a temporary directory, then measures, each time in a fresh Python
 process so that peak memory (``ru_maxrss`` of that process) belongs to one
 measurement only:
@@ -292,7 +292,7 @@ def _run_child(args: list[str], timeout: float) -> dict[str, float | int]:
 def measure(shape: str, size: int, workdir: str, reps: int, timeout: float, log) -> Measure:
     m = Measure(shape, size)
     directory = os.path.join(workdir, f"{shape}-{size}")
-    from cdl._synthetic import generate
+    from synthetic import generate
 
     templates, system = generate(size, directory, shape)
     m.input_bytes = os.path.getsize(templates) + os.path.getsize(system)
@@ -445,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
         return _child_main(argv[1:])
     # Imported here, by the driver only: a measured process imports no more
     # than it measures, and may run an engine that has no generator.
-    from cdl._synthetic import SHAPES
+    from synthetic import SHAPES
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="2000,20000,200000", help="comma-separated component counts")

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,12 @@ import pytest
 from lxml import etree
 
 import cdl
+
+#: The repository's benchmarks/ directory: the synthetic system's generator
+#: (benchmarks/synthetic.py) is a benchmark tool that some tests use too.
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+if BENCHMARKS.is_dir() and str(BENCHMARKS) not in sys.path:
+    sys.path.insert(0, str(BENCHMARKS))
 
 CDL_NS = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
 XSD_NS = "http://www.w3.org/2001/XMLSchema"

@@ -18,17 +18,19 @@ from typing import Any
 from lxml import etree
 
 import cdl
-from cdl._engine import _resolved
-from cdl._laziness import Round
-from cdl._model import SourceDoc, Tables, Workspace
-from cdl._references import ReferenceResolver
-from cdl._serialize import OutputFacts
+from cdl.engine.document import loaded_of
+from cdl.engine.phases import resolve_working
+from cdl.model.tables import Tables
+from cdl.model.workspace import SourceDoc, Workspace
+from cdl.resolution.laziness import Round
+from cdl.resolution.output import OutputFacts
+from cdl.resolution.references import ReferenceResolver
 
 
 def working_copy(document: cdl.Document) -> Workspace:
     """Fresh working trees of ``document``, as a resolution starts with them
     (no phase has run)."""
-    return document._workspace()
+    return loaded_of(document).workspace()
 
 
 def resolved(
@@ -36,7 +38,7 @@ def resolved(
 ) -> tuple[Workspace, ReferenceResolver, list[etree._Element]]:
     """Every resolution phase run on fresh working trees: the trees, their
     resolver and the main document's items left unresolved."""
-    return _resolved(document, rounds)
+    return resolve_working(loaded_of(document), rounds)
 
 
 def working_state(resolution: cdl.Resolution) -> tuple[Workspace, ReferenceResolver]:
@@ -50,23 +52,23 @@ def working_state(resolution: cdl.Resolution) -> tuple[Workspace, ReferenceResol
 
 def sources(document: cdl.Document) -> list[SourceDoc]:
     """The loaded documents, the main one first (never modified)."""
-    return document._docs
+    return loaded_of(document).docs
 
 
 def tables(document: cdl.Document) -> Tables:
     """What the loader parsed: references, names, expressions, item names."""
-    return document._tables
+    return loaded_of(document).tables
 
 
 def output_facts(document: cdl.Document) -> OutputFacts | None:
     """What the loader found for the output's known path (None: loaded
     without fast paths)."""
-    return document._output_facts
+    return loaded_of(document).output_facts
 
 
 def required_tags(document: cdl.Document) -> frozenset[str] | None:
     """The tags the required check looks at (None: every element)."""
-    return document._required_tags
+    return loaded_of(document).required_tags
 
 
 @contextmanager

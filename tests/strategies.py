@@ -1,7 +1,7 @@
 """Hypothesis strategies that turn valid CDL documents into hostile ones.
 
 The corpus is every document the project already trusts: the ``main`` of each
-conformance case (``conformance/cases/**/case.json``) and every sample
+conformance case (``src/cdl/conformance_cases/**/case.json``) and every sample
 (``samples/**/*.cdl``), each with its directory, so imports keep working.
 
 A :class:`Mutant` is one corpus entry with some of its files changed:
@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = ROOT / "conformance" / "cases"
+CASES = ROOT / "src" / "cdl" / "conformance_cases"
 SAMPLES = ROOT / "samples"
 CDL_NS = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
 C = f"{{{CDL_NS}}}"

@@ -138,7 +138,7 @@ def test_the_main_document_can_be_a_mapped_location(repo: Path) -> None:
     ],
 )
 def test_lookup_follows_oasis_uri_resolution(tmp_path: Path, entries: list[str], uri: str, target: str | None) -> None:
-    from cdl._catalog import Catalogs
+    from cdl.loading.catalog import Catalogs
 
     (tmp_path / "c.xml").write_text(catalog(*entries))
     found = Catalogs((str(tmp_path / "c.xml"),)).lookup(uri.format(base=tmp_path.as_uri() + "/"))
@@ -149,7 +149,7 @@ def test_lookup_follows_oasis_uri_resolution(tmp_path: Path, entries: list[str],
 
 
 def test_next_catalogs_are_consulted_in_order_when_nothing_matched(tmp_path: Path) -> None:
-    from cdl._catalog import Catalogs
+    from cdl.loading.catalog import Catalogs
 
     (tmp_path / "sub").mkdir()
     (tmp_path / "c.xml").write_text(
@@ -212,7 +212,7 @@ def test_a_catalog_mapping_to_a_remote_location_still_needs_allow_remote(tmp_pat
     [("http://example.com/c.xml", "is not a local file"), ("missing.xml", "cannot read the catalog")],
 )
 def test_a_next_catalog_that_cannot_be_read_is_named_at_its_entry(tmp_path: Path, target: str, complaint: str) -> None:
-    from cdl._catalog import Catalogs
+    from cdl.loading.catalog import Catalogs
 
     (tmp_path / "c.xml").write_text(catalog(f'<nextCatalog catalog="{target}"/>'))
     catalogs = Catalogs((str(tmp_path / "c.xml"),))  # read when a lookup needs it
@@ -231,7 +231,7 @@ def test_the_input_size_limit_applies_to_catalogs(tmp_path: Path) -> None:
 
 
 def test_a_chain_of_next_catalogs_is_bounded(tmp_path: Path) -> None:
-    from cdl._catalog import MAX_CATALOGS, Catalogs
+    from cdl.loading.catalog import MAX_CATALOGS, Catalogs
 
     for i in range(MAX_CATALOGS + 5):
         (tmp_path / f"c{i}.xml").write_text(catalog(f'<nextCatalog catalog="c{i + 1}.xml"/>'))

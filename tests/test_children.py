@@ -1,4 +1,4 @@
-"""cdl._children: the index of wide elements' children by name, and the path
+"""cdl.model.children: the index of wide elements' children by name, and the path
 steps that read it (7.3.1), kept correct while references, expressions and
 deploy-time rounds change the tree.
 
@@ -17,8 +17,8 @@ import pytest
 from lxml import etree
 
 from cdl import CdlError
-from cdl._children import COMPARED_MAX, WIDE, ChildIndex
-from cdl._paths import walk
+from cdl.model.children import COMPARED_MAX, WIDE, ChildIndex
+from cdl.model.paths import walk
 from conftest import list_xml, load_text, resolve_text, system
 
 FILL = "".join(f"<f{i}>{i}</f{i}>" for i in range(WIDE + 4))

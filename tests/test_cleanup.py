@@ -12,8 +12,14 @@ from pathlib import Path
 import pytest
 
 import cdl
-from cdl import _engine, _expressions, _names, _serialize, conformance, validate
+from cdl import conformance
 from cdl.conformance import run_suite
+from cdl.engine import document as _engine
+from cdl.engine import phases as _phases
+from cdl.loading import registry as _names
+from cdl.loading import schema as validate
+from cdl.model import expressions as _expressions
+from cdl.resolution import output as _serialize
 from conftest import resolve_text, system
 
 DATA = Path(__file__).resolve().parent / "data" / "conformance"
@@ -59,7 +65,7 @@ def test_a_junit_report_in_a_missing_directory_is_a_clean_cli_error(tmp_path: Pa
 
     report = tmp_path / "missing" / "report.xml"
     proc = subprocess.run(
-        [sys.executable, "-m", "cdl.cli", "conformance", str(APPENDIX), "--processor", PROCESSOR, "--junit", str(report)],
+        [sys.executable, "-m", "cdl", "conformance", str(APPENDIX), "--processor", PROCESSOR, "--junit", str(report)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -76,13 +82,13 @@ LAZY = system('<S><p cdl:lazy="true"/><r cdl:ref="p"/><v>1</v></S>')
 def _resolutions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Count the resolutions made from now on."""
     made: list[int] = []
-    real = _engine.resolve_prototypes
+    real = _phases.resolve_prototypes
 
     def counting(ws: object) -> None:
         made.append(1)
         real(ws)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_engine, "resolve_prototypes", counting)
+    monkeypatch.setattr(_phases, "resolve_prototypes", counting)
     return made
 
 

@@ -290,7 +290,7 @@ def test_every_probe_has_an_expected_code() -> None:
 def test_probe(command: str, name: str, code: str, tmp_path: Path) -> None:
     probe = probes() / name
     out = tmp_path / "out.cdl"
-    args = [sys.executable, "-m", "cdl.cli", command, str(probe)] + (["-o", str(out)] if command == "resolve" else [])
+    args = [sys.executable, "-m", "cdl", command, str(probe)] + (["-o", str(out)] if command == "resolve" else [])
     proc = subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stdout == ""
@@ -301,7 +301,7 @@ def test_probe(command: str, name: str, code: str, tmp_path: Path) -> None:
 
 
 def test_console_script_module_entry(servers: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "cdl.cli", "resolve", str(servers)], capture_output=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-m", "cdl", "resolve", str(servers)], capture_output=True, timeout=60)
     assert proc.returncode == 0
     assert proc.stdout == cdl.load(servers).resolve().to_bytes()
 

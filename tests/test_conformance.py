@@ -7,13 +7,11 @@ a fake processor that echoes its input, so they do not depend on the engine.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import shutil
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +23,7 @@ from cdl.conformance import Case, CaseRound, bundled_suite, compare, load_suite,
 from cdl.errors import CdlError
 
 HERE = Path(__file__).resolve().parent
-REPO_CASES = HERE.parent / "conformance" / "cases"
+REPO_CASES = HERE.parent / "src" / "cdl" / "conformance_cases"
 DATA = HERE / "data" / "conformance"
 SUITE = DATA / "suite"
 PYTHON = shlex.quote(sys.executable)
@@ -40,7 +38,7 @@ def test_case(case: Case) -> None:
     assert result.outcome == "passed", f"{case.name} ({case.section}): {result.message}"
 
 
-@pytest.mark.skipif(not REPO_CASES.is_dir(), reason="no conformance/cases directory")
+@pytest.mark.skipif(not REPO_CASES.is_dir(), reason="no src/cdl/conformance_cases directory")
 def test_suite_has_cases() -> None:
     assert REPO_SUITE, f"no case (directory with case.json) under {REPO_CASES}"
 
@@ -432,19 +430,15 @@ def test_compare_walks_deeper_than_the_recursion_limit() -> None:
 # ---------------------------------------------------------------------------
 # The suite shipped with the package, for implementers of other processors
 
-ROOT = HERE.parent
 
 
-def _cdl_from(cwd: Path, *args: str, pythonpath: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """`cdl ARGS` run in ``cwd``, importing the package from ``pythonpath``."""
-    env = {**os.environ, "PYTHONPATH": str(pythonpath)}
-    return subprocess.run(
-        [sys.executable, "-m", "cdl.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
+def _cdl_from(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`cdl ARGS` run in ``cwd`` (the installed package)."""
+    return subprocess.run([sys.executable, "-m", "cdl", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 def _check_listing(stdout: str) -> None:
-    """The listing names every case of conformance/cases, in suite order, with
+    """The listing names every case of src/cdl/conformance_cases, in suite order, with
     its section and what it expects."""
     header, *lines = stdout.splitlines()
     assert header.split() == ["section", "case", "expects", "description"]
@@ -466,61 +460,18 @@ def test_case_says_what_it_expects(tmp_path: Path) -> None:
     assert bad.expects == "malformed case.json"
 
 
-def test_bundled_suite_is_the_repository_cases_from_a_checkout() -> None:
-    assert bundled_suite() == REPO_CASES
+def test_bundled_suite_holds_the_repository_cases() -> None:
+    """The package's suite is the checkout's ``src/cdl/conformance_cases``, installed
+    (tests/test_packaging.py checks the wheel holds every file of it)."""
+    assert [(c.section, c.name) for c in load_suite(bundled_suite())] == [(c.section, c.name) for c in REPO_SUITE]
 
 
-@pytest.mark.skipif(not REPO_CASES.is_dir(), reason="no conformance/cases directory")
+@pytest.mark.skipif(not REPO_CASES.is_dir(), reason="no src/cdl/conformance_cases directory")
 def test_list_and_default_run_from_any_directory(tmp_path: Path) -> None:
     """Without SUITE_DIR, `cdl conformance` runs the bundled suite, wherever it is run from."""
     listed = _cdl_from(tmp_path, "conformance", "--list")
     assert listed.returncode == 0, listed.stderr
     _check_listing(listed.stdout)
     ran = _cdl_from(tmp_path, "conformance")
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert ran.stdout.endswith(f"\n{len(REPO_SUITE)} passed, 0 failed\n")
-
-
-def _build_wheel(tmp_path: Path) -> Path:
-    """The wheel `pip wheel` builds from a copy of the project (the copy keeps
-    build/ and *.egg-info out of the checkout)."""
-    source = tmp_path / "source"
-    for part in ("cdl", "xsd", "conformance/cases"):
-        shutil.copytree(ROOT / part, source / part, ignore=shutil.ignore_patterns("__pycache__"))
-    for part in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / part, source / part)
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(source), "-w", str(tmp_path / "wheel")],
-        capture_output=True, text=True, timeout=300,
-    )
-    if built.returncode != 0 and "satisfies the requirement" in built.stderr:
-        pytest.skip(f"pip cannot fetch the build backend (offline?): {built.stderr.strip()[-300:]}")
-    assert built.returncode == 0, built.stderr
-    (wheel,) = (tmp_path / "wheel").glob("cdl-*.whl")
-    return wheel
-
-
-@pytest.mark.skipif(not REPO_CASES.is_dir(), reason="no conformance/cases directory")
-def test_wheel_ships_the_suite_and_runs_it_from_any_directory(tmp_path: Path) -> None:
-    """The wheel holds every file of conformance/cases as cdl/conformance_cases,
-    and the package installed from it lists and runs them from another directory."""
-    wheel = _build_wheel(tmp_path)
-    with zipfile.ZipFile(wheel) as archive:
-        shipped = {n.removeprefix("cdl/conformance_cases/") for n in archive.namelist() if n.startswith("cdl/conformance_cases/")}
-        # A pure-Python wheel installs by unpacking it onto the path.
-        archive.extractall(tmp_path / "site")
-    on_disk = {p.relative_to(REPO_CASES).as_posix() for p in REPO_CASES.rglob("*") if p.is_file()}
-    assert shipped == on_disk
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    where = subprocess.run(
-        [sys.executable, "-c", "import cdl.conformance as c; print(c.bundled_suite())"],
-        cwd=elsewhere, env={**os.environ, "PYTHONPATH": str(tmp_path / "site")}, capture_output=True, text=True,
-    )
-    assert where.stdout.strip() == str(tmp_path / "site" / "cdl" / "conformance_cases"), where.stderr
-    listed = _cdl_from(elsewhere, "conformance", "--list", pythonpath=tmp_path / "site")
-    assert listed.returncode == 0, listed.stderr
-    _check_listing(listed.stdout)
-    ran = _cdl_from(elsewhere, "conformance", pythonpath=tmp_path / "site")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert ran.stdout.endswith(f"\n{len(REPO_SUITE)} passed, 0 failed\n")

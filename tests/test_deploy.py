@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import cdl
-from cdl._synthetic import generate
 from inside import counted_attempts
+from synthetic import generate
 
 WEBFARM = Path(__file__).resolve().parent.parent / "samples" / "webfarm" / "system.cdl"
 
@@ -423,7 +423,7 @@ def test_journal_refusals(tmp_path: Path) -> None:
 
 
 def test_a_failed_append_undoes_the_event(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cdl._journal import Journal
+    from cdl.deployment.journal import Journal
 
     main = farm_copy(tmp_path)
     journal = tmp_path / "deploy.journal"

@@ -49,7 +49,7 @@ def farm(tmp_path: Path) -> Path:
 
 def cdl_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cdl.cli", *args],
+        [sys.executable, "-m", "cdl", *args],
         capture_output=True,
         text=True,
         timeout=120,

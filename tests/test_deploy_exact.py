@@ -24,9 +24,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import cdl
-from cdl._synthetic import generate
 from cdl.conformance import Case, load_suite
 from strategies import CASES, Mutant, Seed, corpus, mutants
+from synthetic import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted(ROOT.glob("samples/*/system.cdl"))

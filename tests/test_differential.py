@@ -2,7 +2,7 @@
 
 Every fast path of the engine (docs/performance.md lists them) must decide
 exactly what the general code decides. ``CDL_NO_FAST_PATHS=1`` switches them
-all off (cdl/_switch.py); these tests resolve each document both ways and
+all off (src/cdl/model/switch.py); these tests resolve each document both ways and
 require the same observable result: output bytes (whole and system only),
 the JSON view, errors (code, file, line, path, message), warnings, the
 pending reports, the deployment plan and explanations.
@@ -25,10 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from lxml import etree
 
 import cdl
-from cdl._switch import VARIABLE
-from cdl._synthetic import SHAPES, generate
 from cdl.conformance import Case, load_suite, run_case
+from cdl.model.switch import VARIABLE
 from strategies import CASES, Mutant, corpus, mutants
+from synthetic import SHAPES, generate
 
 #: How many mutants the property test draws (CI runs the default).
 EXAMPLES = int(os.environ.get("CDL_DIFFERENTIAL_EXAMPLES", "150"))
@@ -184,7 +184,8 @@ def test_mutants_same_both_ways(tmp_path_factory: pytest.TempPathFactory, mutant
 def test_switch_is_read_when_a_resolution_starts(tmp_path: Path) -> None:
     """A Document loaded with the fast paths on resolves with them off when
     the variable is set later, and the other way round."""
-    from cdl._engine import RESOLUTION_PHASES, _Run
+    from cdl.engine.document import loaded_of
+    from cdl.engine.phases import RESOLUTION_PHASES, Run
 
     seed = next(s for s in corpus() if s.name.startswith("samples/webapp"))
     main = Mutant(seed.name, seed.main, dict(seed.files)).write(tmp_path)
@@ -192,6 +193,6 @@ def test_switch_is_read_when_a_resolution_starts(tmp_path: Path) -> None:
         doc = cdl.load(main)
     for enabled in (False, True):
         with fast_paths(enabled):
-            run = _Run(doc, ())
+            run = Run(loaded_of(doc), ())
             RESOLUTION_PHASES[0][1](run)  # copies the documents: the resolution starts
             assert run.ws.ctx.fast_paths is enabled

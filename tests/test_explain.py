@@ -1,4 +1,4 @@
-"""cdl._explain: provenance (issue 15): Resolution.explain, cdl explain, and
+"""cdl.resolution.explain: provenance (issue 15): Resolution.explain, cdl explain, and
 resolve --format json / --select."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def brief(e: dict[str, Any]) -> list[tuple[Any, ...]]:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cdl.cli", *args], check=False, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "cdl", *args], check=False, capture_output=True, text=True, timeout=120)
 
 
 # ---------------------------------------------------------------------------
@@ -607,7 +607,7 @@ def test_a_copy_holding_an_earlier_copy_names_the_latest_reference_first() -> No
 
 
 def _documents(tmp_path: Path) -> list[tuple[cdl.Document, dict[str, str]]]:
-    from cdl._synthetic import generate
+    from synthetic import generate
 
     _, bench = generate(6, str(tmp_path), "fanin")
     webapp = cdl.load(SAMPLES / "webapp" / "system.cdl")

@@ -1,4 +1,4 @@
-"""cdl._expressions: cdl:expression (7.3.6): XPath 1.0 without location paths,
+"""cdl.model.expressions: cdl:expression (7.3.6): XPath 1.0 without location paths,
 variables bound to the string value of their target, results formatted as
 XPath 1.0 string() does."""
 
@@ -8,7 +8,7 @@ import pytest
 
 import cdl
 from cdl import CdlError
-from cdl._expressions import format_number
+from cdl.model.expressions import format_number
 from conftest import CDL_DECL, config, list_xml, lists_xml, load_text, resolve_text, system
 
 # ---------------------------------------------------------------------------
@@ -490,7 +490,7 @@ def _tokens(tok: object) -> tuple[object, ...]:
     ],
 )
 def test_simple_concat_gives_elementpaths_tokens(text: str) -> None:
-    from cdl._expressions import _parse, _simple_concat
+    from cdl.model.expressions import _parse, _simple_concat
 
     fast = _simple_concat(text, {"proto", "host", "port", "path", "a"})
     assert fast is not None
@@ -503,6 +503,6 @@ def test_simple_concat_gives_elementpaths_tokens(text: str) -> None:
      "concat($a-b, 'x')", "concat ($a, 'x')", "concat('it''s', 'x')", "substring($a, 1)"],
 )
 def test_other_expressions_take_the_full_parse(text: str) -> None:
-    from cdl._expressions import _simple_concat
+    from cdl.model.expressions import _simple_concat
 
     assert _simple_concat(text, {"a"}) is None

@@ -1,4 +1,4 @@
-"""cdl._files.write_atomically: the one writer behind ``cdl resolve -o``,
+"""cdl.loading.files.write_atomically: the one writer behind ``cdl resolve -o``,
 ``Resolution.write()`` and the JUnit report. A replaced file keeps its
 permission bits, a new file gets 0666 less the umask, and the directory is
 synced after the rename."""
@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 import cdl
-from cdl._files import write_atomically
 from cdl.cli import main
+from cdl.loading.files import write_atomically
 from conftest import system
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits and directory fsync")

@@ -1,11 +1,11 @@
-"""The collector pause around the engine's phases (_engine._cyclic_gc_paused)."""
+"""The collector pause around the engine's phases (engine.phases.cyclic_gc_paused)."""
 
 from __future__ import annotations
 
 import gc
 import weakref
 
-from cdl._engine import _cyclic_gc_paused
+from cdl.engine.phases import cyclic_gc_paused
 
 
 class _Node:
@@ -15,7 +15,7 @@ class _Node:
 
 def test_survivors_skip_the_young_collections_but_cycles_are_still_freed() -> None:
     assert gc.isenabled()
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         assert not gc.isenabled()
         kept = [_Node() for _ in range(5000)]
         a, b = _Node(), _Node()
@@ -36,7 +36,7 @@ def test_objects_the_caller_froze_stay_frozen() -> None:
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
-        with _cyclic_gc_paused():
+        with cyclic_gc_paused():
             made = [_Node() for _ in range(100)]
         assert gc.get_freeze_count() == frozen
         assert gc.isenabled() and len(made) == 100
@@ -47,7 +47,7 @@ def test_objects_the_caller_froze_stay_frozen() -> None:
 def test_a_disabled_collector_stays_disabled() -> None:
     gc.disable()
     try:
-        with _cyclic_gc_paused():
+        with cyclic_gc_paused():
             pass
         assert not gc.isenabled()
     finally:

@@ -1,4 +1,4 @@
-"""cdl._imports: loading the main document and what it imports (section 9):
+"""cdl.loading.imports: loading the main document and what it imports (section 9):
 relative locations, file: URIs, each document once, refusals and confinement."""
 
 from __future__ import annotations

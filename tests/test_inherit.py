@@ -1,4 +1,4 @@
-"""cdl._inherit: prototype resolution (7.2) with the special cases of 7.3.4."""
+"""cdl.resolution.inherit: prototype resolution (7.2) with the special cases of 7.3.4."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one definition of "still unresolved" (cdl/_items.py): its XPath and its
+"""The one definition of "still unresolved" (src/cdl/model/items.py): its XPath and its
 Python forms agree on every kind of node, and every phase that asks uses it."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from lxml import etree
 
 import cdl
 import inside
-from cdl._inherit import resolve_prototypes
-from cdl._items import NAMESPACES, UNRESOLVED_TEST, is_unresolved
-from cdl._model import A_LAZY, P_EXPR, P_REF, T_EXPRESSION, T_VARIABLE
-from cdl._model import cdl as cdl_name
-from cdl._paths import walk
-from cdl._references import ReferenceResolver, find_candidates, find_items
+from cdl.model.items import NAMESPACES, UNRESOLVED_TEST, is_unresolved
+from cdl.model.paths import walk
+from cdl.model.vocabulary import A_LAZY, P_EXPR, P_REF, T_EXPRESSION, T_VARIABLE
+from cdl.model.vocabulary import cdl as cdl_name
+from cdl.resolution.inherit import resolve_prototypes
+from cdl.resolution.references import ReferenceResolver, find_candidates, find_items
 from conftest import list_xml, resolve_text, system
 
 _MATCHES = etree.XPath("descendant-or-self::*" + UNRESOLVED_TEST, namespaces=NAMESPACES)
@@ -60,7 +60,7 @@ def _node(tag: str, ref: bool, lazy: str | None, value: str | None) -> etree._El
 
 
 def _expected(kind: str, ref: bool, lazy: str | None) -> bool:
-    # The definition in words (cdl/_items.py): a reference, an expression, or
+    # The definition in words (src/cdl/model/items.py): a reference, an expression, or
     # a lazy element other than a variable; a value changes nothing.
     return ref or kind == "expression" or (lazy == "true" and kind != "variable")
 
@@ -94,7 +94,7 @@ def test_both_forms_agree_on_one_tree_of_every_kind() -> None:
 
 
 def _corpus() -> list[Path]:
-    cases = sorted((ROOT / "conformance" / "cases").glob("*/*/main.cdl"))
+    cases = sorted((ROOT / "src" / "cdl" / "conformance_cases").glob("*/*/main.cdl"))
     samples = sorted((ROOT / "samples").glob("**/*.cdl"))
     return cases + samples
 
@@ -132,7 +132,7 @@ def test_both_forms_agree_on_the_working_trees_of_every_trusted_document() -> No
 
 def _named_as_items(root: etree._Element, item_tags: set[str]) -> None:
     """What find_items and the resolver's specialisation
-    (``_reference_shortcuts``) assume: an unresolved element has one of the
+    (``resolution.shortcuts``) assume: an unresolved element has one of the
     names of Workspace.item_tags, or is a cdl:expression; they read no
     attribute of any other element."""
     for el in _MATCHES(root):
@@ -206,7 +206,7 @@ _ALL_KINDS = system(
 
 
 def test_every_item_kind_is_a_public_string() -> None:
-    from cdl._items import ItemKind
+    from cdl.model.items import ItemKind
 
     pending = resolve_text(_ALL_KINDS).pending
     assert [(p.path, p.kind) for p in pending] == [
@@ -225,7 +225,7 @@ def test_every_item_kind_is_a_public_string() -> None:
 
 
 def test_resolver_states_are_an_enum_changed_through_its_methods() -> None:
-    from cdl._references import State
+    from cdl.model.items import State
 
     ws = inside.working_copy(cdl.load(_ALL_KINDS.encode(), name="m.cdl"))
     resolver = ReferenceResolver(ws)
@@ -246,7 +246,7 @@ def test_resolver_states_are_an_enum_changed_through_its_methods() -> None:
 
 def test_an_item_is_about_its_holder() -> None:
     # pending paths, plan owners and explanations all name this property
-    from cdl._items import holder_of
+    from cdl.model.items import holder_of
 
     root = etree.fromstring(
         f'<L xmlns:cdl="{cdl.CDL_NS}"><p><cdl:expression value-of="1"/></p><q cdl:lazy="true"/></L>'
@@ -274,7 +274,7 @@ def test_items_made_by_inheritance_are_found_whatever_their_name() -> None:
 def test_items_of_very_many_names_are_found_by_the_scan() -> None:
     """Beyond _MAX_ITEM_TAGS names, find_items asks the XPath form instead;
     both ways find the same items in the same order."""
-    from cdl._references import _MAX_ITEM_TAGS
+    from cdl.resolution.references import _MAX_ITEM_TAGS
 
     count = _MAX_ITEM_TAGS + 2
     props = "".join(f'<p{i} cdl:lazy="true"/>' for i in range(count))

@@ -1,4 +1,4 @@
-"""cdl._journal: the durable record of a deployment session.
+"""cdl.deployment.journal: the durable record of a deployment session.
 
 Each event is one JSON line after a header line, on disk before ``append``
 returns; a torn last line is dropped with a warning; every refusal
@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 import cdl
-from cdl._journal import FORMAT, VERSION, Journal, journal_header
+from cdl.deployment.journal import FORMAT, VERSION, Journal, journal_header
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="flock, POSIX permission bits and directory fsync")
 
@@ -310,7 +310,7 @@ def test_a_journal_held_by_another_process_is_locked(tmp_path: Path) -> None:
 
 _HOLDER = f"""
 import sys
-from cdl._journal import Journal, journal_header
+from cdl.deployment.journal import Journal, journal_header
 journal, events, _ = Journal.open(sys.argv[1], journal_header({[("system.cdl", b"<system/>"), ("templates.cdl", b"<templates/>")]!r}, []))
 print("holding", len(events), flush=True)
 sys.stdin.readline()

@@ -22,8 +22,8 @@ import pytest
 from lxml import etree
 
 import cdl
-from cdl._serialize import data_json, element_data
 from cdl.conformance import Case, bundled_suite, load_suite
+from cdl.resolution.output import data_json, element_data
 from conftest import CDL_NS, config, resolve_text, system
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -307,7 +307,7 @@ def test_the_canonical_form_keeps_what_the_mapping_must_keep() -> None:
 
 def _cli(*args: str) -> str:
     """``cdl ARGS`` run from the repository, as the README's commands are."""
-    proc = subprocess.run([sys.executable, "-m", "cdl.cli", *args], cwd=ROOT, check=False, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "cdl", *args], cwd=ROOT, check=False, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 

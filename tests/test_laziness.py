@@ -1,4 +1,4 @@
-"""cdl._laziness: lazy properties and references (7.5), deploy-time rounds,
+"""cdl.resolution.laziness: lazy properties and references (7.5), deploy-time rounds,
 required properties (7.4.2) and the pending report."""
 
 from __future__ import annotations

@@ -880,7 +880,7 @@ def test_max_text_cli(tmp_path: Path) -> None:
 def test_element_bound_is_never_below_the_element_count(text: str, encoding: str) -> None:
     from lxml import etree
 
-    from cdl._scan import elements_bound
+    from cdl.model.scan import elements_bound
 
     if not text.startswith("<?xml"):
         text = "<?xml version='1.0'?>" + text
@@ -890,7 +890,7 @@ def test_element_bound_is_never_below_the_element_count(text: str, encoding: str
 
 
 def test_element_bound_without_ascii_angle_brackets() -> None:
-    from cdl._scan import elements_bound
+    from cdl.model.scan import elements_bound
 
     data = "<a><b/><b/></a>".encode("cp500")  # EBCDIC: '<' is not the byte 0x3C
     assert elements_bound(data) == len(data) // 4 >= 3
@@ -900,7 +900,7 @@ def test_list_scans_agree_whole_and_per_list() -> None:
     """Above the bound (libxml2's node-set cap) each list is scanned alone; same result."""
     from lxml import etree
 
-    from cdl._scan import ListScan
+    from cdl.model.scan import ListScan
 
     root = etree.fromstring("<r><p><l1><x k='1'/><y/></l1><l2 k='2'><x k='3'/></l2></p><p><l3 k='4'/></p></r>")
     scan = ListScan("[@k]")

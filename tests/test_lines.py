@@ -8,7 +8,7 @@ import pytest
 from lxml import etree
 
 from cdl import CdlError
-from cdl._lines import attribute_line, start_line
+from cdl.text.tags import attribute_line, start_line
 from conftest import CDL_DECL, CDL_NS, resolve_text
 
 

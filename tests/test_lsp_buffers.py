@@ -1,6 +1,6 @@
 """The pieces of ``cdl lsp`` below the protocol: open buffers read instead of
 files (``LoadOptions.overlay``), what an analysis read, position conversion
-and the settings (cdl/lsp/_buffers.py, _positions.py). The server itself is
+and the settings (src/cdl/lsp/_buffers.py, _positions.py). The server itself is
 tested through a real client in tests/test_lsp_server.py."""
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ def test_neovim_shows_diagnostics_definition_hover_and_lenses(tmp_path: Path) ->
     result = tmp_path / "seen.json"
     init = readme_init_lua()
     assert init.count('{ "cdl", "lsp" }') == 2
-    command = "{ " + ", ".join(json.dumps(part) for part in (sys.executable, "-m", "cdl.cli", "lsp")) + " }"
+    command = "{ " + ", ".join(json.dumps(part) for part in (sys.executable, "-m", "cdl", "lsp")) + " }"
     (tmp_path / "init.lua").write_text(init.replace('{ "cdl", "lsp" }', command), encoding="utf-8")
     env = {
         **os.environ,

@@ -1,6 +1,6 @@
 """Navigation of ``cdl lsp`` (issue 25, points 2-7 and 9): definitions, hovers,
 completion, references, symbols and code lenses, from a loaded Document and
-the editor's texts (cdl/lsp/_navigate.py), in code-point columns."""
+the editor's texts (src/cdl/lsp/_navigate.py), in code-point columns."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from conftest import CDL_DECL  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ClientServerConfig(
-    server_command=[sys.executable, "-m", "cdl.cli", "lsp"],
+    server_command=[sys.executable, "-m", "cdl", "lsp"],
     server_env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
 )
 WAIT = 20.0  # seconds a test waits for a notification before failing

@@ -1,4 +1,4 @@
-"""cdl._names: one registry of top level list names over every document (7.1),
+"""cdl.loading.registry: one registry of top level list names over every document (7.1),
 unqualified lists under targetNamespace, and the lookup of unprefixed names."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Copies say which document they were written in: errors in copies of
 copies, across three documents, point at the document and line that wrote
 the element (a list that takes copies from another document's prototype
-says so once, cdl._model.copies_mark; the copies themselves are unmarked)."""
+says so once, cdl.model.workspace.copies_mark; the copies themselves are unmarked)."""
 
 from __future__ import annotations
 

@@ -17,18 +17,18 @@ from lxml import etree
 
 import cdl
 import inside
-from cdl import _engine
-from cdl._laziness import check_required, left_unresolved
-from cdl._model import SourceDoc
-from cdl._serialize import build_output, may_be_written, to_bytes
-from cdl._switch import VARIABLE
 from cdl.conformance import Case, load_suite
+from cdl.engine.phases import LIST_TAGS
+from cdl.model.switch import VARIABLE
+from cdl.model.workspace import SourceDoc
+from cdl.resolution.laziness import check_required, left_unresolved
+from cdl.resolution.output import build_output, may_be_written, to_bytes
 from conftest import CDL_NS as CDL
 from conftest import system
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-CASES = [c for c in load_suite(ROOT / "conformance" / "cases") if c.main_path.is_file() and not c.rounds]
+CASES = [c for c in load_suite(ROOT / "src" / "cdl" / "conformance_cases") if c.main_path.is_file() and not c.rounds]
 SAMPLES = sorted((ROOT / "samples").glob("*/system.cdl"))
 
 
@@ -77,12 +77,12 @@ def test_samples(path: Path) -> None:
 
 def _required_errors(document: cdl.Document, tags: frozenset[str] | None) -> list[str]:
     ws = inside.working_copy(document)
-    from cdl._inherit import resolve_prototypes
-    from cdl._references import ReferenceResolver, find_items
+    from cdl.resolution.inherit import resolve_prototypes
+    from cdl.resolution.references import ReferenceResolver, find_items
 
     resolve_prototypes(ws)
     resolver = ReferenceResolver(ws)
-    resolver.run(find_items(ws, ws.roots[0].iterchildren(*_engine._LIST_TAGS)))
+    resolver.run(find_items(ws, ws.roots[0].iterchildren(*LIST_TAGS)))
     try:
         check_required(ws, resolver, tags)
     except cdl.CdlError as exc:

@@ -1,4 +1,4 @@
-"""cdl._paths: the 7.3.1 path grammar, QName resolution, the absolute-to-relative
+"""cdl.model.paths: the 7.3.1 path grammar, QName resolution, the absolute-to-relative
 formula, and walking parsed paths over multi-node sets."""
 
 from __future__ import annotations
@@ -7,17 +7,9 @@ import pytest
 from lxml import etree
 
 from cdl import CdlError
-from cdl._model import A_LAZY, P_REF, UP, NameRef, Ref
-from cdl._paths import (
-    PathSyntaxError,
-    PrefixError,
-    is_ncname,
-    parse_name_ref,
-    parse_path,
-    parse_qname,
-    relative_ref,
-    walk,
-)
+from cdl.model.paths import PathSyntaxError, PrefixError, is_ncname, parse_name_ref, parse_path, parse_qname, relative_ref, walk
+from cdl.model.tables import NameRef, Ref
+from cdl.model.vocabulary import A_LAZY, P_REF, UP
 from conftest import CDL_NS, config, list_xml, resolve_text, system
 
 NSMAP = {None: "urn:d", "p": "urn:p", "q": "urn:q"}
@@ -388,7 +380,7 @@ def test_walk_is_iterative_for_long_paths() -> None:
 def test_user_paths_are_parsed_one_way_for_set_and_explain() -> None:
     # --set/--release and explain/--select share parse_user_path: the same
     # text is refused with the same reason by both.
-    from cdl._paths import PrefixError, parse_user_path
+    from cdl.model.paths import PrefixError, parse_user_path
 
     ns = {"t": "urn:t"}
     assert parse_user_path("/L/t:a/b", ns, "") == (parse_user_path("L", ns, "")[0], ("{urn:t}a", "b"), ["L", "t:a", "b"])

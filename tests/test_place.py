@@ -1,4 +1,4 @@
-"""Copies of a reference's targets with children (cdl/_references.py,
+"""Copies of a reference's targets with children (src/cdl/resolution/references.py,
 ``ReferenceResolver.place``): made as one copy of each target whose children
 move below the reference, they must be exactly those made child by child (as
 they still are when provenance is recorded, for ``Resolution.explain``)."""
@@ -12,9 +12,10 @@ import pytest
 from lxml import etree
 
 import cdl
-from cdl._engine import _resolved
-from cdl._explain import Recorder
-from cdl._model import P_PROV
+from cdl.engine.document import loaded_of
+from cdl.engine.phases import resolve_working
+from cdl.model.vocabulary import P_PROV
+from cdl.resolution.explain import Recorder
 from conftest import CDL_NS, system
 
 _CASES = {
@@ -45,8 +46,8 @@ def test_copies_of_targets_with_children_are_those_made_child_by_child(case: str
         configuration=target,
     ).replace("<cdl:configuration>", '<cdl:import location="t.cdl"/><cdl:configuration>', 1)
     doc = cdl.load(write_docs({"main.cdl": main, "t.cdl": _OTHER}))
-    plain, _, _ = _resolved(doc, ())
-    recorded, _, _ = _resolved(doc, (), Recorder())
+    plain, _, _ = resolve_working(loaded_of(doc), ())
+    recorded, _, _ = resolve_working(loaded_of(doc), (), Recorder())
     # (Recording marks elements with their provenance: not compared.)
     etree.strip_attributes(recorded.roots[0], P_PROV)
     out = etree.tostring(plain.roots[0])

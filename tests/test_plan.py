@@ -1,4 +1,4 @@
-"""cdl._plan: the deployment plan (issue 14; docs/semantics.md, "Deployment plan")."""
+"""cdl.planning.plan: the deployment plan (issue 14; docs/semantics.md, "Deployment plan")."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def by_path(plan: Plan) -> dict[str, cdl.PlannedComponent]:
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cdl.cli", *args], capture_output=True, text=True, timeout=120, cwd=cwd or ROOT, check=False
+        [sys.executable, "-m", "cdl", *args], capture_output=True, text=True, timeout=120, cwd=cwd or ROOT, check=False
     )
 
 
@@ -474,7 +474,7 @@ def _deep_pair(levels: int, extra: str = "") -> str:
 
 
 def test_deep_dependencies_are_lifted_by_one_walk(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cdl import _plan
+    from cdl.planning import plan as _plan
 
     calls = []
     original = _plan._Planner._lift_all
@@ -489,7 +489,7 @@ def test_deep_dependencies_are_lifted_by_one_walk(monkeypatch: pytest.MonkeyPatc
 
 
 def test_deep_ancestor_wait_is_found_by_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cdl import _plan
+    from cdl.planning import plan as _plan
 
     calls = []
     original = _plan._Planner._lift_all
@@ -608,7 +608,7 @@ def test_readme_json_contract_is_what_the_plan_gives() -> None:
 # ---------------------------------------------------------------------------
 # Conformance cases with a plan expectation ("plan": "expected-plan.json")
 
-CASES = ROOT / "conformance" / "cases"
+CASES = ROOT / "src" / "cdl" / "conformance_cases"
 PLAN_CASES = [c for c in load_suite(CASES) if c.plans]
 PY = sys.executable
 RESOLVE_CMD = f"{PY} -m cdl.cli resolve {{input}} {{args}}"
@@ -750,7 +750,7 @@ def test_sample_readme_mermaid_is_what_cdl_prints() -> None:
 def test_a_chain_of_references_shares_one_set_of_lazy_values() -> None:
     # What keeps the closure linear: an item that waits for one thing holds
     # that thing's set, not a copy (docs/semantics.md, Deployment plan, Cost).
-    from cdl import _plan
+    from cdl.planning import plan as _plan
 
     lists = "<c0><v cdl:lazy='true'/></c0>" + "".join(f"<c{i}><v cdl:refroot='c{i - 1}' cdl:ref='/v'/></c{i}>" for i in range(1, 200))
     resolution = load_text(system(lists)).resolve()

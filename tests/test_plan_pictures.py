@@ -1,4 +1,4 @@
-"""The plan's pictures (cdl/_plan_render.py to_dot, to_mermaid), rendered for
+"""The plan's pictures (src/cdl/planning/render.py to_dot, to_mermaid), rendered for
 real: with Graphviz ``dot`` and with mermaid-cli (``mmdc``) when they are
 installed, skipped otherwise (README.md, "Deployment plan")."""
 
@@ -15,7 +15,7 @@ import pytest
 from lxml import etree
 
 import cdl
-from cdl._plan_render import STATES, to_dot, to_mermaid
+from cdl.planning.render import STATES, to_dot, to_mermaid
 from conftest import CDL_DECL, load_text, system
 
 ROOT = Path(__file__).resolve().parent.parent

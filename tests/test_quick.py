@@ -1,4 +1,4 @@
-"""The resolver's specialisation for common items (cdl/_reference_shortcuts.py,
+"""The resolver's specialisation for common items (src/cdl/resolution/shortcuts.py,
 ``ReferenceShortcuts``) must decide exactly as the general code: each case
 here is one the fast path must hand over (or check) rather than resolve on
 its own. Removing any of those tests from the fast path makes a test here (or
@@ -14,7 +14,7 @@ import pytest
 from lxml import etree
 
 import cdl
-from cdl._switch import VARIABLE
+from cdl.model.switch import VARIABLE
 from conftest import resolve_text, system
 
 
@@ -149,7 +149,7 @@ def test_a_step_remembered_before_the_children_changed_is_taken_again(monkeypatc
 def test_emptying_the_passable_set_keeps_the_wide_elements_only() -> None:
     # A wide list forgotten would have its children counted again at each
     # emptying: O(N) per O(N) items (the wide benchmark shape at 200k).
-    from cdl._reference_shortcuts import _PASSABLE_MAX, _make_room
+    from cdl.resolution.shortcuts import _PASSABLE_MAX, _make_room
 
     wide_one, narrow = etree.Element("w"), [etree.Element(f"n{i}") for i in range(3)]
     passable = {wide_one: 20, **dict.fromkeys(narrow, 2)}
@@ -183,7 +183,7 @@ def test_a_target_copied_many_times_gives_the_same_copies_each_time() -> None:
 def test_the_switch_leaves_only_the_general_code(monkeypatch: pytest.MonkeyPatch) -> None:
     # With CDL_NO_FAST_PATHS the resolver never asks the specialisation,
     # which otherwise resolves the common items itself.
-    from cdl._reference_shortcuts import ReferenceShortcuts
+    from cdl.resolution.shortcuts import ReferenceShortcuts
 
     asked: list[bool] = []
     resolved = ReferenceShortcuts.resolved

@@ -82,7 +82,7 @@ def test_first_document_commands_print_what_the_readme_shows(tmp_path: Path) -> 
             args = shlex.split(command)
             assert args[0] == "cdl"
             proc = subprocess.run(
-                [sys.executable, "-m", "cdl.cli", *args[1:]],
+                [sys.executable, "-m", "cdl", *args[1:]],
                 cwd=tmp_path,
                 env=env,
                 capture_output=True,

@@ -1,4 +1,4 @@
-"""cdl._references: value references (7.3.2), resolved in dependency order
+"""cdl.resolution.references: value references (7.3.2), resolved in dependency order
 (7.3.3), cycles, and the errors that name the path and where it was written."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""cdl._serialize: the resolved output round-trips (every element, attribute and
+"""cdl.resolution.output: the resolved output round-trips (every element, attribute and
 QName value means what it meant), declares every namespace it uses, keeps the
 annotations it should, and turns into plain data."""
 

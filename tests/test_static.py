@@ -17,8 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.skipif(
-    not (ROOT / "pyproject.toml").is_file() or not (ROOT / "cdl").is_dir(),
-    reason="needs the source tree (pyproject.toml and cdl/), not an installed copy",
+    not (ROOT / "pyproject.toml").is_file() or not (ROOT / "src" / "cdl").is_dir(),
+    reason="needs the source tree (pyproject.toml and src/cdl/), not an installed copy",
 )
 
 
@@ -42,5 +42,5 @@ def test_mypy_is_configured_strict() -> None:
 
 
 def test_ruff_passes_on_package_tests_and_benchmarks() -> None:
-    result = _run("ruff", "check", "--no-cache", "cdl", "tests", "benchmarks")
+    result = _run("ruff", "check", "--no-cache", "src", "tests", "benchmarks")
     assert result.returncode == 0, f"ruff found problems:\n{result.stdout}{result.stderr}"

@@ -1,6 +1,6 @@
 """Inherited expressions without their cdl:variable children
-(``_model.strip_variables``): the copies of an expression made from a plan's
-stamp (cdl/_inherit.py) leave out its variables, which the tables hold, and
+(``model.workspace.strip_variables``): the copies of an expression made from a plan's
+stamp (src/cdl/resolution/inherit.py) leave out its variables, which the tables hold, and
 whatever reads them gets them back first (``restore_variables``). Nothing a
 user sees may change: each case is resolved with and without the stripping
 and compared (output, pending report, deployment plan, errors with their
@@ -16,9 +16,10 @@ import pytest
 from lxml import etree
 
 import cdl
-from cdl import _inherit
-from cdl._engine import _resolved
-from cdl._model import T_EXPRESSION, T_VARIABLE
+from cdl.engine.document import loaded_of
+from cdl.engine.phases import resolve_working
+from cdl.model.vocabulary import T_EXPRESSION, T_VARIABLE
+from cdl.resolution import inherit as _inherit
 from conftest import CDL_NS
 
 _TEMPLATE = """
@@ -90,7 +91,7 @@ def test_nothing_is_stripped_without_fast_paths(monkeypatch: pytest.MonkeyPatch)
 
 
 def _stripped_some(text: str, rounds: Sequence[Any] = ()) -> bool:
-    ws, _, _ = _resolved(cdl.load(text.encode(), name="strip.cdl"), list(rounds))
+    ws, _, _ = resolve_working(loaded_of(cdl.load(text.encode(), name="strip.cdl")), list(rounds))
     return bool(ws.variables)
 
 
@@ -161,7 +162,7 @@ def test_every_stripped_expression_is_restored_or_gone(count: int) -> None:
     # After resolution no expression in the main document lacks variables
     # its table entry has: each was evaluated (gone) or restored.
     text = _document("/d", _components(count, "<d cdl:lazy='true'/>"))
-    ws, _, _ = _resolved(cdl.load(text.encode(), name="strip.cdl"), ())
+    ws, _, _ = resolve_working(loaded_of(cdl.load(text.encode(), name="strip.cdl")), ())
     expressions = list(ws.roots[0].iter(T_EXPRESSION))
     assert len(expressions) == count + 1  # the template's and each inheritor's wait
     assert all(len(e) == 3 for e in expressions)

@@ -1,6 +1,6 @@
 """'Did you mean' wherever a name can be wrong (issue 26, point 3).
 
-The helper (cdl/_suggest.py: ranking, the limit, no suggestion when nothing
+The helper (src/cdl/model/suggest.py: ranking, the limit, no suggestion when nothing
 is close, qualified names), then each place a name can name nothing, through
 the public API and the command line: a cdl:extends or cdl:refroot naming no
 top level list, a reference step selecting nothing (and a template's
@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 
 import cdl
-from cdl._suggest import did_you_mean, nearest
+from cdl.model.suggest import did_you_mean, nearest
 from conftest import CDL_DECL
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cdl.cli", *args], check=False, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "cdl", *args], check=False, capture_output=True, text=True, timeout=120)
 
 
 def load_text(xml: str) -> cdl.Document:

@@ -1,4 +1,4 @@
-"""Tests of cdl.validate: the CDL schema (xsd/cdl.xsd) and typed-value checks."""
+"""Tests of cdl.loading.schema: the CDL schema (xsd/cdl.xsd) and typed-value checks."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from cdl import validate
 from cdl.errors import LoadError, ValidationError
-from cdl.validate import check_types, validate_documents
+from cdl.loading import schema as validate
+from cdl.loading.schema import check_types, validate_documents
 
 CDL_NS = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
 XSD_NS = "http://www.w3.org/2001/XMLSchema"
@@ -59,7 +59,7 @@ def element_named(root: etree._Element, local: str) -> etree._Element:
 # the schema file
 
 def test_schema_file_compiles_with_the_cdl_namespace() -> None:
-    document = etree.parse(str(REPO / "xsd" / "cdl.xsd"))
+    document = etree.parse(str(REPO / "src" / "cdl" / "xsd" / "cdl.xsd"))
     etree.XMLSchema(document)  # raises XMLSchemaParseError if it does not load
     assert document.getroot().get("targetNamespace") == CDL_NS
     # One prefix for XML Schema: every element of the schema is xsd:-prefixed.

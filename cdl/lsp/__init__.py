@@ -1,1 +1,0 @@
-"""cdl lsp: a Language Server Protocol server for CDL documents (issue 25)."""

@@ -1,0 +1,437 @@
+"""Deployment sessions: the plan as a live state machine (issue 24).
+
+Entry point: :meth:`cdl.Document.deploy`, which makes a :class:`Deployment`.
+A Deployment holds the resolution of the document with every deploy-time
+value supplied so far and moves each component of the plan (``src/cdl/planning/plan.py``,
+spec sections 4 and 7.5) through the states waiting, ready, deployed, failed
+and blocked. The rules are in docs/semantics.md, "Deployment sessions".
+
+Incremental: the working trees and the reference resolver of the resolution
+stay alive across events (``src/cdl/engine/document.py`` :func:`live_resolution` copies
+them for an output), a round attempts again only what waits on the values it
+gives (``resolution.laziness.apply_round`` with ``live``), each lazy value knows the
+components that wait for it, and each component counts what it still waits
+for: its child components not deployed and the lazy values without a value.
+An event costs what depends on it, not the size of the system.
+
+Readiness is the plan made again now (docs/semantics.md): the components
+are the plan's when the deployment opens, and a component waits for a
+sibling only through the sibling's lazy values, so once those have values
+(or its children are deployed, each having had every value it waited for)
+no ``after`` edge is left. With ``journal``, events go through
+``src/cdl/deployment/journal.py``: replayed when it opens, appended once applied.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any, Literal, overload
+
+from lxml import etree
+
+from ..deployment.journal import Journal, journal_header
+from ..deployment.machine import Machine
+from ..deployment.names import ComponentNames
+from ..deployment.status import ComponentStatus, DeploymentStatus, counted_states
+from ..errors import CdlError, DeploymentError, DeployValueError, JournalError
+from ..model.suggest import did_you_mean
+from ..planning.plan import Plan, PlannedComponent, build_plan_facts
+from ..resolution.laziness import Round, apply_round, check_round, left_unresolved, supplyable
+from ..resolution.output import build_output, to_bytes, to_data
+from .phases import Loaded, copy_working, cyclic_gc_paused, resolve_working
+from .resolution import Resolution
+
+__all__ = ["Deployment"]
+
+
+class Deployment:
+    """A deployment of a document's system in progress (see :meth:`cdl.Document.deploy`)::
+
+        with doc.deploy(journal="farm.journal") as deployment:
+            todo = deployment.ready()
+            while todo:
+                path = todo.pop(0)
+                values = {p: start(p) for p in deployment.status(path).components[0].supplies}
+                todo += deployment.deployed(path, values)
+
+    Events (:meth:`deployed`, :meth:`supply`, :meth:`failed`, :meth:`retry`)
+    are applied one at a time, whichever thread calls; a refused event raises
+    :class:`cdl.CdlError` and changes neither the state nor the journal.
+    Paths of components are written as ``cdl plan`` writes them (see
+    :class:`ComponentStatus`); values as for ``--set``.
+    """
+
+    def __init__(self, loaded: Loaded, journal: str | os.PathLike[str] | None = None) -> None:
+        """Made by :meth:`cdl.Document.deploy`, not by callers."""
+        self._loaded = loaded
+        self._lock = threading.RLock()
+        #: Warnings from opening the journal (a torn last line dropped).
+        self.warnings: list[str] = []
+        #: The events applied (:func:`_logged`: what the journal records,
+        #: without seq and time).
+        self._log: list[_Logged] = []
+        self._journal: Journal | None = None
+        self._closed = False
+        self._start()
+        if journal is not None:
+            self._open_journal(journal)
+
+    def _start(self) -> None:
+        """The state of a deployment that has seen no event."""
+        self._ws, self._resolver, self._left = resolve_working(self._loaded, ())
+        with cyclic_gc_paused():
+            self._plan, self._facts = build_plan_facts(self._ws, self._resolver)
+        self._machine = Machine(self._facts)
+        self._names = ComponentNames(self._facts)
+        self._rounds: list[Round] = []
+        #: Each element given a value by an event: the value and the event's number.
+        self._supplied: dict[etree._Element, tuple[str, int]] = {}
+
+    def _open_journal(self, path: str | os.PathLike[str]) -> None:
+        docs = self._loaded.docs
+        header = journal_header([(d.url, d.data) for d in docs], self._loaded.options.catalogs)
+        journal, records, warnings = Journal.open(path, header)
+        try:
+            # Line 1 is the header; each event takes the next line.
+            for line, record in enumerate(records, 2):
+                event = {k: v for k, v in record.items() if k not in ("seq", "time")}
+                try:
+                    self._apply(event)
+                except CdlError as exc:
+                    raise JournalError(
+                        f"event {record.get('seq')} of the journal cannot be applied again: [{exc.code}] {exc.message}",
+                        code="JOURNAL_CORRUPT",
+                        url=os.fspath(path),
+                        line=line,
+                    ) from None
+        except BaseException:
+            journal.close()
+            raise
+        self._journal = journal
+        self.warnings = list(warnings)
+
+    # -- reading ----------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        with self._lock:
+            counts = ", ".join(f"{n} {state}" for state, n in self._counts().items() if n)
+        journal = f", journal {self._journal.path!r}" if self._journal is not None else ""
+        return f"<cdl.Deployment {self._loaded.url!r} ({counts or 'no components'}{journal})>"
+
+    @property
+    def plan(self) -> Plan:
+        """The plan the deployment follows: the system's plan when it opened."""
+        return self._plan
+
+    @property
+    def rounds(self) -> tuple[Round, ...]:
+        """The deploy-time values so far, one round per event that gave values
+        or released references, as :meth:`cdl.Document.resolve` accepts them."""
+        with self._lock:
+            return tuple(self._rounds)
+
+    def resolution(self) -> Resolution:
+        """The resolution with every deploy-time value so far, equal to
+        ``document.resolve(rounds=self.rounds)``, made from copies of the
+        deployment's working trees."""
+        with self._lock:
+            left = left_unresolved(self._resolver, self._left)  # pending at opening: all that can be now
+            working = copy_working((self._ws, self._resolver, left))
+            return Resolution(self._loaded, self._rounds, False, working)
+
+    def ready(self) -> list[str]:
+        """The ready components, in document order."""
+        with self._lock:
+            return self._named(sorted(self._machine.ready))
+
+    def status(self, path: str | None = None) -> DeploymentStatus:
+        """The state of every component (or only of ``path``), and why."""
+        with self._lock:
+            numbers = range(1, len(self._facts.parent)) if path is None else [self._component(path)]
+            drawn = [self._plan._tree.paths[c] for c in numbers]
+            return DeploymentStatus([self._status(c) for c in numbers], self._plan, drawn)
+
+    @overload
+    def configuration(self, path: str, format: Literal["data"] = "data") -> dict[str, Any]: ...
+
+    @overload
+    def configuration(self, path: str, format: Literal["xml"]) -> bytes: ...
+
+    def configuration(self, path: str, format: str = "data") -> dict[str, Any] | bytes:
+        """The resolved configuration of component ``path`` with every value
+        supplied so far, as :meth:`cdl.Resolution.to_data` shapes it (the
+        component inside the elements that hold it); ``format="xml"``: the
+        same as a document, in bytes. What is still pending is written as
+        pending, as in any output."""
+        if format not in ("data", "xml"):
+            raise ValueError(f"configuration: format must be 'data' or 'xml', not {format!r}")
+        with self._lock:
+            comp = self._component(path)
+            out = build_output(self._ws, system_only=True, within=self._facts.elements[comp])
+        return to_bytes(out) if format == "xml" else to_data(out)
+
+    # -- events ---------------------------------------------------------------------
+
+    def deployed(self, path: str, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> list[str]:
+        """Mark component ``path`` deployed, supplying ``values`` (``{"LIST/child":
+        value}``) and releasing ``release`` (lazy references) in the same event;
+        returns the components that became ready. A component that is not
+        ready is refused (``NOT_READY``, naming what it waits for)."""
+        with self._lock:
+            comp = self._component(path)
+            event = {"event": "deployed", "path": self._names.path(comp), **_given(values, release)}
+            return self._named(self._commit(event))
+
+    def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> list[str]:
+        """Deploy-time values outside a component's event; returns the components that became ready."""
+        with self._lock:
+            return self._named(self._commit({"event": "supply", **_given(values, release)}))
+
+    def failed(self, path: str, reason: str) -> list[str]:
+        """Mark ready component ``path`` failed for ``reason``; returns the
+        components now blocked by it, transitively (what waits for it,
+        directly or through others, its ancestors among them)."""
+        with self._lock:
+            comp = self._component(path)
+            return self._named(self._commit({"event": "failed", "path": self._names.path(comp), "reason": str(reason)}))
+
+    def retry(self, path: str) -> list[str]:
+        """Take failed component ``path`` back to its computed state, its blocked
+        dependants with it; returns the components now ready."""
+        with self._lock:
+            comp = self._component(path)
+            return self._named(self._commit({"event": "retry", "path": self._names.path(comp)}))
+
+    # -- closing ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the journal (if any). The deployment can still be read;
+        with a journal, further events are refused."""
+        with self._lock:
+            if self._journal is not None:
+                self._journal.close()
+                self._closed = True
+
+    def __enter__(self) -> Deployment:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
+        self.close()
+
+    # -- applying events ------------------------------------------------------------------
+
+    def _commit(self, event: dict[str, Any]) -> list[int]:
+        """Apply ``event``, then append it to the journal; on a refusal nothing changes."""
+        if self._closed:
+            raise DeploymentError("the deployment's journal is closed: open the deployment again", code="DEPLOYMENT_CLOSED")
+        log = len(self._log)
+        result = self._apply(event)
+        if len(self._log) == log:
+            return result  # changed nothing (values already supplied alike): nothing to record
+        if self._journal is not None:
+            try:
+                self._journal.append(event)
+            except BaseException:
+                self._rebuild(self._log[:-1])
+                raise
+        return result
+
+    def _apply(self, event: dict[str, Any]) -> list[int]:
+        """Apply one event (live or replayed) and log it: the component
+        numbers it returns; a refusal raises and changes nothing."""
+        kind = event["event"]
+        machine = self._machine
+        if kind in ("deployed", "supply"):
+            comp = self._component(event["path"]) if kind == "deployed" else None
+            if comp is not None:
+                self._require(comp, "ready", "deployed")
+            became = self._give(event["values"], event["release"])
+            if comp is None and became is None:
+                return []  # nothing new: not an event to record
+            self._log.append(_logged(event))
+            if comp is not None:
+                became = (became or []) + machine.deploy(comp)
+            return sorted(became or [])
+        comp = self._component(event["path"])
+        if kind == "failed":
+            self._require(comp, "ready", "failed")
+            self._log.append(_logged(event))
+            return machine.fail(comp, event["reason"])
+        if kind == "retry":
+            self._require(comp, "failed", "retry")
+            self._log.append(_logged(event))
+            return machine.retry(comp)
+        raise DeploymentError(f"unknown event {kind!r}", code="JOURNAL_CORRUPT")
+
+    def _give(self, values: Mapping[str, str], release: Sequence[str]) -> list[int] | None:
+        """Supply ``values`` and release ``release`` on the live trees: the
+        components that became ready, or None when the event gives nothing
+        new (every value already supplied alike, nothing released)."""
+        step, given = self._round(values, release)
+        if step is None:
+            return None
+        try:
+            items = apply_round(self._ws, self._resolver, step, live=True)
+        except BaseException:
+            # Rare (a released reference that cannot resolve, a limit): the
+            # trees are half changed; they are made again from the events so far.
+            self._rebuild(self._log)
+            raise
+        number = len(self._log) + 1
+        self._rounds.append(step)
+        for el, value in given.items():
+            self._supplied[el] = (value, number)
+        return self._machine.given(items)
+
+    def _round(self, values: Mapping[str, str], release: Sequence[str]) -> tuple[Round | None, dict[etree._Element, str]]:
+        """The round an event makes of its values, without those already
+        supplied alike (``SET_CONFLICT`` for one supplied otherwise), every
+        value and release checked first; with the elements it gives values."""
+        ws = self._ws
+        named = check_round(ws, Round(dict(values), tuple(release)))
+        kept: dict[str, str] = {}
+        given: dict[etree._Element, str] = {}
+        for path, value, elements in named:
+            fresh = [el for el in elements if el not in self._supplied and el not in given]
+            for el in elements:
+                earlier = self._supplied.get(el) or ((given[el], len(self._log) + 1) if el in given else None)
+                if earlier is not None and (earlier[0] != value or fresh):
+                    self._conflict(path, el, value, earlier)
+            for el in fresh:
+                supplyable(ws, el, path)
+                given[el] = value
+            if fresh:
+                kept[path] = value
+        if not kept and not release:
+            return None, {}
+        return Round(kept, tuple(release)), given
+
+    def _conflict(self, path: str, el: etree._Element, value: str, earlier: tuple[str, int]) -> None:
+        ctx = self._ws.ctx
+        where = ctx.prefixes.path_of(el)
+        by = "this event" if earlier[1] > len(self._log) else f"event {earlier[1]}"
+        if earlier[0] == value:
+            why = f"{where} already has this value (from {by}), and the path names other properties too; name those alone"
+        else:
+            why = f"{where} already has the value {earlier[0]!r}, supplied by {by}; a lazy property takes one value"
+        raise DeployValueError(f"set {path!r}: {why}", code="SET_CONFLICT", url=ctx.docs[0].url, path=where)
+
+    def _rebuild(self, log: Sequence[_Logged]) -> None:
+        """Make the state again from the start and ``log`` (after an event failed half way)."""
+        self._log = []
+        self._start()
+        for entry in log:
+            self._apply(_event(entry))
+
+    # -- components --------------------------------------------------------------------
+
+    def _named(self, numbers: Sequence[int]) -> list[str]:
+        return [self._names.path(c) for c in numbers]
+
+    def _component(self, path: str) -> int:
+        """The component ``path`` names (a leading ``/`` optional); COMPONENT_NOT_FOUND otherwise."""
+        found = self._names.find(path) if isinstance(path, str) and path.strip("/") else ("", [])
+        if isinstance(found, int):
+            return found
+        step, there = found
+        raise DeploymentError(
+            f"{path!r} is no component of the plan: no {step!r} there{did_you_mean(step, there)}",
+            code="COMPONENT_NOT_FOUND",
+            url=self._loaded.url,
+            path=str(path),
+        )
+
+    def _require(self, comp: int, state: str, verb: str) -> None:
+        now = self._machine.state(comp)
+        if now == state:
+            return
+        status = self._status(comp)
+        why = status.why()
+        path = self._names.path(comp)
+        if verb == "retry":
+            raise DeploymentError(f"retry {path}: it has not failed, it is {now}", code="NOT_FAILED", url=self._loaded.url, path=path)
+        hint = "; retry it first" if now == "failed" else ""
+        raise DeploymentError(
+            f"{verb} {path}: it is not ready, it is {now}" + (f": {why}" if why else "") + hint,
+            code="NOT_READY",
+            url=self._loaded.url,
+            path=path,
+        )
+
+    def _counts(self) -> dict[str, int]:
+        state = self._machine.state
+        return counted_states(state(c) for c in range(1, len(self._facts.parent)))
+
+    def _status(self, comp: int) -> ComponentStatus:
+        machine, facts, path = self._machine, self._facts, self._names.path
+        state = machine.state(comp)
+        planned = PlannedComponent(self._plan._tree, comp)
+        mine = (planned.supplies, planned.releases)
+        if state in ("deployed", "ready"):
+            return ComponentStatus(path(comp), state, *mine)
+        # The plan writes the paths of the values a component waits for in the order of facts.waits.
+        waits = zip(facts.waits.get(comp, ()), planned.waits_for)
+        return ComponentStatus(
+            path(comp),
+            state,
+            *mine,
+            waits_for=tuple((written, self._owner_path(v)) for v, written in waits if v not in machine.valued),
+            children=tuple(path(c) for c in facts.children.get(comp, ()) if machine.done[c] != "deployed"),
+            after=self._after(comp),
+            upstream=tuple((path(f), machine.failed[f]) for f in machine.blocked.get(comp, ())),
+            reason=machine.failed.get(comp),
+        )
+
+    def _owner_path(self, value: etree._Element) -> str | None:
+        owner = self._facts.owner.get(value)
+        return None if owner is None else self._names.path(owner)
+
+    def _after(self, comp: int) -> tuple[str, ...]:
+        """The siblings ``comp`` comes after in the plan made again now: those
+        not deployed with a lazy value it waits for still without one."""
+        valued, done = self._machine.valued, self._machine.done
+        return tuple(
+            self._names.path(sibling)
+            for sibling, values in self._facts.after.get(comp, {}).items()
+            if done[sibling] != "deployed" and any(v not in valued for v in values)
+        )
+
+
+#: An event as the log keeps it: (kind, the pairs of its other fields), all
+#: tuples and strings. A live deployment logs one per event for as long as
+#: it lasts; dicts and lists would each be objects the cyclic collector
+#: tracks, and its full collections, over the whole live trees, would come
+#: the more often the longer the deployment ran.
+_Logged = tuple[str, tuple[tuple[str, Any], ...]]
+
+
+def _logged(event: Mapping[str, Any]) -> _Logged:
+    """``event`` as the log keeps it."""
+    fields = []
+    for key, value in event.items():
+        if key == "values":
+            value = tuple(value.items())
+        elif key == "release":
+            value = tuple(value)
+        if key != "event":
+            fields.append((key, value))
+    return event["event"], tuple(fields)
+
+
+def _event(entry: _Logged) -> dict[str, Any]:
+    """The event ``entry`` logged, as :meth:`Deployment._apply` takes it."""
+    kind, fields = entry
+    event: dict[str, Any] = {"event": kind}
+    for key, value in fields:
+        event[key] = dict(value) if key == "values" else list(value) if key == "release" else value
+    return event
+
+
+def _given(values: Mapping[str, str] | None, release: Sequence[str]) -> dict[str, Any]:
+    """An event's ``values`` and ``release`` as the journal records them."""
+    if isinstance(release, str):  # one path where a list was meant: its letters would be paths
+        raise DeployValueError(f"release {release!r}: give a list of paths, not one string", code="BAD_SET")
+    return {"values": dict(values or {}), "release": list(release)}

@@ -1,0 +1,156 @@
+"""The public entry of the engine: :func:`load` makes a :class:`Document`
+(``cdl.load``, ``cdl.Document``), which resolves (``Resolution``, this
+package's ``resolution``) and deploys (``Deployment``, ``deployment``).
+The phases themselves are composed once, in ``phases``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from lxml import etree
+
+from ..errors import DeployValueError
+from ..loading.imports import LoadOptions, Resolver
+from ..loading.schema import schemas_of
+from ..model.limits import Limits
+from ..model.naming import counted
+from ..resolution.laziness import Round
+from .deployment import Deployment
+from .phases import Loaded, load_loaded
+from .resolution import Resolution
+
+RoundLike = Round | Mapping[str, Any]
+
+
+class Document:
+    """A loaded CDL document with everything it imports. Never modified.
+
+    Create it with :func:`cdl.load`. Each :meth:`resolve` works on fresh
+    copies, so one Document can be resolved many times with different
+    deploy-time values.
+    """
+
+    __slots__ = ("_loaded",)
+
+    def __init__(self, loaded: Loaded) -> None:
+        """Made by :func:`cdl.load`, not by callers."""
+        self._loaded = loaded
+
+    @property
+    def url(self) -> str:
+        """The main document's path or URL, as given."""
+        return self._loaded.url
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        """Every loaded document, the main one first, then imports in load order."""
+        return tuple(d.url for d in self._loaded.docs)
+
+    def __repr__(self) -> str:
+        n = len(self._loaded.docs)
+        return f"<cdl.Document {self.url!r} ({counted(n, 'document')})>"
+
+    def reads(self, path: str | os.PathLike[str]) -> bool:
+        """Whether ``path`` is one of the files this document was loaded from."""
+        try:
+            real = os.path.realpath(path)
+        except (OSError, ValueError):
+            return False
+        return any(d.file is not None and d.file == real for d in self._loaded.docs)
+
+    @property
+    def schemas(self) -> list[etree._Element]:
+        """The xsd:schema elements found in the documents' cdl:types."""
+        return schemas_of(self._loaded.docs)
+
+    def resolve(
+        self,
+        values: Mapping[str, str] | None = None,
+        *,
+        release: Sequence[str] = (),
+        rounds: Iterable[RoundLike] = (),
+        validate: bool = False,
+    ) -> Resolution:
+        """Resolve the documents; optionally supply deploy-time values.
+
+        ``values`` (``{"LIST/child": "value"}``) and ``release`` (paths of lazy
+        references to release) form one round applied after static
+        resolution; ``rounds`` gives several, applied in order. Paths use the
+        main document's prefixes. With ``validate``, every resolved value with
+        a ``cdl:type`` is checked against its type (warnings for types that
+        cannot be found are in ``Resolution.warnings``). Raises
+        :class:`cdl.CdlError`.
+        """
+        steps = [_round(r) for r in rounds]
+        if values or release:
+            steps.append(Round(dict(values or {}), tuple(release)))
+        return Resolution(self._loaded, steps, validate)
+
+    def deploy(self, journal: str | os.PathLike[str] | None = None) -> Deployment:
+        """Start (or, with an existing ``journal``, resume) a deployment of the
+        system: a live :class:`cdl.Deployment` of its plan's components.
+
+        With ``journal`` (a file path), every event is appended to it and
+        made durable before the call returns, and opening it again resumes.
+        Raises :class:`cdl.CdlError` as :meth:`resolve` and :meth:`Resolution.plan` do.
+        """
+        return Deployment(self._loaded, journal)
+
+
+def _round(value: RoundLike) -> Round:
+    if isinstance(value, Round):
+        return value
+    unknown = set(value) - {"set", "release"}
+    if unknown:
+        raise DeployValueError(f"a round has unknown keys {sorted(unknown)}; use 'set' and 'release'", code="BAD_SET")
+    return Round(dict(value.get("set") or {}), tuple(value.get("release") or ()))
+
+
+def load(
+    source: str | os.PathLike[str] | bytes,
+    *,
+    allow_remote: bool = False,
+    import_paths: Sequence[str | os.PathLike[str]] = (),
+    resolver: Resolver | None = None,
+    limits: Limits | None = None,
+    name: str | None = None,
+    catalogs: Sequence[str | os.PathLike[str]] = (),
+    base: str | os.PathLike[str] | None = None,
+) -> Document:
+    """Load a CDL document and its imports.
+
+    ``source`` is a file path, a URL (``file:``; ``http(s):`` only with
+    ``allow_remote``; other schemes through ``resolver``), or the document's
+    bytes (``name`` then labels it in messages; its relative imports resolve
+    against ``base``, a directory as a path or ``file:`` URL, the current
+    directory by default). Imported files must lie under the main document's
+    directory (``base`` for bytes) or one of ``import_paths``. ``resolver``
+    (``url -> bytes``) replaces how non-file URLs are read. ``catalogs`` are
+    OASIS XML catalog files mapping import locations (``http://...``,
+    ``classpath:/...``) to local files, which are then read as files (their
+    directories are allowed too). Raises :class:`cdl.CdlError`.
+    """
+    options = LoadOptions(
+        allow_remote=allow_remote,
+        import_paths=tuple(os.fspath(p) for p in import_paths),
+        resolver=resolver,
+        limits=limits or Limits(),
+        catalogs=tuple(os.fspath(c) for c in catalogs),
+    )
+    return load_with(source, options, name, base)
+
+
+def load_with(
+    source: str | os.PathLike[str] | bytes, options: LoadOptions, name: str | None = None, base: str | os.PathLike[str] | None = None
+) -> Document:
+    """:func:`load` with the options built (``cdl lsp`` adds its open buffers)."""
+    return Document(load_loaded(source, options, name, base))
+
+
+def loaded_of(document: Document) -> Loaded:
+    """The document set a :class:`Document` holds, for the layers that read
+    it beyond the public API (the language server)."""
+    return document._loaded

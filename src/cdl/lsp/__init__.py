@@ -1,0 +1,11 @@
+"""``cdl lsp``: a Language Server Protocol server for CDL documents.
+
+Holds the server (``server``, entry ``serve``), its state (``_session``),
+the open buffers and their analyses (``_buffers``), diagnostics
+(``_diagnostics``), navigation (``_navigate`` and the modules it uses) and
+the requests in LSP's terms (``_features``).
+
+May import: the public package (``cdl``) and every layer below it; it
+reaches the engine through ``cdl.engine.document.loaded_of`` and the
+layers' public names. Needs pygls (the ``lsp`` extra).
+"""

@@ -1,0 +1,289 @@
+"""The open buffers of ``cdl lsp`` and the last analysis of each.
+
+Entry point: :class:`Buffers`. Every open document is loaded and resolved as
+a main document (:func:`analyse`), its open buffers read instead of the
+files (``LoadOptions.overlay``), for itself and everything it imports. An
+analysis remembers every file its load asked for, so a change to one of
+them finds the open documents to analyse again (:meth:`Buffers.readers_of`);
+until then the analysis, with its resolution, is kept for the requests.
+Diagnostics of one document are the union of what every analysis found in
+it (an imported template is seen by each document importing it). Pure: no
+LSP types, paths are real file paths.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..engine.document import Document, load_with, loaded_of
+from ..engine.resolution import Resolution
+from ..errors import CdlError
+from ..loading.imports import LoadOptions
+from ..loading.urls import local_path
+from ..model.workspace import SourceDoc
+from ._diagnostics import Loaded, Problem, by_url, problems_of
+from ._positions import Lines, encoded
+from ._source import decode
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where imports may come from, as the client's initialization options say."""
+
+    catalogs: tuple[str, ...] = ()
+    import_paths: tuple[str, ...] = ()
+    allow_remote: bool = False
+
+
+#: The initialization options, by their names in the client's JSON.
+SETTING_NAMES = ("catalogs", "importPaths", "allowRemote")
+
+
+def settings_from(options: object, root: str | None) -> tuple[Settings, list[str]]:
+    """The settings in the client's ``initializationOptions`` and what is wrong with them.
+
+    Relative paths are taken from ``root`` (the workspace's root directory);
+    a wrong value is left out (the default stands) and named.
+    """
+    complaints: list[str] = []
+    if options is None:
+        return Settings(), complaints
+    if not isinstance(options, Mapping):
+        return Settings(), [f"initializationOptions must be an object with {', '.join(SETTING_NAMES)}; ignored"]
+    unknown = sorted(str(k) for k in options if k not in SETTING_NAMES)
+    if unknown:
+        complaints.append(f"unknown initializationOptions {unknown} ignored; known: {', '.join(SETTING_NAMES)}")
+    paths: dict[str, tuple[str, ...]] = {}
+    for name in ("catalogs", "importPaths"):
+        value = options.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            complaints.append(f"{name} must be a list of paths; ignored")
+            value = []
+        paths[name] = tuple(os.path.join(root, v) if root and not os.path.isabs(v) else v for v in value)
+    remote = options.get("allowRemote", False)
+    if not isinstance(remote, bool):
+        complaints.append("allowRemote must be true or false; remote imports stay refused")
+        remote = False
+    return Settings(paths["catalogs"], paths["importPaths"], remote), complaints
+
+
+def path_of_uri(uri: str) -> str | None:
+    """The real file path a ``file:`` URI names (None for another scheme)."""
+    parsed = urllib.parse.urlsplit(uri)
+    try:
+        path = local_path(parsed)
+        return None if path is None else os.path.realpath(path)
+    except (OSError, ValueError):
+        return None
+
+
+class _Overlay(Mapping[str, bytes]):
+    """The open buffers as the loader reads them (encoded when asked for),
+    noting every file it asks for."""
+
+    def __init__(self, buffers: Mapping[str, str]) -> None:
+        self._buffers = buffers
+        self.asked: set[str] = set()
+
+    def __getitem__(self, key: str) -> bytes:
+        self.asked.add(key)
+        return encoded(self._buffers[key])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._buffers)
+
+    def __len__(self) -> int:
+        return len(self._buffers)
+
+
+class _Texts(Mapping[str, str]):
+    """The text of each loaded document, by its url in ``Document.urls``: the
+    editor's buffer when it was open, else the bytes it was loaded from,
+    decoded when first asked for."""
+
+    def __init__(self, docs: Sequence[SourceDoc], buffers: Mapping[str, str]) -> None:
+        self._docs = {doc.url: doc for doc in docs}
+        self._held = {doc.url: buffers[doc.file] for doc in docs if doc.file is not None and doc.file in buffers}
+        self._decoded: dict[str, str] = {}
+
+    def __getitem__(self, url: str) -> str:
+        held = self._held.get(url)
+        if held is not None:
+            return held
+        found = self._decoded.get(url)
+        if found is None:
+            found = self._decoded[url] = decode(self._docs[url].data)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._docs)
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+
+@dataclass
+class Analysis:
+    """One open document loaded and resolved as the editor holds it."""
+
+    path: str
+    document: Document | None
+    resolution: Resolution | None
+    #: The problems found, by the document they are in.
+    problems: Mapping[str, list[Problem]]
+    #: Every file the load asked for (read from a buffer or from disk).
+    reads: frozenset[str]
+    #: The text of each loaded document, by its url in ``document.urls``.
+    texts: Mapping[str, str] = field(default_factory=dict)
+    #: What the requests built from it (the navigator), kept with it.
+    memo: dict[str, object] = field(default_factory=dict)
+
+
+def analyse(path: str, buffers: Mapping[str, str], settings: Settings) -> Analysis:
+    """Load and resolve the document at ``path``, reading ``buffers`` (path -> text) instead of files."""
+    overlay = _Overlay(buffers)
+    options = LoadOptions(
+        allow_remote=settings.allow_remote,
+        import_paths=settings.import_paths,
+        catalogs=settings.catalogs,
+        overlay=overlay,
+    )
+    errors: list[CdlError] = []
+    document = resolution = None
+    try:
+        document = load_with(path, options)
+        resolution = document.resolve()
+        resolution.plan()  # a plan's cycle is an error of the document too
+    except CdlError as error:
+        errors.append(error)
+    texts: Mapping[str, str] = {}
+    loaded = None
+    if document is not None:
+        docs = loaded_of(document).docs
+        texts = _Texts(docs, buffers)
+        loaded = Loaded([d.url for d in docs], [d.importer for d in docs])
+
+    def text_of(url: str) -> str | None:
+        if url in texts:
+            return texts[url]
+        real = os.path.realpath(url)
+        if real in buffers:
+            return buffers[real]
+        try:
+            return decode(Path(real).read_bytes())
+        except (OSError, ValueError):
+            return None
+
+    warnings = resolution.warnings if resolution is not None else []
+    problems = by_url(problems_of(errors, warnings, path, loaded, text_of))
+    return Analysis(path, document, resolution, problems, frozenset(overlay.asked), texts)
+
+
+class Buffers:
+    """The open documents (real path -> text) and the last analysis of each."""
+
+    def __init__(self) -> None:
+        self.settings = Settings()
+        self.texts: dict[str, str] = {}
+        self.uris: dict[str, str] = {}
+        self.analyses: dict[str, Analysis] = {}
+        #: The lines of each document last asked for, with the text they split.
+        self._lines: dict[str, Lines] = {}
+        #: File -> the open documents whose last analysis read it.
+        self._readers: dict[str, set[str]] = {}
+
+    def put(self, uri: str, text: str) -> str | None:
+        """Hold ``text`` as the document at ``uri``; its path (None: not a file, not held)."""
+        path = path_of_uri(uri)
+        if path is not None:
+            self.texts[path] = text
+            self.uris[path] = uri
+        return path
+
+    def lines(self, url: str, analysis: Analysis | None = None) -> Lines | None:
+        """The lines of the document ``url`` as :meth:`text_of` finds it, split
+        once per text (a request may place many ranges in one document)."""
+        text = self.text_of(url, analysis)
+        if text is None:
+            return None
+        found = self._lines.get(url)
+        if found is None or found.text is not text:
+            found = self._lines[url] = Lines(text)
+        return found
+
+    def path_of(self, uri: str) -> str | None:
+        """The path of the open document at ``uri`` (None: not open)."""
+        path = path_of_uri(uri)
+        return path if path is not None and path in self.texts else None
+
+    def drop(self, path: str) -> set[str]:
+        """Forget the open document ``path`` and its analysis; the documents it had found problems in."""
+        self.texts.pop(path, None)
+        self.uris.pop(path, None)
+        self._lines.pop(path, None)  # its text
+        return self._forget(path)
+
+    def text_of(self, url: str, analysis: Analysis | None = None) -> str | None:
+        """The text of the document ``url``: the editor's if open, else as
+        ``analysis`` (or any analysis) read it, else the file's."""
+        real = os.path.realpath(url) if os.path.isabs(url) else url
+        if real in self.texts:
+            return self.texts[real]
+        for source in (analysis, *self.analyses.values()):
+            if source is not None and url in source.texts:
+                return source.texts[url]
+        try:
+            return decode(Path(real).read_bytes())
+        except (OSError, ValueError):
+            return None
+
+    def readers_of(self, path: str) -> set[str]:
+        """The open documents to analyse again when ``path`` changes (itself, if open, among them)."""
+        found = {p for p in self._readers.get(path, ()) if p in self.texts}
+        if path in self.texts:
+            found.add(path)
+        return found
+
+    def analyse(self, path: str) -> set[str]:
+        """Analyse the open document ``path`` again; the documents whose diagnostics changed."""
+        old = self._forget(path)
+        analysis = analyse(path, self.texts, self.settings)
+        self.analyses[path] = analysis
+        for read in analysis.reads:
+            self._readers.setdefault(read, set()).add(path)
+        return old | set(analysis.problems)
+
+    def _forget(self, path: str) -> set[str]:
+        """Drop the analysis of ``path``; the documents it had found problems in."""
+        old = self.analyses.pop(path, None)
+        if old is None:
+            return set()
+        for read in old.reads:
+            readers = self._readers.get(read)
+            if readers is not None:
+                readers.discard(path)
+                if not readers:
+                    del self._readers[read]
+        return set(old.problems)
+
+    def problems_in(self, url: str) -> list[Problem]:
+        """The problems every analysis found in ``url``, each once."""
+        seen: set[Problem] = set()
+        found: list[Problem] = []
+        for analysis in self.analyses.values():
+            for problem in analysis.problems.get(url, ()):
+                if problem not in seen:
+                    seen.add(problem)
+                    found.append(problem)
+        return found
+
+    def uri_of(self, url: str) -> str | None:
+        """The URI to publish a document's diagnostics to: the editor's own for an open one."""
+        if not os.path.isabs(url):
+            return None
+        real = os.path.realpath(url)
+        return self.uris.get(real) or Path(real).as_uri()

@@ -1,0 +1,186 @@
+"""Completion for ``cdl lsp`` (issue 25, point 4): what may be written at a
+position of a start tag.
+
+Entry point: :func:`complete`. In a cdl:extends or cdl:refroot value, the top
+level lists, each written as the engine would read it there (a candidate
+writing is kept only when ``model.paths.parse_name_ref`` at that place finds that
+very list); in a cdl:ref value, the children of what the path's complete steps
+select (the engine's path parsing and walk, over the resolved trees when the
+document resolves, so inherited children are offered too); between attributes,
+the CDL attributes the loader knows (``loading.parse``) and the tag has not got; in
+cdl:lazy and cdl:use, their values.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lxml import etree
+
+from ..loading.parse import _KNOWN_ATTRIBUTES, _depth
+from ..model.elements import doc_index_of, tag_of
+from ..model.items import holder_of
+from ..model.paths import PathSyntaxError, PrefixError, parse_name_ref, parse_path, parse_qname, relative_ref, walk
+from ..model.tables import NameRef
+from ..model.vocabulary import A_CREF, A_EXTENDS, A_LAZY, A_REFROOT, A_USE, CDL_NS, T_CDL, T_VARIABLE, split_clark
+from ._targets import Targets
+from ._written import VARIABLE_ATTRIBUTES, Cursor, Written, attribute_name, is_variable
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One thing that may be written: ``kind`` is ``template``, ``child``,
+    ``attribute`` or ``value``."""
+
+    label: str
+    kind: str
+    detail: str
+    insert_text: str
+
+
+#: What each CDL attribute does, in the order they are offered.
+_ATTRIBUTE_DETAILS = {
+    A_EXTENDS: "the list this one extends (7.2)",
+    A_CREF: "a value reference: the path of the property whose value this takes (7.3)",
+    A_REFROOT: "the top level list the cdl:ref path starts from (7.3)",
+    A_LAZY: "true: the value is given at deployment (7.5)",
+    A_USE: "required or optional: whether the system must give it a value (7.4.2)",
+}
+#: The values an attribute takes, where there are few.
+_VALUES = {A_LAZY: ("true", "false"), A_USE: ("required", "optional")}
+
+
+def complete(written: Written, targets: Targets, cursor: Cursor) -> list[Completion]:
+    """What may be written at ``cursor`` (see the module docstring)."""
+    if cursor.tag is None:
+        return []
+    tag = cursor.doc.source.tags[cursor.tag]
+    nsmap = written.nsmap(cursor)
+    if cursor.on_name:
+        return []
+    attr = cursor.attr
+    if attr is None:
+        return _attributes(cursor, nsmap)
+    variable = is_variable(tag.name, nsmap)
+    name = attribute_name(attr.name, nsmap, variable)
+    if name in (A_EXTENDS, A_REFROOT):
+        return _templates(written, cursor, nsmap)
+    if name == A_CREF:
+        assert attr.value_start is not None  # the cursor is in its value
+        typed = cursor.doc.source.text[attr.value_start : cursor.offset]
+        refroot = tag.attr("refroot")
+        root_text = None
+        if refroot is not None and refroot.value_start is not None:
+            root_text = cursor.doc.source.text[refroot.value_start : refroot.value_end]
+        return _children(written, targets, cursor, nsmap, typed, root_text)
+    values = _VALUES.get(name or "", ())
+    return [Completion(v, "value", f"cdl:{split_clark(name or '')[1]}", v) for v in values]
+
+
+def _attributes(cursor: Cursor, nsmap: dict[str | None, str]) -> list[Completion]:
+    """The CDL attributes the tag has not got, outside any attribute value."""
+    tag = cursor.doc.source.tags[cursor.tag or 0]
+    if cursor.offset <= tag.name_end:
+        return []
+    if is_variable(tag.name, nsmap):
+        written_names = {a.name for a in tag.attrs}
+        return [Completion(n, "attribute", "cdl:variable", n) for n in VARIABLE_ATTRIBUTES if n not in written_names]
+    el = cursor.element
+    if el is not None and (el.getparent() is None or el.tag == T_CDL or tag_of(el).startswith("{" + CDL_NS + "}")):
+        return []  # the root and CDL's own elements take no CDL attributes
+    prefix = next((p for p, uri in nsmap.items() if uri == CDL_NS and p), None)
+    if prefix is None:
+        return []
+    have: set[str | None] = {attribute_name(a.name, nsmap, False) for a in tag.attrs}
+    order = [*_ATTRIBUTE_DETAILS, *sorted(_KNOWN_ATTRIBUTES - set(_ATTRIBUTE_DETAILS))]
+    found = []
+    for name in order:
+        if name in _KNOWN_ATTRIBUTES and name not in have:
+            label = f"{prefix}:{split_clark(name)[1]}"
+            found.append(Completion(label, "attribute", _ATTRIBUTE_DETAILS.get(name, "a CDL attribute"), label))
+    return found
+
+
+def _templates(written: Written, cursor: Cursor, nsmap: dict[str | None, str]) -> list[Completion]:
+    """Every top level list, as it is written at the cursor to be found there."""
+    index = written.doc_index(cursor.doc.url)
+    target_ns = written.docs[index].target_ns if index is not None else ""
+    found: list[Completion] = []
+    for name, el in written.lists().items():
+        text = _writing(name, nsmap, functools.partial(_names_list, written, nsmap=nsmap, target_ns=target_ns, el=el))
+        if text is not None:
+            url = written.docs[doc_index_of(el) or 0].url
+            found.append(Completion(text, "template", f"list in {os.path.basename(url)}", text))
+    return found
+
+
+def _names_list(written: Written, text: str, nsmap: dict[str | None, str], target_ns: str, el: etree._Element) -> bool:
+    """Whether ``text``, written where ``nsmap`` is in scope, names the top level list ``el``."""
+    try:
+        name: NameRef = parse_name_ref(text, nsmap, target_ns)
+    except PrefixError:
+        return False
+    return written.lookup(name) is el
+
+
+def _writing(name: str, nsmap: dict[str | None, str], reads: Callable[[str], bool]) -> str | None:
+    """The shortest way to write the Clark ``name`` with the prefixes of
+    ``nsmap`` that ``reads`` (text -> bool) accepts."""
+    uri, local = split_clark(name)
+    writings = [local] + sorted(f"{p}:{local}" for p, u in nsmap.items() if p and u == uri)
+    return next((w for w in writings if reads(w)), None)
+
+
+def _children(
+    written: Written,
+    targets: Targets,
+    cursor: Cursor,
+    nsmap: dict[str | None, str],
+    typed: str,
+    root_text: str | None,
+) -> list[Completion]:
+    """The children of what the complete steps of ``typed`` (a cdl:ref value up
+    to the cursor) select."""
+    holder = cursor.element
+    if holder is not None and holder.tag == T_VARIABLE:
+        expression = holder.getparent()
+        holder = None if expression is None else holder_of(expression)
+    if holder is None:
+        return []
+    index = written.doc_index(cursor.doc.url)
+    target_ns = written.docs[index].target_ns if index is not None else ""
+    head = typed.rpartition("/")[0] if "/" in typed else ""
+    try:
+        refroot = parse_name_ref(root_text, nsmap, target_ns) if root_text and root_text.strip() else None
+        absolute, steps = (True, ()) if typed.startswith("/") and head == "" else ((False, ()) if not head else parse_path(head, nsmap))
+    except (PrefixError, PathSyntaxError):
+        return []
+    ref = relative_ref(head, refroot, absolute, steps, -1 if refroot is not None else _depth(holder))
+    nodes: tuple[etree._Element, ...] = ()
+    resolved = targets.resolved()
+    if resolved is not None:
+        nodes = resolved.select(ref, holder)
+    if not nodes:
+        start = written.lookup(refroot) if refroot is not None else holder.getparent()
+        nodes = walk(start, ref.steps, written.children).nodes if start is not None else ()
+    found: dict[str, Completion] = {}
+    for node in nodes:
+        for child in node.iterchildren(etree.Element):
+            name = tag_of(child)
+            if name.startswith("{" + CDL_NS + "}") or name in found:
+                continue
+            text = _writing(name, nsmap, functools.partial(_step_reads, nsmap=nsmap, name=name))
+            if text is not None:
+                detail = "a list" if len(child) else (child.text or "").strip()[:40] or "a property"
+                found[name] = Completion(text, "child", detail, text)
+    return list(found.values())
+
+
+def _step_reads(text: str, nsmap: dict[str | None, str], name: str) -> bool:
+    try:
+        return parse_qname(text, nsmap)[0] == name
+    except PrefixError:
+        return False

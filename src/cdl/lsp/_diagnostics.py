@@ -1,0 +1,302 @@
+"""Diagnostics of ``cdl lsp``: the engine's errors and warnings placed on the text.
+
+Entry point: :func:`problems_of`. Each :class:`cdl.CdlError` of loading and
+resolving a document (the members of a :class:`cdl.CdlErrorGroup`) becomes a
+:class:`Problem` in the document it names, marking the value of the
+attribute the error is about (``cdl:extends`` of ``UNKNOWN_PROTOTYPE``, ...)
+when the start tag on the error's line has it, the start tag's name
+otherwise. The links of a cycle (``EXTENDS_CYCLE``, ``REF_CYCLE``,
+``PLAN_CYCLE``: ``path (file:line)`` each) become related places. An error
+in an imported document is also shown in the main document, on the
+``cdl:import`` that brought it in. The warnings of templates left
+unresolved (``file:line: message``) are warnings. Pure: no LSP types;
+positions are 0-based lines and code-point columns (see ``_positions``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lxml import etree
+
+from ..errors import CdlError
+from ..loading.urls import join_url, local_path
+from ..text.tags import _ATTRIBUTE, _START_TAG, _unescape
+from ._positions import Lines, encoded
+
+ERROR, WARNING = "error", "warning"
+
+_TAG = re.compile(_START_TAG.pattern.decode())
+_ATTR = re.compile(_ATTRIBUTE.pattern.decode())
+
+#: The attributes (local names) an error of each code is about, in the
+#: order they are looked for on its start tag.
+ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "UNKNOWN_PROTOTYPE": ("extends",),
+    "EXTENDS_CYCLE": ("extends",),
+    "BAD_QNAME": ("extends", "refroot", "name"),
+    "UNKNOWN_REFROOT": ("refroot",),
+    "REFROOT_WITHOUT_REF": ("refroot",),
+    "BAD_PATH": ("ref",),
+    "REF_NOT_FOUND": ("ref",),
+    "REF_ABOVE_TOP": ("ref",),
+    "REF_CYCLE": ("ref",),
+    "REF_CONTEXT": ("ref",),
+    "REF_WITH_CHILDREN": ("ref",),
+    "VARIABLE_MULTIPLE": ("ref",),
+    "LAZY_UNRESOLVED": ("ref",),
+    "BAD_LAZY": ("lazy",),
+    "LAZY_WITH_VALUE": ("lazy",),
+    "BAD_USE": ("use",),
+    "BAD_EXPRESSION": ("value-of",),
+    "IMPORT_NOT_FOUND": ("location",),
+    "IMPORT_REFUSED": ("location",),
+    "IMPORT_SYSTEM": ("location",),
+}
+
+
+@dataclass(frozen=True)
+class Place:
+    """A range on one line of one document (0-based line, code-point columns)."""
+
+    url: str
+    line: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One diagnostic: where, how severe, the engine's code and message, related places."""
+
+    place: Place
+    severity: str
+    code: str | None
+    message: str
+    related: tuple[tuple[Place, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What the diagnostics know of a loaded set of documents.
+
+    ``urls`` in load order, the main one first; ``importers[i]``: the index
+    of the document that imported document ``i`` and the line of its
+    ``cdl:import`` (None for the main one).
+    """
+
+    urls: Sequence[str]
+    importers: Sequence[tuple[int, int | None] | None]
+
+
+def problems_of(
+    errors: Iterable[CdlError],
+    warnings: Iterable[str],
+    main: str,
+    loaded: Loaded | None,
+    text_of: Callable[[str], str | None],
+) -> list[Problem]:
+    """Every problem of ``errors`` and ``warnings`` found resolving ``main``.
+
+    ``loaded`` tells which documents were read (None when loading failed),
+    ``text_of(url)`` gives a document's text (None when it cannot be read:
+    the problem then marks the start of its line).
+    """
+    marker = _Marker(text_of)
+    known = _Known(loaded.urls if loaded is not None else [main])
+    found: list[Problem] = []
+    for error in errors:
+        for member in error.errors:
+            problem = _problem(member, marker, known)
+            found.append(problem)
+            if problem.place.url != main:
+                found.append(_shown_in_main(problem, main, loaded, known, marker))
+    for warning in warnings:
+        found.append(_warning(warning, main, known, marker))
+    return found
+
+
+class _Known:
+    """The urls of the loaded documents, as messages write them: their
+    indexes, and patterns finding them in messages (longest first, so a url
+    that extends another is found whole)."""
+
+    def __init__(self, urls: Sequence[str]) -> None:
+        self.urls = list(urls)
+        self.index = {url: i for i, url in enumerate(self.urls)}
+        either = "|".join(re.escape(u) for u in sorted(self.urls, key=len, reverse=True))
+        #: ``path (url:line)``: a link of a cycle.
+        self.links = re.compile(r"(\S+) \((" + either + r"):(\d+)\)")
+        #: ``url:line: ``: where a warning is.
+        self.warning = re.compile(r"(" + either + r"):(\d+): ")
+
+
+def _problem(error: CdlError, marker: _Marker, known: _Known) -> Problem:
+    attributes = ATTRIBUTES.get(error.code, ())
+    name = _last_step(error.path)
+    url = error.url if error.url is not None else known.urls[0]
+    if error.code == "XML_SYNTAX":
+        place = marker.syntax(url, error.line)
+    else:
+        place = marker.mark(url, error.line, attributes, name)
+    related = tuple(
+        (marker.mark(m.group(2), int(m.group(3)), attributes, _last_step(m.group(1))), m.group(1))
+        for m in known.links.finditer(error.message)
+    )
+    return Problem(place, ERROR, error.code, error.message, related)
+
+
+def _last_step(path: str | None) -> str | None:
+    """The local name of the last step of a property path (``/A/t:b`` -> ``b``)."""
+    if not path:
+        return None
+    return path.rstrip("/").rpartition("/")[2].rpartition(":")[2] or None
+
+
+def _warning(warning: str, main: str, known: _Known, marker: _Marker) -> Problem:
+    """A template warning, ``file:line: message``, at its place (the main document's start if none)."""
+    match = known.warning.match(warning)
+    if match is None:
+        return Problem(marker.mark(main, 1, (), None), WARNING, None, warning)
+    place = marker.mark(match.group(1), int(match.group(2)), ATTRIBUTES["REF_NOT_FOUND"], None)
+    return Problem(place, WARNING, None, warning[match.end() :])
+
+
+def _shown_in_main(problem: Problem, main: str, loaded: Loaded | None, known: _Known, marker: _Marker) -> Problem:
+    """``problem``, of an imported document, shown on the main document's import that reads it."""
+    where = problem.place
+    index = known.index.get(where.url)
+    if loaded is not None and index is not None:
+        step = loaded.importers[index]
+        while step is not None and step[0] != 0:
+            step = loaded.importers[step[0]]
+        place = marker.mark(main, step[1] if step is not None else 1, ATTRIBUTES["IMPORT_NOT_FOUND"], "import")
+    else:  # the load failed in it: the import of the main document that names it, if one does
+        place = marker.import_naming(main, where.url)
+    message = f"in the imported document {where.url}:{where.line + 1}: [{problem.code}] {problem.message}"
+    return Problem(place, problem.severity, problem.code, message, ((where, problem.message), *problem.related))
+
+
+class _Marker:
+    """Finds ranges in the documents' texts, each text split into lines once."""
+
+    def __init__(self, text_of: Callable[[str], str | None]) -> None:
+        self._text_of = text_of
+        self._lines: dict[str, Lines | None] = {}
+
+    def lines(self, url: str) -> Lines | None:
+        if url not in self._lines:
+            text = self._text_of(url)
+            self._lines[url] = Lines(text) if text is not None else None
+        return self._lines[url]
+
+    def mark(self, url: str, line: int | None, attributes: Sequence[str], name: str | None) -> Place:
+        """The value of the first of ``attributes`` on the start tag at ``line``
+        (1-based), or that tag's name, or the line's text."""
+        number = max((line or 1) - 1, 0)
+        lines = self.lines(url)
+        if lines is None:
+            return Place(url, number, 0, 0)
+        number = min(number, len(lines) - 1)
+        tags = _tags_at(lines, number)
+        if name is not None:  # the element the error's path names first
+            tags.sort(key=lambda tag: tag.group(1).rpartition(":")[2] != name)
+        for attribute in attributes:
+            for tag in tags:
+                value = _attribute_value(tag, attribute)
+                if value is not None:
+                    return _span(lines, url, *value)
+        if tags:
+            return _span(lines, url, tags[0].start(1), tags[0].end(1))
+        text = lines.line(number)
+        return Place(url, number, len(text) - len(text.lstrip()), len(text.rstrip()))
+
+    def import_naming(self, main: str, url: str) -> Place:
+        """The location of the main document's cdl:import that reads the file
+        ``url`` directly, else its first cdl:import, else its first line."""
+        lines = self.lines(main)
+        if lines is None:
+            return Place(main, 0, 0, 0)
+        first = None
+        base = Path(main).resolve().as_uri()
+        for tag in _TAG.finditer(lines.text):
+            value = _attribute_value(tag, "location") if tag.group(1).rpartition(":")[2] == "import" else None
+            if value is None:
+                continue
+            first = first or value
+            target = local_path(urllib.parse.urlsplit(join_url(base, _unescape(lines.text[value[0] : value[1]]).strip())))
+            if target is not None and os.path.realpath(target) == os.path.realpath(url):
+                return _span(lines, main, *value)
+        if first is not None:
+            return _span(lines, main, *first)
+        return self.mark(main, 1, (), None)
+
+    def syntax(self, url: str, line: int | None) -> Place:
+        """The place libxml2 reports a syntax error at, parsing the text again
+        for its column (the error keeps only the line)."""
+        lines = self.lines(url)
+        if lines is None:
+            return Place(url, max((line or 1) - 1, 0), 0, 0)
+        number, column = max((line or 1) - 1, 0), 0
+        try:
+            etree.fromstring(encoded(lines.text), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False))
+        except etree.XMLSyntaxError as exc:
+            if exc.position and exc.position[0] == line:
+                column = max(exc.position[1] - 1, 0)
+        except ValueError:  # not what the engine parsed (an encoding it refused): the line stands
+            pass
+        number = min(number, len(lines) - 1)
+        column = min(column, len(lines.line(number)))
+        # The character at the position, or the one before it at a line's end.
+        start = column - 1 if column and column == len(lines.line(number)) else column
+        return Place(url, number, start, max(column, start + 1) if lines.line(number) else start)
+
+
+def _tags_at(lines: Lines, number: int) -> list[re.Match[str]]:
+    """The start tags that reach line ``number``: the one begun on an earlier
+    line, if any (attribute values hold no '<'), then those begun on it."""
+    text = lines.text
+    start = lines.offset(number, 0)
+    end = lines.offset(number, len(lines.line(number)))
+    candidates = []
+    before = text.rfind("<", 0, start)
+    if before >= 0:
+        candidates.append(before)
+    pos = text.find("<", start, end)
+    while pos >= 0:
+        candidates.append(pos)
+        pos = text.find("<", pos + 1, end)
+    tags = []
+    for pos in candidates:
+        tag = _TAG.match(text, pos)
+        if tag is not None and tag.end() > start:
+            tags.append(tag)
+    return tags
+
+
+def _attribute_value(tag: re.Match[str], local: str) -> tuple[int, int] | None:
+    """Where the value of the attribute named ``local`` (any prefix) is in ``tag``, quotes excluded."""
+    for match in _ATTR.finditer(tag.string, tag.start(2), tag.end(2)):
+        if match.group(1).rpartition(":")[2] == local:
+            return match.start(2) + 1, match.end(2) - 1
+    return None
+
+
+def _span(lines: Lines, url: str, start: int, end: int) -> Place:
+    """The range from index ``start`` to ``end`` of the text, cut at the end of its first line."""
+    line, column = lines.position_of(start)
+    end_line, end_column = lines.position_of(end)
+    return Place(url, line, column, end_column if end_line == line else len(lines.line(line)))
+
+
+def by_url(problems: Iterable[Problem]) -> Mapping[str, list[Problem]]:
+    """``problems`` grouped by the document they are in."""
+    grouped: dict[str, list[Problem]] = {}
+    for problem in problems:
+        grouped.setdefault(problem.place.url, []).append(problem)
+    return grouped

@@ -1,0 +1,209 @@
+"""The state of ``cdl lsp``: :class:`CdlServer` (the open documents, their
+analyses, positions in the client's encoding, publishing diagnostics) and
+:func:`guarded`, which keeps any input from stopping the server. The
+handlers that use it are registered by ``server`` and ``_features``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol, TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from ._buffers import Analysis, Buffers, path_of_uri
+from ._diagnostics import ERROR, Problem
+from ._navigate import navigator_of
+from ._positions import UTF16, Lines
+
+#: Seconds after the last change before a document is analysed again.
+DEBOUNCE = 0.3
+#: The files whose changes on disk the client is asked to report (an import
+#: that is not open, changed by another program or a checkout).
+WATCHED = "**/*.{cdl,xml}"
+#: Seconds after an analysis before what hovers need is built from it, if
+#: the document has not changed again by then.
+PREPARE_AFTER = 0.05
+
+logger = logging.getLogger("cdl.lsp.server")
+
+T = TypeVar("T")
+
+
+class Spot(Protocol):
+    """A range on one line of one document (``_diagnostics.Place``, ``_navigate.Spot``)."""
+
+    @property
+    def url(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+
+
+class CdlServer(LanguageServer):
+    """The language server with the open documents and their analyses."""
+
+    def __init__(self) -> None:
+        from .. import __version__
+
+        super().__init__("cdl", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        self.buffers = Buffers()
+        self.encoding = UTF16
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        #: Held by the requests the navigator answers and by its preparation
+        #: in a worker thread: one at a time.
+        self.navigation = threading.Lock()
+        self.stopping = False
+        #: The workspace's root directory, which relative settings start from.
+        self.root: str | None = None
+        self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cdl-lsp-prepare")
+
+    # -- positions --------------------------------------------------------------------
+
+    def lines_of(self, url: str, analysis: Analysis | None = None) -> Lines | None:
+        """The lines of ``url`` as the editor holds it (or as it was read)."""
+        return self.buffers.lines(url, analysis)
+
+    def range_of(self, spot: Spot, lines: Lines | None) -> types.Range:
+        if lines is None:
+            return types.Range(types.Position(spot.line, spot.start), types.Position(spot.line, spot.end))
+        start = lines.to_client(spot.line, spot.start, self.encoding)
+        end = lines.to_client(spot.line, spot.end, self.encoding)
+        return types.Range(types.Position(*start), types.Position(*end))
+
+    def location_of(self, spot: Spot, analysis: Analysis | None = None) -> types.Location | None:
+        uri = self.buffers.uri_of(spot.url)
+        if uri is None:
+            return None
+        return types.Location(uri, self.range_of(spot, self.lines_of(spot.url, analysis)))
+
+    # -- diagnostics ------------------------------------------------------------------
+
+    def analyse_now(self, paths: Sequence[str] | set[str]) -> None:
+        """Analyse the open documents ``paths`` and publish what changed."""
+        changed: set[str] = set()
+        for path in sorted(paths):
+            timer = self._timers.pop(path, None)
+            if timer is not None:
+                timer.cancel()
+            if path in self.buffers.texts:  # published even when unchanged: the client sees it is current
+                nothing: set[str] = set()
+                changed |= guarded(self, f"analysing {path}", functools.partial(self.buffers.analyse, path), nothing) | {path}
+        for url in sorted(changed):
+            guarded(self, f"publishing the diagnostics of {url}", functools.partial(self.publish, url), None)
+        loop = asyncio.get_running_loop()
+        for path in paths:
+            analysis = self.buffers.analyses.get(path)
+            if analysis is not None:
+                loop.call_later(PREPARE_AFTER, self.prepare, path, analysis)
+
+    def analyse_later(self, paths: set[str]) -> None:
+        """Analyse ``paths`` once no change has come for :data:`DEBOUNCE` seconds."""
+        loop = asyncio.get_running_loop()
+        for path in paths:
+            timer = self._timers.pop(path, None)
+            if timer is not None:
+                timer.cancel()
+            self._timers[path] = loop.call_later(DEBOUNCE, self.analyse_now, [path])
+
+    def publish(self, url: str, uri: str | None = None) -> None:
+        """Send the problems found in ``url`` to the client (at ``uri``, its own by default)."""
+        uri = uri or self.buffers.uri_of(url)
+        if uri is None:
+            return
+        lines = self.lines_of(url)
+        diagnostics = [self.diagnostic(p, lines) for p in self.buffers.problems_in(url)]
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+
+    def diagnostic(self, problem: Problem, lines: Lines | None) -> types.Diagnostic:
+        related = []
+        for place, message in problem.related:
+            location = self.location_of(place)
+            if location is not None:
+                related.append(types.DiagnosticRelatedInformation(location, message))
+        return types.Diagnostic(
+            range=self.range_of(problem.place, lines),
+            message=problem.message,
+            severity=types.DiagnosticSeverity.Error if problem.severity == ERROR else types.DiagnosticSeverity.Warning,
+            code=problem.code,
+            source="cdl",
+            related_information=related or None,
+        )
+
+    def prepare(self, path: str, analysis: Analysis) -> None:
+        """Build what hovers need from ``analysis`` in a worker thread, so that
+        the editor's next changes and requests are not kept waiting; requests
+        that need it wait for it (``navigation``)."""
+        if self.buffers.analyses.get(path) is not analysis or path in self._timers or self.stopping:
+            return  # the document changed since (the analysis is out of date), or the client is leaving
+
+        def build() -> None:
+            with self.navigation:
+                if self.buffers.analyses.get(path) is analysis:
+                    navigator = navigator_of(analysis)
+                    if navigator is not None:
+                        navigator.prepare()
+
+        def done(future: asyncio.Future[None]) -> None:
+            guarded(self, f"preparing {path}", future.result, None)
+
+        asyncio.get_running_loop().run_in_executor(self._preparer, build).add_done_callback(done)
+
+    # -- requests ---------------------------------------------------------------------
+
+    def current(self, uri: str) -> tuple[str, Analysis] | None:
+        """The open document at ``uri`` and its analysis, brought up to date first."""
+        path = path_of_uri(uri)
+        if path is None or path not in self.buffers.texts:
+            return None
+        if path in self._timers or path not in self.buffers.analyses:
+            self.analyse_now([path])
+        analysis = self.buffers.analyses.get(path)
+        return (path, analysis) if analysis is not None else None
+
+    def position(self, path: str, position: types.Position) -> tuple[int, int]:
+        """(line, code-point column) of a client's ``position`` in the open document ``path``."""
+        lines = self.buffers.lines(path)
+        assert lines is not None  # an open document's text is held
+        return lines.from_client(position.line, position.character, self.encoding)
+
+
+def guarded(server: LanguageServer, what: str, run: Callable[[], T], fallback: T) -> T:
+    """``run()``, or ``fallback`` with the failure logged to the client: no input stops the server."""
+    try:
+        return run()
+    except (Exception, RecursionError, MemoryError) as exc:
+        logger.error("cdl lsp: %s failed: %s", what, "".join(traceback.format_exception(exc)))
+        try:
+            server.window_log_message(
+                types.LogMessageParams(type=types.MessageType.Error, message=f"cdl lsp: {what} failed: {type(exc).__name__}: {exc}")
+            )
+        except Exception:  # the client is gone: nothing more to tell it
+            pass
+        return fallback
+
+
+def guarded_handler(server: CdlServer, what: str, fallback: Any = None) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Wrap a feature's handler in :func:`guarded`."""
+
+    def wrap(func: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(func)
+        def handler(params: Any) -> T:
+            answer: T = guarded(server, what, functools.partial(func, params), fallback)
+            return answer
+
+        return handler
+
+    return wrap
+
+

@@ -1,0 +1,316 @@
+"""What CDL attributes point at, for the navigation of ``cdl lsp`` (issue 25):
+the list a cdl:extends or cdl:refroot names, the elements a cdl:ref selects
+(7.3.1), the document a cdl:import loads, and the index of who points at what.
+
+Entry point: :class:`Targets`. Names are looked up in the registry of top level
+lists (``loading.registry``) and paths walked with the engine's own path code
+(``model.paths.walk`` over parsed references from the loader's tables). A path is
+first walked over the loaded trees, where what it selects is written; a path
+that passes an inherited child or a reference there is walked again over a
+resolution's working trees, and what it selects traced back to where it is
+written (:meth:`Resolved.origin`). The resolution is made once, with
+provenance recorded (hover explains from it), and only when first needed.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from lxml import etree
+
+from ..engine.phases import Loaded, resolve_working
+from ..errors import CdlError
+from ..loading.catalog import Catalogs
+from ..loading.imports import Location, locate_import
+from ..model.elements import doc_index_of, tag_of, top_level_of
+from ..model.items import holder_of
+from ..model.paths import path_start, walk
+from ..model.tables import Ref
+from ..model.vocabulary import P_EXPR, P_EXT, P_REF, T_EXPRESSION, T_VARIABLE, engine
+from ..model.workspace import Problems, Workspace
+from ..resolution.explain import Explanation, Recorder, explain
+from ..resolution.references import ReferenceResolver, items_in
+from ._written import Written
+
+#: How often a walk over the resolution may settle what blocks it (a path
+#: through references that wait on references): beyond, it selects nothing.
+_SETTLE_ROUNDS = 16
+
+
+#: Where an element of the stamped trees was written: "DOC INDEX", its document
+#: and its place among that loaded document's elements in document order.
+#: Like the engine's own marks, lxml copies it with the element.
+_STAMP = engine("written")
+
+
+class Resolved:
+    """One resolution of the document with provenance recorded (what
+    ``Resolution.explain`` makes for each call, made once here and reused).
+
+    It resolves a copy of the loaded trees whose every element is stamped
+    with where it is written (:data:`_STAMP`): inheritance and references
+    copy the stamp with the element, so any element of the resolved trees
+    names the loaded element it was copied from (:meth:`origin`). The stamp
+    is an attribute of the engine's namespace, which no document may use;
+    inheritance gives an element only the prototype's attributes it lacks
+    (7.2.2.2), and every element has its own stamp.
+    """
+
+    def __init__(self, written: Written) -> None:
+        self.written = written
+        self.recorder = Recorder()
+        self.ws: Workspace
+        self.resolver: ReferenceResolver
+        self.ws, self.resolver, _ = resolve_working(_stamped(written.loaded), (), self.recorder)
+        self._loaded: dict[int, list[etree._Element]] = {}
+
+    def origin(self, el: etree._Element) -> etree._Element | None:
+        """The loaded element that ``el``, an element of the resolved trees, was
+        copied from (itself as written, or through inheritance or references)."""
+        stamp = el.get(_STAMP)
+        if stamp is None:
+            return None
+        doc, _, index = stamp.partition(" ")
+        loaded = self._loaded.get(int(doc))
+        if loaded is None:
+            loaded = self._loaded[int(doc)] = list(self.written.docs[int(doc)].root.iter(etree.Element))
+        return loaded[int(index)]
+
+    def settle(self, nodes: list[etree._Element]) -> None:
+        """Resolve the items in and below ``nodes`` (raises CdlError). The
+        resolver collects errors for the run it is in; each run here starts
+        with none, so one that failed does not fail every later one."""
+        self.resolver.problems = Problems(self.ws.ctx.limits.max_errors)
+        self.resolver.run(items_in(nodes))
+
+    def explain(self, path: str) -> list[Explanation]:
+        """``Resolution.explain(path)``, from this resolution (raises CdlError)."""
+        resolver = self.resolver
+        return explain(self.ws, self.recorder, path, self.settle, resolver.is_pending, resolver.waits_on)
+
+    def settled(self, name: str) -> etree._Element | None:
+        """The top level list ``name`` as resolved, its own references and
+        expressions resolved too where they can be (resolution resolves only
+        what the main document needs)."""
+        found = self.ws.lists.get(name)
+        if found is not None:
+            try:
+                self.settle([found])
+            except CdlError:
+                pass  # what stays unresolved shows as pending
+        return found
+
+    def copy_of(self, el: etree._Element) -> etree._Element | None:
+        """The element of the working trees that stands where the loaded ``el``
+        is written: the same names (and rank among same-named siblings) down
+        from its top level list. Own children keep their places through
+        inheritance and references, which only add or fill children."""
+        top = top_level_of(el)
+        name = None if top is None else self.written.list_name(top)
+        if top is None or name is None:
+            return None
+        ranks: list[tuple[str, int]] = []
+        cur = el
+        while cur is not top:
+            parent = cur.getparent()
+            assert parent is not None  # below its top level list
+            ranks.append((tag_of(cur), self.written.rank(cur)))
+            cur = parent
+        found: etree._Element | None = self.ws.lists.get(name)
+        for tag, rank in reversed(ranks):
+            if found is None:
+                return None
+            named = self.ws.children.named(found, tag)
+            found = named[rank] if rank < len(named) else None
+        return found
+
+    def select(self, ref: Ref, holder: etree._Element) -> tuple[etree._Element, ...]:
+        """What ``ref``, written for the loaded property ``holder``, selects in
+        the working trees (after settling what blocks the path)."""
+        copy = self.copy_of(holder)
+        if copy is None:
+            return ()
+        start = path_start(self.ws, ref, copy)
+        if start is None:
+            return ()
+        for _ in range(_SETTLE_ROUNDS):
+            result = walk(start, ref.steps, self.ws.children)
+            if not result.blockers:
+                return result.nodes
+            try:
+                self.settle(list(result.blockers))
+            except CdlError:
+                return ()
+        return ()
+
+
+def _stamped(loaded: Loaded) -> Loaded:
+    """``loaded`` with copies of its trees whose elements are stamped with
+    where they are written (see :class:`Resolved`)."""
+    docs = []
+    for doc in loaded.docs:
+        root = copy.deepcopy(doc.root)
+        for index, el in enumerate(root.iter(etree.Element)):
+            el.set(_STAMP, f"{doc.index} {index}")
+        docs.append(dataclasses.replace(doc, root=root))
+    # No output facts: nothing is written out of these trees.
+    return dataclasses.replace(loaded, docs=docs, output_facts=None)
+
+
+class Targets:
+    """Where names and paths lead (see the module docstring)."""
+
+    def __init__(self, written: Written) -> None:
+        self.written = written
+        self._resolved: Resolved | None = None
+        #: The error the resolution raised (then it is not tried again).
+        self.failure: CdlError | None = None
+        self._extenders: dict[etree._Element, list[etree._Element]] | None = None
+        self._referrers: dict[etree._Element, list[etree._Element]] | None = None
+        self._by_referrer: dict[etree._Element, list[etree._Element]] | None = None
+
+    def resolved(self) -> Resolved | None:
+        """The resolution (made when first asked); None when the document does not resolve."""
+        if self._resolved is None and self.failure is None:
+            try:
+                self._resolved = Resolved(self.written)
+            except CdlError as exc:
+                self.failure = exc
+        return self._resolved
+
+    def prototype(self, el: etree._Element) -> etree._Element | None:
+        """The top level list the cdl:extends of loaded ``el`` names."""
+        index = el.get(P_EXT)
+        return None if index is None else self.written.lookup(self.written.tables.names[int(index)])
+
+    def reference(self, el: etree._Element) -> tuple[Ref, etree._Element] | None:
+        """The reference written on loaded ``el`` (a property with cdl:ref, or a
+        cdl:variable) and the property it is for."""
+        tables = self.written.tables
+        index = el.get(P_REF)
+        if index is not None:
+            return tables.refs[int(index)], el
+        expression = el.getparent()
+        if el.tag != T_VARIABLE or expression is None or expression.get(P_EXPR) is None:
+            return None
+        name = (el.get("name") or "").strip()
+        variables = tables.exprs[int(expression.get(P_EXPR) or 0)].variables
+        found = next((v for v in variables if v.name == name), None)
+        return None if found is None else (found.ref, holder_of(expression))
+
+    def selected(self, ref: Ref, holder: etree._Element) -> list[etree._Element]:
+        """The loaded elements where what ``ref`` (for ``holder``) selects is written."""
+        start = self.written.lookup(ref.refroot) if ref.refroot is not None else holder.getparent()
+        if start is not None:
+            result = walk(start, ref.steps, self.written.children)
+            if result.nodes:
+                return list(result.nodes)
+        resolved = self.resolved()
+        if resolved is None:
+            return []
+        found: list[etree._Element] = []
+        for node in resolved.select(ref, holder):
+            written = resolved.origin(node)
+            if written is not None and written not in found:
+                found.append(written)
+        return found
+
+    def imported(self, el: etree._Element) -> int | None:
+        """The index of the document the cdl:import ``el`` loads."""
+        written = self.written
+        doc = written.docs[doc_index_of(el) or 0]  # (the root carries its document's mark)
+        location = (el.get("location") or "").strip()
+        options = written.loaded.options
+        if doc.file is not None:
+            importer = Location(doc.url, doc.file, Path(doc.file).as_uri(), Path(doc.file))
+        else:
+            importer = Location(doc.url, doc.url, Path(os.path.abspath(doc.url)).as_uri())
+        roots = [Path(d.file).parent for d in written.docs if d.file is not None]
+        roots += [Path(p).resolve() for p in options.import_paths]
+        try:
+            target = locate_import(location, importer, doc, el, roots, options, Catalogs(options.catalogs, options.limits.max_bytes))
+        except (CdlError, OSError, ValueError):
+            return None
+        key = target.key
+        return next((d.index for d in written.docs if key in (d.file, d.url)), None)
+
+    # -- who points at what (built once, on first use) --------------------------------
+
+    def extenders(self, el: etree._Element) -> list[etree._Element]:
+        """The loaded elements whose cdl:extends names the top level list ``el``."""
+        if self._extenders is None:
+            index: dict[etree._Element, list[etree._Element]] = {}
+            for doc in self.written.docs:
+                for extending in doc.root.iter(etree.Element):
+                    proto = self.prototype(extending) if extending.get(P_EXT) is not None else None
+                    if proto is not None:
+                        index.setdefault(proto, []).append(extending)
+            self._extenders = index
+        return self._extenders.get(el, [])
+
+    def referrers(self, el: etree._Element) -> list[etree._Element]:
+        """The loaded elements (properties with cdl:ref, cdl:variable) whose
+        reference selects where ``el`` is written: walked from where each is
+        written, and, when the document resolves, as the resolution resolved
+        them wherever they were inherited to (its recorded events)."""
+        if self._referrers is None:
+            index: dict[etree._Element, dict[etree._Element, None]] = {}
+            for referring in self._references():
+                found = self.reference(referring)
+                if found is not None:
+                    for target in self.selected(*found):
+                        index.setdefault(target, {})[referring] = None
+            for referring, targets in self._inherited().items():
+                for target in targets:
+                    index.setdefault(target, {})[referring] = None
+            self._referrers = {target: list(found) for target, found in index.items()}
+        return self._referrers.get(el, [])
+
+    def inherited_selections(self, referring: etree._Element) -> list[etree._Element]:
+        """Where what the reference written on loaded ``referring`` selected is
+        written, as the resolution resolved it in every list it was inherited
+        into (a template's path that selects nothing in the template itself)."""
+        return self._inherited().get(referring, [])
+
+    def _inherited(self) -> dict[etree._Element, list[etree._Element]]:
+        """Each written reference's targets in the resolution (built once)."""
+        if self._by_referrer is None:
+            index: dict[etree._Element, dict[etree._Element, None]] = {}
+            resolved = self.resolved()
+            if resolved is not None:
+                for referring, target in self._resolved_references(resolved):
+                    index.setdefault(referring, {})[target] = None
+            self._by_referrer = {referring: list(found) for referring, found in index.items()}
+        return self._by_referrer
+
+    def _resolved_references(self, resolved: Resolved) -> Iterator[tuple[etree._Element, etree._Element]]:
+        """(where a reference is written, where what it selected is written) for
+        each reference and expression variable the resolution resolved."""
+        for event in resolved.recorder.events:
+            if event.kind == "reference" and event.via is not None and event.other:
+                referring, target = resolved.origin(event.via), resolved.origin(event.other[0])
+                if referring is not None and target is not None:
+                    yield referring, target
+            elif event.kind == "expression" and event.other:
+                # The expression has left the tree, its stamp with it.
+                expression = resolved.origin(event.other[0])
+                if expression is None:
+                    continue
+                variables = {(v.get("name") or "").strip(): v for v in expression.iterchildren(T_VARIABLE)}
+                for name, selected in event.variables.items():
+                    target = resolved.origin(selected)
+                    if name in variables and target is not None:
+                        yield variables[name], target
+
+    def _references(self) -> Iterator[etree._Element]:
+        for doc in self.written.docs:
+            for el in doc.root.iter(etree.Element):
+                if el.get(P_REF) is not None:
+                    yield el
+            for expression in doc.root.iter(T_EXPRESSION):
+                yield from expression.iterchildren(T_VARIABLE)
+

@@ -1,0 +1,261 @@
+"""Where the elements of a loaded :class:`cdl.Document` are written, for the
+navigation of ``cdl lsp`` (issue 25).
+
+Entry point: :class:`Written`. It pairs each document's text (as the editor
+holds it, else the bytes the loader read) with its loaded tree
+(:func:`._source.pair`), so a cursor finds the element and the attribute it
+stands on (:meth:`Written.at`) and an element finds the range of its start
+tag's name (:meth:`Written.spot_of`). Everything is computed when first asked,
+per document.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from lxml import etree
+
+from ..engine.document import Document, loaded_of
+from ..model.children import ChildIndex, children_by_name
+from ..model.elements import doc_index_of, tag_of, top_level_of
+from ..model.naming import Prefixes
+from ..model.paths import PrefixError, parse_qname
+from ..model.tables import NameRef
+from ..model.vocabulary import CDL_NS, ENGINE_NS, T_VARIABLE
+from ..model.workspace import SourceDoc
+from ._source import Attr, Source, Tag, decode, pair, scan
+
+
+@dataclass(frozen=True)
+class Spot:
+    """A range on one line of one document: ``url`` as :attr:`cdl.Document.urls`
+    gives it, a 0-based line, code-point columns on that line."""
+
+    url: str
+    line: int
+    start: int
+    end: int
+
+
+@dataclass
+class Paired:
+    """One document's text, scanned, and which tag each loaded element was parsed from."""
+
+    url: str
+    source: Source
+    element: dict[int, etree._Element]
+    tag: dict[etree._Element, int]
+
+
+@dataclass
+class Cursor:
+    """What a position in a document stands on."""
+
+    doc: Paired
+    offset: int
+    #: The start tag it is in (index into ``doc.source.tags``), and that tag's loaded element.
+    tag: int | None
+    element: etree._Element | None
+    #: The attribute whose value holds it (up to the closing quote), if any.
+    attr: Attr | None
+    #: Whether it stands on the tag's name.
+    on_name: bool
+
+
+class Written:
+    """The loaded documents paired with their texts (see the module docstring)."""
+
+    def __init__(self, document: Document, texts: Mapping[str, str]) -> None:
+        self.document = document
+        self.loaded = loaded_of(document)
+        self.docs: list[SourceDoc] = self.loaded.docs
+        self.tables = self.loaded.tables
+        self.texts = texts
+        self._index = {doc.url: doc.index for doc in self.docs}
+        self._files = {doc.file: doc.index for doc in self.docs if doc.file is not None}
+        self._paired: dict[int, Paired] = {}
+        self._others: dict[str, Paired] = {}
+        self._lists: dict[str, etree._Element] | None = None
+        self._names: dict[etree._Element, str] | None = None
+        self._ranks: dict[etree._Element, int] = {}
+        #: Children by name of the loaded trees' wide elements, for path walks
+        #: over them (the trees never change).
+        self.children = ChildIndex()
+        self.prefixes = Prefixes([doc.declared for doc in self.docs], self.docs[0].nsmap.get(None))
+
+    # -- documents and their texts ------------------------------------------------
+
+    def doc_index(self, url: str) -> int | None:
+        """The index of the loaded document ``url`` names (as loaded, or its file)."""
+        found = self._index.get(url)
+        if found is None and "://" not in url:
+            try:
+                found = self._files.get(os.path.realpath(url))
+            except (OSError, ValueError):
+                return None
+        return found
+
+    def paired(self, index: int) -> Paired:
+        """Document ``index``'s text, scanned and paired with its loaded tree."""
+        found = self._paired.get(index)
+        if found is None:
+            doc = self.docs[index]
+            text = self.texts.get(doc.url)
+            if text is None and doc.file is not None:
+                text = next((t for u, t in self.texts.items() if self.doc_index(u) == index), None)
+            source = scan(decode(doc.data) if text is None else text)
+            by_tag, by_element = pair(source, doc.root)
+            found = self._paired[index] = Paired(doc.url, source, by_tag, by_element)
+        return found
+
+    def text_only(self, url: str) -> Paired | None:
+        """A document that is not loaded (or ``url``'s, when it is): its text, scanned."""
+        index = self.doc_index(url)
+        if index is not None:
+            return self.paired(index)
+        text = self.texts.get(url)
+        if text is None:
+            return None
+        found = self._others.get(url)
+        if found is None:
+            found = self._others[url] = Paired(url, scan(text), {}, {})
+        return found
+
+    # -- positions ------------------------------------------------------------------
+
+    def at(self, url: str, line: int, column: int) -> Cursor | None:
+        """What (line, column) of document ``url`` stands on; None outside any start tag."""
+        doc = self.text_only(url)
+        if doc is None:
+            return None
+        source = doc.source
+        offset = source.offset(line, column)
+        index = source.tag_at(offset)
+        if index is None:
+            return Cursor(doc, offset, None, None, None, False)
+        tag = source.tags[index]
+        attr = next(
+            (a for a in tag.attrs if a.value_start is not None and a.value_start <= offset <= a.value_end),
+            None,
+        )
+        on_name = tag.name_start <= offset <= tag.name_end
+        return Cursor(doc, offset, index, doc.element.get(index), attr, on_name)
+
+    def spot(self, doc: Paired, start: int, end: int) -> Spot:
+        """The range from ``start`` to ``end`` (cut at the end of ``start``'s line)."""
+        return Spot(doc.url, *doc.source.span(start, end))
+
+    def name_spot(self, doc: Paired, tag: Tag) -> Spot:
+        return self.spot(doc, tag.name_start, tag.name_end)
+
+    def spot_of(self, el: etree._Element) -> Spot | None:
+        """The name of the start tag of ``el``, an element of a loaded tree."""
+        index = doc_index_of(el)
+        if index is None or index >= len(self.docs):
+            return None
+        doc = self.paired(index)
+        tag = doc.tag.get(el)
+        return None if tag is None else self.name_spot(doc, doc.source.tags[tag])
+
+    def attr_spot(self, el: etree._Element, local: str) -> Spot | None:
+        """The value of attribute ``local`` (any prefix) of ``el``'s start tag,
+        else its name."""
+        index = doc_index_of(el)
+        if index is None or index >= len(self.docs):
+            return None
+        doc = self.paired(index)
+        tag_index = doc.tag.get(el)
+        if tag_index is None:
+            return None
+        tag = doc.source.tags[tag_index]
+        attr = tag.attr(local)
+        if attr is None or attr.value_start is None:
+            return self.name_spot(doc, tag)
+        return self.spot(doc, attr.value_start, attr.value_end)
+
+    def nsmap(self, cursor: Cursor) -> dict[str | None, str]:
+        """The namespaces declared where the cursor is (the document's when its
+        tag was not loaded), without the engine's own."""
+        scope = cursor.element
+        if scope is None:
+            source, tag = cursor.doc.source, cursor.tag
+            while tag is not None and tag >= 0 and scope is None:
+                scope = cursor.doc.element.get(tag)
+                tag = source.tags[tag].parent
+        if scope is None:
+            index = self.doc_index(cursor.doc.url)
+            return dict(self.docs[index].nsmap) if index is not None else {}
+        return {prefix: uri for prefix, uri in scope.nsmap.items() if uri != ENGINE_NS}
+
+    # -- lists by name ----------------------------------------------------------------
+
+    def lists(self) -> dict[str, etree._Element]:
+        """Every top level list of every document, by its (Clark) name."""
+        if self._lists is None:
+            parents = [[list(p) for p in doc.list_parents()] for doc in self.docs]
+            slots = self.loaded.registry.slots
+            self._lists = {name: parents[s.doc][s.parent][s.position] for name, s in slots.items()}
+        return self._lists
+
+    def lookup(self, name: NameRef) -> etree._Element | None:
+        """The top level list ``name`` finds, trying its candidates in their order."""
+        lists = self.lists()
+        return next((lists[c] for c in name.candidates if c in lists), None)
+
+    def list_name(self, el: etree._Element) -> str | None:
+        """The (Clark) name of a top level list."""
+        if self._names is None:
+            self._names = {el: name for name, el in self.lists().items()}
+        return self._names.get(el)
+
+    def path_of(self, el: etree._Element) -> str | None:
+        """``/List/child/...`` of an element of a loaded list, written with the
+        prefixes the engine writes paths with (``explain`` selects by it)."""
+        top = top_level_of(el)
+        name = None if top is None else self.list_name(top)
+        if top is None or name is None:
+            return None
+        steps: list[str] = []
+        cur: etree._Element | None = el
+        while cur is not None and cur is not top:
+            steps.append(self.prefixes.qname(tag_of(cur)))
+            cur = cur.getparent()
+        steps.append(self.prefixes.qname(name))
+        return "/" + "/".join(reversed(steps))
+
+    def rank(self, el: etree._Element) -> int:
+        """How many earlier siblings of loaded ``el`` have its name (all of a
+        parent's children are ranked at its first question)."""
+        found = self._ranks.get(el)
+        if found is None:
+            parent = el.getparent()
+            if parent is None:
+                return 0
+            for children in children_by_name(parent).values():
+                self._ranks.update((child, rank) for rank, child in enumerate(children))
+            found = self._ranks[el]
+        return found
+
+
+#: A cdl:variable's own attributes (Appendix A: unqualified).
+VARIABLE_ATTRIBUTES = ("name", "ref", "refroot", "lazy")
+
+
+def is_variable(written_name: str, nsmap: dict[str | None, str]) -> bool:
+    """Whether an element's name as written, with ``nsmap`` in scope, is cdl:variable."""
+    try:
+        return parse_qname(written_name, nsmap)[0] == T_VARIABLE
+    except PrefixError:
+        return False
+
+
+def attribute_name(written_name: str, nsmap: dict[str | None, str], variable: bool) -> str | None:
+    """The Clark name of an attribute as written (a cdl:variable's unqualified
+    ``ref``, ``refroot`` and ``lazy`` count as the CDL ones)."""
+    prefix, colon, local = written_name.rpartition(":")
+    if not colon:
+        return f"{{{CDL_NS}}}{local}" if variable and local in VARIABLE_ATTRIBUTES else local
+    uri = nsmap.get(prefix)
+    return None if uri is None else f"{{{uri}}}{local}"

@@ -1,0 +1,114 @@
+"""Parsed values: names, references and expressions as the loader parses them
+once (:class:`Tables`), shared by every working copy of a loaded document set.
+
+Working trees are ordinary lxml trees. What the phases need to know about an
+element beyond its XML (its parsed reference, its prototype name) is
+recorded in private attributes in the engine's own namespace
+(``vocabulary``), holding indexes into :class:`Tables`. Private attributes
+travel with the element when lxml copies it, which is exactly what
+inheritance and reference resolution need; the serializer strips them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from elementpath import XPathToken
+
+
+@dataclass(frozen=True, slots=True)
+class NameRef:
+    """A QName as written in an attribute, with the names it may mean.
+
+    ``candidates`` are Clark names in lookup order: a prefixed name has one;
+    an unprefixed one may also find a list of the writing document's
+    targetNamespace or a list published with no namespace (NOTES.md, Names).
+    """
+
+    text: str
+    candidates: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A parsed value reference: optional refroot and relative steps.
+
+    Absolute paths without refroot are already translated to relative ones
+    (7.3.1), so ``steps`` always start at the context node: the refroot list
+    when there is one, else the parent of the referring property.
+    """
+
+    text: str
+    refroot: NameRef | None
+    steps: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    """One cdl:variable of an expression."""
+
+    name: str
+    ref: Ref
+
+
+@dataclass(frozen=True, slots=True)
+class Expression:
+    """A parsed cdl:expression: the XPath token tree and its variables."""
+
+    text: str
+    token: XPathToken
+    variables: tuple[Variable, ...]
+
+
+@dataclass
+class Tables:
+    """Parsed values shared by every working copy of a loaded document set.
+
+    Entries are immutable and only ever appended, so copies of a tree made for
+    different resolutions can share one table.
+    """
+
+    refs: list[Ref] = field(default_factory=list)
+    names: list[NameRef] = field(default_factory=list)
+    exprs: list[Expression] = field(default_factory=list)
+    #: The names of the loaded documents' unresolved items other than
+    #: cdl:expression: written references and lazy properties, in every
+    #: document (the loader adds them). Each resolution starts its own set
+    #: from it (``Workspace.item_tags``), which prototypes extend.
+    item_tags: set[str] = field(default_factory=set)
+    #: Whether some loaded cdl:variable is lazy. Only the loader makes one
+    #: lazy (prototypes copy loaded attributes, deploy-time rounds only clear
+    #: them): while False, no expression has a lazy variable, and the
+    #: resolver's fast path need not look at each variable.
+    lazy_variables: bool = False
+    # Equal entries share one index: documents repeat the same references.
+    # References are keyed by their fields in a plain tuple, which hashes in
+    # C (a frozen dataclass hashes through two Python calls, Ref's and its
+    # NameRef's), and equal tuples are exactly equal references.
+    _ref_index: dict[tuple[str, str | None, tuple[str, ...] | None, tuple[str, ...]], str] = field(
+        default_factory=dict, repr=False
+    )
+    _name_index: dict[NameRef, str] = field(default_factory=dict, repr=False)
+
+    def add_ref(self, ref: Ref) -> str:
+        root = ref.refroot
+        key = (ref.text, None, None, ref.steps) if root is None else (ref.text, root.text, root.candidates, ref.steps)
+        index = self._ref_index.get(key)
+        if index is None:
+            self.refs.append(ref)
+            index = self._ref_index[key] = str(len(self.refs) - 1)
+        return index
+
+    def add_name(self, name: NameRef) -> str:
+        index = self._name_index.get(name)
+        if index is None:
+            self.names.append(name)
+            index = self._name_index[name] = str(len(self.names) - 1)
+        return index
+
+    def add_expr(self, expr: Expression) -> str:
+        self.exprs.append(expr)
+        return str(len(self.exprs) - 1)
+

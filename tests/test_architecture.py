@@ -1,0 +1,118 @@
+"""The package's architecture, read from its import statements: no module
+imports another in a circle, and each layer imports only the layers below it
+(the order is the one the package's own docstring, ``cdl/__init__.py``,
+gives; each subpackage's docstring says what it may import).
+
+Every import counts: at the top of a module, inside a function, and under
+``if TYPE_CHECKING:`` (an annotation is a dependency too). The graph is built
+from the installed package's source files, which are what users run.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import cdl
+
+PACKAGE = Path(cdl.__file__).resolve().parent
+
+#: The layers, lowest first. A module's layer is its subpackage (or, for a
+#: module directly in the package, its own name).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors",),
+    ("text",),
+    ("model",),
+    ("loading",),
+    ("resolution",),
+    ("planning",),
+    ("deployment",),
+    ("engine",),
+    ("__init__", "validate", "conformance"),
+    ("lsp",),
+    ("cli",),
+    ("__main__",),
+)
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, name: str) -> set[str]:
+    """The cdl modules ``path`` (module ``name``) imports, by absolute name."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.split(".")[0] == "cdl")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "cdl":
+                continue
+            for alias in node.names:  # `from . import module` names a module
+                sub = f"{target}.{alias.name}"
+                found.add(sub if sub in MODULES else target)
+    found.discard(name)
+    return found
+
+
+MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+GRAPH = {name: _imports(path, name) for name, path in MODULES.items()}
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return "__init__" if len(parts) == 1 else parts[1]
+
+
+def test_every_module_has_a_layer() -> None:
+    assert {m for m in MODULES if _layer(m) not in RANK} == set()
+
+
+def test_no_import_cycles() -> None:
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    for start in sorted(GRAPH):
+        if start in state:
+            continue
+        path: list[str] = [start]
+        stack = [iter(sorted(GRAPH[start]))]
+        state[start] = 1
+        while stack:  # an explicit depth-first walk
+            step = next(stack[-1], None)
+            if step is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif step not in GRAPH or state.get(step) == 2:
+                continue
+            elif state.get(step) == 1:
+                cycles.append(path[path.index(step) :] + [step])
+            else:
+                state[step] = 1
+                path.append(step)
+                stack.append(iter(sorted(GRAPH[step])))
+    assert cycles == [], "\n".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_layers_import_only_downward() -> None:
+    upward = sorted(
+        f"{module} ({_layer(module)}) imports {target} ({_layer(target)})"
+        for module, targets in GRAPH.items()
+        for target in targets
+        if target in MODULES and RANK[_layer(target)] > RANK[_layer(module)]
+    )
+    assert upward == []
+
+
+def test_each_subpackage_says_what_it_holds_and_may_import() -> None:
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert "May import" in doc, f"{init.parent.name}/__init__.py must say what the layer may import"
