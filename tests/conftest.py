@@ -13,6 +13,9 @@
 - :func:`journal_records` reads a deployment journal as docs/semantics.md
   defines it (every checksum checked); :func:`journal_line` and
   :func:`append_record` write a line the way a writer would (to forge one).
+- :func:`fast_paths` runs a body with the engine's fast paths on or off
+  (:data:`FAST_PATHS_OFF`, the documented switch); the ``fast_paths_on``
+  fixture turns them on for a test whatever the environment says.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import json
 import os
 import sys
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +44,10 @@ CDL_NS = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
 XSD_NS = "http://www.w3.org/2001/XMLSchema"
 ENGINE_NS = "urn:x-cdl-engine:internal"
 CDL_DECL = f'xmlns:cdl="{CDL_NS}"'
+
+#: The environment variable that switches every fast path off (any value but
+#: empty or ``0``; docs/performance.md, "The switch").
+FAST_PATHS_OFF = "CDL_NO_FAST_PATHS"
 
 #: The bad-input probes of the acceptance criteria. They live outside the
 #: repository, in the ``shared/`` directory beside its clone, where CI puts a
@@ -229,3 +237,27 @@ def append_record(path: str | os.PathLike[str], record: Mapping[str, Any] | byte
     event a writer never made, which only replaying can refuse."""
     before = Path(path).read_bytes()
     Path(path).write_bytes(before + journal_line(record, before))
+
+
+@contextmanager
+def fast_paths(enabled: bool) -> Iterator[None]:
+    """Run the body with the fast paths on or off (the switch is read
+    whenever a load or a resolution starts, so the whole body is inside)."""
+    before = os.environ.get(FAST_PATHS_OFF)
+    if enabled:
+        os.environ.pop(FAST_PATHS_OFF, None)
+    else:
+        os.environ[FAST_PATHS_OFF] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(FAST_PATHS_OFF, None)
+        else:
+            os.environ[FAST_PATHS_OFF] = before
+
+
+@pytest.fixture
+def fast_paths_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast paths on for the test, whatever the environment says."""
+    monkeypatch.delenv(FAST_PATHS_OFF, raising=False)

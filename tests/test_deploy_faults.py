@@ -1,11 +1,10 @@
 """Deployment sessions under faults (issue 30, points 3 to 5 and 7).
 
 A Deployment dropped unclosed, a fork, threads, read-only media, strings
-that are no text, and a rebuild that fails half way. Most go through the
-public API; where a fault has to be injected (a write that fails, a rebuild
-that fails), it is injected at the seam named in the test. Every refusal
-must leave the journal byte for byte and the deployment's state as they
-were. The killed processes are in tests/test_deploy_crash.py.
+that are no text, through the public API. Every refusal must leave the
+journal byte for byte and the deployment's state as they were. The killed
+processes are in tests/test_deploy_crash.py; a rebuild that fails half way
+(a fault injected at an internal seam) in tests/internals/test_deploy_faults.py.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ import pytest
 
 import cdl
 from conftest import journal_records
+from test_deploy import farm_copy
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="fork, flock and POSIX permissions")
 
@@ -35,9 +35,7 @@ NOBODY = 65534
 @pytest.fixture
 def farm(tmp_path: Path) -> Path:
     """A copy of the web farm's documents in ``tmp_path``; its main document."""
-    for name in ("system.cdl", "templates.cdl"):
-        shutil.copy(WEBFARM / name, tmp_path / name)
-    return tmp_path / "system.cdl"
+    return farm_copy(tmp_path)
 
 
 def supplies(deployment: cdl.Deployment, path: str) -> dict[str, str]:
@@ -301,62 +299,3 @@ def test_a_reason_or_value_that_is_no_text_is_refused_and_changes_nothing(farm: 
             assert snapshot(deployment) == before
             assert (journal.read_bytes() if path else b"") == written
             assert "/apps/schema" in deployment.failed("/db", "disk full")  # the same event in text is taken
-
-
-# -- a rebuild that fails -------------------------------------------------------------
-
-
-def test_a_rebuild_that_fails_half_way_leaves_nothing_half_done(farm: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An append fails (the disk is full), so the deployment is made again
-    from its events; that fails too, while replaying them. The deployment
-    is then refused whole (no half state answers or takes events), and its
-    journal, which holds every acknowledged event, is free to open again."""
-    from cdl.deployment.journal import Journal
-    from cdl.engine import deployment as engine
-
-    journal = farm.parent / "farm.journal"
-    deployment = cdl.load(farm).deploy(journal=journal)
-    deployment.deployed("/db", supplies(deployment, "/db"))
-    written = journal.read_bytes()
-
-    def full_disk(self: Journal, event: Any) -> dict[str, Any]:
-        raise cdl.CdlError(f"cannot write {self.path}: no space left on device", code="IO_ERROR")
-
-    def failing(entry: Any) -> dict[str, Any]:
-        raise MemoryError("while replaying")
-
-    monkeypatch.setattr(Journal, "append", full_disk)
-    monkeypatch.setattr(engine, "_event", failing)  # how the rebuild reads each event it replays
-    with pytest.raises(MemoryError):
-        deployment.deployed("/monitor", supplies(deployment, "/monitor"))
-    monkeypatch.undo()
-    for call in (deployment.ready, deployment.status, lambda: deployment.supply({"db/hostname": "x"}), lambda: deployment.deployed("/monitor")):
-        with pytest.raises(cdl.CdlError) as refused:
-            call()
-        assert refused.value.code == "DEPLOYMENT_BROKEN" and "open it again" in refused.value.message
-    assert journal.read_bytes() == written
-    with cdl.load(farm).deploy(journal=journal) as again:
-        assert again.ready() == ["/apps/schema", "/monitor"]
-    deployment.close()
-
-
-def test_a_rebuild_is_put_in_place_only_whole(farm: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A rebuild that succeeds replaces the state at once: the deployment
-    answers as before the failed event, and takes the next one."""
-    from cdl.deployment.journal import Journal
-
-    journal = farm.parent / "farm.journal"
-    with cdl.load(farm).deploy(journal=journal) as deployment:
-        deployment.deployed("/db", supplies(deployment, "/db"))
-        deployment.failed("/monitor", "no quota")
-        before = snapshot(deployment)
-
-        def full_disk(self: Journal, event: Any) -> dict[str, Any]:
-            raise cdl.CdlError(f"cannot write {self.path}: no space left on device", code="IO_ERROR")
-
-        with monkeypatch.context() as patch:
-            patch.setattr(Journal, "append", full_disk)
-            with pytest.raises(cdl.CdlError):
-                deployment.retry("/monitor")
-        assert snapshot(deployment) == before
-        assert deployment.retry("/monitor") == ["/monitor"]

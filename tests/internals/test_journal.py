@@ -31,7 +31,7 @@ from conftest import journal_line, journal_records
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="flock, POSIX permission bits and directory fsync")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OLD = ROOT / "tests" / "data" / "journal-v1"  # a journal of format version 1, as the previous release wrote it
 HEADER = journal_header([("system.cdl", b"<system/>"), ("templates.cdl", b"<templates/>")], [])
 DEPLOYED = {"event": "deployed", "path": "/db", "values": {"db/hostname": "db-0"}, "release": []}
