@@ -389,7 +389,7 @@ def test_hover_and_definitions_tell_elements_of_one_name_apart() -> None:
     doc, nav = in_memory(text)
     assert nav.definition(doc.url, *find(text, "'/p'", 2)) == [spot(doc.url, text, "<p>", 1, nth=1)]
     hover = nav.hover(doc.url, *find(text, "<a>y", 1))
-    assert hover is not None and "/R/a = y" in hover.markdown
+    assert hover is not None and "/R/a[2] = y" in hover.markdown
 
 
 def test_every_request_answers_on_every_prefix_of_a_text_being_typed(webapp: tuple[cdl.Document, dict[str, str]]) -> None:
