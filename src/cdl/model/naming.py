@@ -18,6 +18,7 @@ order; a path deeper than :data:`PATH_SHOWN` steps is shortened in the middle
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from lxml import etree
 
@@ -33,6 +34,11 @@ PATH_SHOWN = 16
 PATH_KEPT = PATH_SHOWN // 2
 
 _NO_RANKS: dict[etree._Element, int] = {}
+
+
+def _step(name: str, k: int) -> str:
+    """A step: ``name``, with ``[k]`` when it is the k-th of several (0: the only one)."""
+    return f"{name}[{k}]" if k else name
 
 
 def shortened(head: Sequence[str], depth: int, tail: Sequence[str]) -> str:
@@ -58,7 +64,8 @@ class Steps:
     of a wide parent, or of one :meth:`fix` names, are ranked once, when the
     first of them is asked for, and keep that rank while this object lives:
     a writer of many paths (a report, a plan) makes one and shares it, so no
-    sibling list is scanned per path.
+    sibling list is scanned per path. :meth:`of_children` writes several
+    children of one parent at once (a plan's family of components).
     """
 
     __slots__ = ("_qname", "_ranks")
@@ -83,10 +90,40 @@ class Steps:
             else:
                 before = sum(1 for _ in el.itersiblings(tag, preceding=True))
                 if before:
-                    return f"{name}[{before + 1}]"
-                return name if next(el.itersiblings(tag), None) is None else f"{name}[1]"
-        k = ranks.get(el)
-        return name if k is None else f"{name}[{k}]"
+                    return _step(name, before + 1)
+                return _step(name, 0 if next(el.itersiblings(tag), None) is None else 1)
+        return _step(name, ranks.get(el, 0))
+
+    def of_children(self, parent: etree._Element, children: Sequence[etree._Element]) -> list[str]:
+        """The steps of ``children``, some of ``parent``'s child elements in
+        document order (a plan's family of components): ranked among
+        themselves when they are all of its children, else among all of them
+        (:meth:`fix`)."""
+        qname = self._qname
+        if parent.tag in LIST_PARENTS:
+            return [qname(cast(str, el.tag)) for el in children]
+        ranks = self._ranks.get(parent)
+        if ranks is None and len(parent) > len(children):
+            tags = [child.tag for child in parent]
+            if len(set(tags)) == len(tags):  # no two children share a name: no [k]
+                return [qname(cast(str, el.tag)) for el in children]
+        elif ranks is None:
+            counts: dict[str, int] = {}
+            for el in children:
+                tag = cast(str, el.tag)
+                counts[tag] = counts.get(tag, 0) + 1
+            seen: dict[str, int] = {}
+            written = []
+            for el in children:
+                tag = cast(str, el.tag)
+                k = 0
+                if counts[tag] > 1:
+                    k = seen[tag] = seen.get(tag, 0) + 1
+                written.append(_step(qname(tag), k))
+            return written
+        if ranks is None:
+            ranks = self.fix(parent)
+        return [_step(qname(cast(str, el.tag)), ranks.get(el, 0)) for el in children]
 
     def fix(self, parent: etree._Element) -> dict[etree._Element, int]:
         """Rank the children of ``parent`` now: their steps stay as they are

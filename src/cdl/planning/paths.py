@@ -36,7 +36,7 @@ class ComponentPaths:
     component before it (each family's steps indexed once).
     """
 
-    __slots__ = ("_cache", "_children", "_deep", "_depth", "_elements", "_families", "_heads", "_parent", "_steps", "_tails")
+    __slots__ = ("_cache", "_children", "_deep", "_depth", "_elements", "_families", "_heads", "_parent", "_step", "_steps", "_tails")
 
     def __init__(
         self, parent: list[int], depth: list[int], elements: list[etree._Element], children: dict[int, list[int]], steps: Steps
@@ -45,6 +45,8 @@ class ComponentPaths:
         #: Each component's path without ``#k``, once written.
         self._cache: list[str | None] = [None] * len(parent)
         self._cache[0] = ""
+        #: Each component's own step, written with its family's (Steps.of_children).
+        self._step: list[str | None] = [None] * len(parent)
         # The first and last PATH_KEPT steps of components deeper than PATH_SHOWN.
         self._heads: dict[int, tuple[str, ...]] = {}
         self._tails: dict[int, tuple[str, ...]] = {}
@@ -69,7 +71,15 @@ class ComponentPaths:
 
     def step(self, i: int) -> str:
         """Component ``i``'s own step: its name, with ``[k]`` when its parent has other children of that name."""
-        return self._steps(self._elements[i])
+        found = self._step[i]
+        if found is None:
+            p = self._parent[i]
+            family = self._children[p]
+            elements = self._elements
+            for c, written in zip(family, self._steps.of_children(elements[p], [elements[c] for c in family])):
+                self._step[c] = written
+            found = self._step[i]
+        return found  # type: ignore[return-value]
 
     def child(self, owner: int, el: etree._Element) -> str:
         """The path of ``el``, a child of component ``owner`` that is no
