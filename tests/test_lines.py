@@ -5,11 +5,9 @@ the tag ends, expat where it begins)."""
 from __future__ import annotations
 
 import pytest
-from lxml import etree
 
 from cdl import CdlError
-from cdl.text.tags import attribute_line, start_line
-from conftest import CDL_DECL, CDL_NS, resolve_text
+from conftest import CDL_DECL, resolve_text
 
 
 def document(lines: list[str], part: str = "system", after: str = "") -> str:
@@ -68,26 +66,6 @@ def test_cycle_links_name_the_attributes_lines() -> None:
     assert "(mem.cdl:5)" in info.value.message and "(mem.cdl:7)" in info.value.message
 
 
-DATA = f"""<cdl:cdl {CDL_DECL}>
-<a cdl:ref="x"/><a
-  cdl:ref="y"
-  /><a cdl:ref="z"/>
-</cdl:cdl>""".encode()
-
-
-def test_value_tells_apart_tags_of_the_same_name_on_one_line() -> None:
-    root = etree.fromstring(DATA)
-    first, second, third = root
-    ref = f"{{{CDL_NS}}}ref"
-    assert (first.sourceline, second.sourceline, third.sourceline) == (2, 4, 4)  # libxml2: where each tag ends
-    assert attribute_line(DATA, first, ref) == 2
-    assert attribute_line(DATA, second, ref, "y") == 3
-    assert attribute_line(DATA, third, ref, "z") == 4
-    # An attribute that is not there, or text that is not the document: the element's line.
-    assert attribute_line(DATA, second, f"{{{CDL_NS}}}lazy") == 4
-    assert attribute_line(b"", second, ref) == 4
-
-
 def test_deep_documents_parsed_by_expat_too() -> None:
     """expat records where a start tag begins: the attribute further down is found as well."""
     deep = "<n>" * 300
@@ -95,15 +73,6 @@ def test_deep_documents_parsed_by_expat_too() -> None:
     with pytest.raises(CdlError) as info:
         resolve_text(document(lines))
     assert (info.value.code, info.value.line) == ("REF_NOT_FOUND", 6)
-
-
-def test_lines_far_into_a_large_document() -> None:
-    """The line is found past many chunks of text (counted a chunk at a time)."""
-    padding = b"<x/>\n" * 40_000  # 200 kB
-    data = f"<r {CDL_DECL}>\n".encode() + padding + b'<a\n  cdl:ref="y"\n/></r>'
-    el = etree.fromstring(data)[-1]
-    assert el.sourceline == 40_004
-    assert attribute_line(data, el, f"{{{CDL_NS}}}ref", "y") == 40_003
 
 
 # An element's own line: where its start tag begins (``<name``), for errors
@@ -174,12 +143,3 @@ def test_explain_steps_point_where_start_tags_begin(path: str, expected: list[tu
         assert [step.line for step in target.steps] == [15]
 
 
-def test_start_line_with_several_tags_on_a_line_and_for_expat() -> None:
-    root = etree.fromstring(DATA)
-    assert [start_line(DATA, el) for el in root] == [2, 2, 4]  # the second begins on line 2, ends on 4
-    assert start_line(b"", root[1]) == 4  # no text: the recorded line
-    deep = "<n>" * 300
-    lines = ["<S>", deep + "<p", "  y='1'", "  cdl:use='required'/>" + "</n>" * 300, "</S>"]
-    with pytest.raises(CdlError) as info:
-        resolve_text(document(lines))
-    assert (info.value.code, info.value.line) == ("REQUIRED_MISSING", 4)  # expat records the beginning

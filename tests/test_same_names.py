@@ -1,8 +1,8 @@
 """Same-named siblings through every output (issue 30, points 1 and 7; issue
 29, point 3): one path rule, ``[k]`` after a name that siblings share, in the
 plan's text, JSON, DOT and Mermaid, a deployment's events and status,
-``--set``/``--release``, ``--select``, ``explain``, ``cdl pending`` and the
-language server's lenses; each of two same-named components gets and reports
+``--set``/``--release``, ``--select``, ``explain`` and ``cdl pending`` (the
+language server's lenses: tests/internals/test_lsp_navigate.py); each of two same-named components gets and reports
 its own values, and is drawn once (docs/semantics.md, "Paths")."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import cdl
 from cdl.cli import main
 from conftest import CDL_DECL
 
-# Two web servers of one name: the second reads the first's host (so it comes
+#: Two web servers of one name: the second reads the first's host (so it comes
 # after it), and the balancer reads both hosts.
 FARM = f"""<cdl:cdl {CDL_DECL}>
   <cdl:system>
@@ -140,20 +140,6 @@ def test_the_cli_deploys_one_sibling_by_its_path(farm_file: Path, tmp_path: Path
     status = json.loads(run("deploy", "status", farm_file, "--journal", journal, "--format", "json"))
     assert [(c["path"], c["state"]) for c in status["components"]] == [("/apps", "waiting"), (W1, "deployed"), (W2, "ready"), ("/lb", "waiting")]
     assert status["components"][3]["waits_for"] == [{"value": f"{W2}/host", "supplier": W2}]
-
-
-def test_the_language_server_puts_each_lens_on_its_own_sibling(farm: cdl.Document) -> None:
-    from cdl.lsp._navigate import Navigator
-
-    lenses = Navigator(farm, {}).code_lenses(farm.url)
-    lines = FARM.splitlines()
-    shown = [(lines[lens.spot.line].strip()[:6], lens.title) for lens in lenses]
-    assert shown == [
-        ("<apps>", "wave 1"),
-        ("<web><", "wave 1"),
-        ("<web><", f"wave 2 · after {W1}"),
-        ("<lb><b", "wave 2 · after /apps"),
-    ]
 
 
 def test_plans_are_made_by_resolutions_not_by_callers(farm: cdl.Document) -> None:

@@ -15,7 +15,7 @@ import cdl
 from cdl.lsp._navigate import Completion, Navigator, Spot
 from conftest import CDL_DECL, CDL_NS
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def find(text: str, needle: str, shift: int = 0, nth: int = 0) -> tuple[int, int]:
@@ -415,7 +415,7 @@ def test_every_request_answers_on_every_prefix_of_a_text_being_typed(webapp: tup
 
 def _sample_documents() -> list[Path]:
     """The samples' and the conformance suite's main documents."""
-    suite = Path(__file__).resolve().parent / "data" / "conformance" / "suite"
+    suite = Path(__file__).resolve().parents[1] / "data" / "conformance" / "suite"
     return sorted(SAMPLES.glob("*/system.cdl")) + sorted(suite.glob("*/*/main.cdl"))
 
 
@@ -443,3 +443,18 @@ def test_definitions_and_symbols_land_on_the_names_they_name_in_the_samples() ->
                 assert lines[url][selection.line][selection.start : selection.end] == symbol.name
                 stack.extend(symbol.children)
     assert checked >= 20, checked
+
+
+def test_the_lenses_of_same_named_siblings_are_each_on_its_own() -> None:
+    from test_same_names import FARM, W1
+
+    farm = cdl.load(FARM.encode(), name="farm.cdl")
+    lenses = Navigator(farm, {}).code_lenses(farm.url)
+    lines = FARM.splitlines()
+    shown = [(lines[lens.spot.line].strip()[:6], lens.title) for lens in lenses]
+    assert shown == [
+        ("<apps>", "wave 1"),
+        ("<web><", "wave 1"),
+        ("<web><", f"wave 2 · after {W1}"),
+        ("<lb><b", "wave 2 · after /apps"),
+    ]
