@@ -17,27 +17,39 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from lxml import etree
 
-from ..errors import CdlError
-from ..model.elements import tag_of, top_level_of
-from ..model.items import holder_of, is_unresolved
-from ..model.naming import _PATH_SHOWN
-from ..model.vocabulary import A_CREF, A_EXTENDS, A_REFROOT, CDL_NS, T_EXPRESSION, T_IMPORT, T_SYSTEM, T_VARIABLE
-from ..resolution.explain import Explanation, Step, path_namespaces, select
 from ._buffers import Analysis
 from ._complete import Completion, complete
+from ._engine import (
+    A_CREF,
+    A_EXTENDS,
+    A_REFROOT,
+    CDL_NS,
+    T_EXPRESSION,
+    T_IMPORT,
+    T_SYSTEM,
+    T_VARIABLE,
+    CdlError,
+    Document,
+    Explanation,
+    Plan,
+    PlannedComponent,
+    Resolution,
+    Step,
+    holder_of,
+    is_unresolved,
+    path_namespaces,
+    select,
+    tag_of,
+    top_level_of,
+)
 from ._links import file_link
 from ._source import Source
 from ._targets import Targets
 from ._written import Cursor, Spot, Written, attribute_name, is_variable
-
-if TYPE_CHECKING:
-    from ..engine.document import Document
-    from ..engine.resolution import Resolution
-    from ..planning.plan import Plan, PlannedComponent
 
 __all__ = ["Completion", "Hover", "Lens", "Navigator", "Spot", "Symbol"]
 
@@ -313,16 +325,9 @@ class Navigator:
         written = self._written
         system = written.docs[0].root.find(T_SYSTEM)
         paths: dict[str, list[etree._Element]] = {}
-        if system is None:
-            return paths
-        qname = written.prefixes.qname
-        # Paths built down the tree; deeper than the engine writes in full, its own.
-        stack: list[tuple[etree._Element, str, int]] = [(el, "", 1) for el in reversed(system)]
-        while stack:
-            el, above, depth = stack.pop()
-            path = f"{above}/{qname(tag_of(el))}" if depth <= _PATH_SHOWN else written.prefixes.path_of(el)
-            paths.setdefault(path, []).append(el)
-            stack.extend((child, path, depth + 1) for child in reversed(el) if isinstance(child.tag, str))
+        if system is not None:
+            for el in system.iterdescendants(etree.Element):
+                paths.setdefault(written.prefixes.path_of(el), []).append(el)
         return paths
 
     def _plan(self) -> Plan | None:
