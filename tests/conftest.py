@@ -10,13 +10,17 @@
   and returns the path of the first (the main document).
 - :func:`probes` finds the bad-input probes beside the repository
   (:data:`PROBES`, with the code each is refused with in :data:`PROBE_CODES`).
+- :func:`fast_paths` runs a body with the engine's fast paths on or off
+  (:data:`FAST_PATHS_OFF`, the documented switch); the ``fast_paths_on``
+  fixture turns them on for a test whatever the environment says.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +39,10 @@ CDL_NS = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
 XSD_NS = "http://www.w3.org/2001/XMLSchema"
 ENGINE_NS = "urn:x-cdl-engine:internal"
 CDL_DECL = f'xmlns:cdl="{CDL_NS}"'
+
+#: The environment variable that switches every fast path off (any value but
+#: empty or ``0``; docs/performance.md, "The switch").
+FAST_PATHS_OFF = "CDL_NO_FAST_PATHS"
 
 #: The bad-input probes of the acceptance criteria. They live outside the
 #: repository, in the ``shared/`` directory beside its clone, where CI puts a
@@ -191,3 +199,27 @@ def write_docs(tmp_path: Path) -> Callable[..., Path]:
         return first
 
     return write
+
+
+@contextmanager
+def fast_paths(enabled: bool) -> Iterator[None]:
+    """Run the body with the fast paths on or off (the switch is read
+    whenever a load or a resolution starts, so the whole body is inside)."""
+    before = os.environ.get(FAST_PATHS_OFF)
+    if enabled:
+        os.environ.pop(FAST_PATHS_OFF, None)
+    else:
+        os.environ[FAST_PATHS_OFF] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(FAST_PATHS_OFF, None)
+        else:
+            os.environ[FAST_PATHS_OFF] = before
+
+
+@pytest.fixture
+def fast_paths_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast paths on for the test, whatever the environment says."""
+    monkeypatch.delenv(FAST_PATHS_OFF, raising=False)

@@ -6,6 +6,10 @@ gives; each subpackage's docstring says what it may import).
 Every import counts: at the top of a module, inside a function, and under
 ``if TYPE_CHECKING:`` (an annotation is a dependency too). The graph is built
 from the installed package's source files, which are what users run.
+
+The tests are held to the same rule from outside: those in ``tests/`` import
+only the public modules, and the tests of internals live in
+``tests/internals/`` (its ``__init__.py`` says what belongs there).
 """
 
 from __future__ import annotations
@@ -143,3 +147,39 @@ def test_the_language_server_uses_the_engine_through_one_module_and_public_names
     assert beside == []
     private = sorted(f"{module}: {name}" for module in server for name in _private_imports(MODULES[module]))
     assert private == []
+
+
+# ---------------------------------------------------------------------------
+# The tests: those in tests/ use what users use; tests/internals/ looks inside
+
+TESTS = Path(__file__).resolve().parent
+
+#: What users may import (README.md): the package, its errors, validation, the
+#: conformance suite, and the command (``cdl.cli``, run as ``cdl``).
+PUBLIC_MODULES = {"cdl", "cdl.errors", "cdl.validate", "cdl.conformance", "cdl.cli"}
+
+
+def _imported_by_test(path: Path) -> set[str]:
+    """The modules a test file imports that are cdl's, or the internals' helpers."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            module = node.module or ""
+            names = [module] + [f"{module}.{alias.name}" for alias in node.names if f"{module}.{alias.name}" in MODULES]
+        else:
+            names = []
+        found.update(name for name in names if name.split(".")[0] in ("cdl", "internals", "inside"))
+    return found
+
+
+def test_the_tests_outside_internals_use_only_the_public_modules() -> None:
+    private = sorted(
+        f"{path.relative_to(TESTS)} imports {name}"
+        for path in TESTS.glob("*.py")
+        for name in _imported_by_test(path)
+        if name not in PUBLIC_MODULES
+    )
+    assert private == [], "move these tests to tests/internals/ or test through the public API:\n" + "\n".join(private)
+    assert (TESTS / "internals" / "inside.py").is_file()

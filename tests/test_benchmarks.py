@@ -25,16 +25,6 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
 
 
-def test_phases_times_every_phase_the_engine_lists() -> None:
-    from cdl.engine.phases import RESOLUTION_PHASES
-
-    proc = _run("benchmarks/phases.py", "30", "--shape", "wide")
-    assert proc.returncode == 0, proc.stderr
-    for label, _ in RESOLUTION_PHASES:
-        assert f"\n{label} " in proc.stdout
-    assert "output: build the tree and serialize it" in proc.stdout
-
-
 @pytest.mark.parametrize(
     "args",
     [

@@ -15,8 +15,6 @@ rounds, and the synthetic systems the benchmarks measure, at small sizes.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +24,7 @@ from lxml import etree
 
 import cdl
 from cdl.conformance import Case, load_suite, run_case
-from cdl.model.switch import VARIABLE
+from conftest import fast_paths
 from strategies import CASES, Mutant, corpus, mutants
 from synthetic import SHAPES, generate
 
@@ -35,24 +33,6 @@ EXAMPLES = int(os.environ.get("CDL_DIFFERENTIAL_EXAMPLES", "150"))
 
 #: Explanations asked per document, at most (each resolves again).
 EXPLAINED = 6
-
-
-@contextmanager
-def fast_paths(enabled: bool) -> Iterator[None]:
-    """Run the body with the specialisations on or off (the switch is read
-    whenever a load or a resolution starts, so the whole body is inside)."""
-    before = os.environ.get(VARIABLE)
-    if enabled:
-        os.environ.pop(VARIABLE, None)
-    else:
-        os.environ[VARIABLE] = "1"
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(VARIABLE, None)
-        else:
-            os.environ[VARIABLE] = before
 
 
 def _error(error: cdl.CdlError) -> list[tuple[str, str | None, int | None, str | None, str]]:
@@ -175,24 +155,3 @@ def test_conformance_case_without_fast_paths(case: Case) -> None:
 def test_mutants_same_both_ways(tmp_path_factory: pytest.TempPathFactory, mutant: Mutant) -> None:
     directory = tmp_path_factory.mktemp("differential")
     assert_same_both_ways(mutant.write(directory), mutant.rounds)
-
-
-# ---------------------------------------------------------------------------
-# The switch is real
-
-
-def test_switch_is_read_when_a_resolution_starts(tmp_path: Path) -> None:
-    """A Document loaded with the fast paths on resolves with them off when
-    the variable is set later, and the other way round."""
-    from cdl.engine.document import loaded_of
-    from cdl.engine.phases import RESOLUTION_PHASES, Run
-
-    seed = next(s for s in corpus() if s.name.startswith("samples/webapp"))
-    main = Mutant(seed.name, seed.main, dict(seed.files)).write(tmp_path)
-    with fast_paths(True):
-        doc = cdl.load(main)
-    for enabled in (False, True):
-        with fast_paths(enabled):
-            run = Run(loaded_of(doc), ())
-            RESOLUTION_PHASES[0][1](run)  # copies the documents: the resolution starts
-            assert run.ws.ctx.fast_paths is enabled

@@ -1,7 +1,7 @@
-"""cdl.loading.files.write_atomically: the one writer behind ``cdl resolve -o``,
-``Resolution.write()`` and the JUnit report. A replaced file keeps its
-permission bits, a new file gets 0666 less the umask, and the directory is
-synced after the rename."""
+"""Files the engine writes: ``Resolution.write()``, ``cdl resolve -o`` and the
+JUnit report share one writer. A replaced file keeps its permission bits, a
+new file gets 0666 less the umask, and the directory is synced after the
+rename; nothing partial is ever left."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from click.testing import CliRunner
 
 import cdl
 from cdl.cli import main
-from cdl.loading.files import write_atomically
 from conftest import system
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits and directory fsync")
@@ -24,6 +23,10 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permission bit
 DOC = system("<S><v>1</v></S>")
 SetUmask = Callable[[int], None]
 WriteDocs = Callable[..., Path]
+
+#: What ``Resolution.write()`` writes of DOC.
+RESOLUTION = cdl.load(DOC.encode(), name="doc.cdl").resolve()
+WRITTEN = RESOLUTION.to_bytes()
 
 
 @pytest.fixture
@@ -50,8 +53,8 @@ def mode(path: Path) -> int:
 def test_a_new_file_gets_0666_less_the_umask(tmp_path: Path, umask: SetUmask, mask: int, expected: int) -> None:
     umask(mask)
     target = tmp_path / "new.cdl"
-    write_atomically(target, b"data")
-    assert target.read_bytes() == b"data" and mode(target) == expected
+    RESOLUTION.write(target)
+    assert target.read_bytes() == WRITTEN and mode(target) == expected
     assert os.listdir(tmp_path) == ["new.cdl"]
 
 
@@ -63,8 +66,8 @@ def test_a_replaced_file_keeps_its_mode(tmp_path: Path, umask: SetUmask, before:
     target.write_bytes(b"old")
     target.chmod(before)
     umask(mask)
-    write_atomically(target, b"new")
-    assert target.read_bytes() == b"new" and mode(target) == before
+    RESOLUTION.write(target)
+    assert target.read_bytes() == WRITTEN and mode(target) == before
     assert os.listdir(tmp_path) == ["old.cdl"]
 
 
@@ -115,8 +118,8 @@ def test_the_file_is_synced_before_the_rename_and_the_directory_after(tmp_path: 
     target = tmp_path / "out.cdl"
     target.write_bytes(b"old")
     synced = _recording_fsync(monkeypatch, target)
-    write_atomically(target, b"new")
-    assert synced == [("file", b"old"), ("directory", b"new")]
+    RESOLUTION.write(target)
+    assert synced == [("file", b"old"), ("directory", WRITTEN)]
 
 
 def test_cdl_resolve_o_syncs_the_directory(write_docs: WriteDocs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -141,13 +144,13 @@ def _failing_directory_fsync(monkeypatch: pytest.MonkeyPatch, code: int) -> None
 
 def test_a_file_system_without_directory_sync_is_no_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _failing_directory_fsync(monkeypatch, errno.EINVAL)
-    write_atomically(tmp_path / "out.cdl", b"new")
-    assert (tmp_path / "out.cdl").read_bytes() == b"new"
+    RESOLUTION.write(tmp_path / "out.cdl")
+    assert (tmp_path / "out.cdl").read_bytes() == WRITTEN
 
 
 def test_a_failing_directory_sync_is_an_io_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _failing_directory_fsync(monkeypatch, errno.EIO)
     with pytest.raises(cdl.CdlError) as info:
-        write_atomically(tmp_path / "out.cdl", b"new")
+        RESOLUTION.write(tmp_path / "out.cdl")
     assert info.value.code == "IO_ERROR" and os.strerror(errno.EIO) in info.value.message
     assert os.listdir(tmp_path) == ["out.cdl"]  # no temporary file left behind

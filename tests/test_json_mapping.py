@@ -23,7 +23,6 @@ from lxml import etree
 
 import cdl
 from cdl.conformance import Case, bundled_suite, load_suite
-from cdl.resolution.output import data_json, element_data
 from conftest import CDL_NS, config, resolve_text, system
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -227,27 +226,6 @@ def test_deep_documents_need_no_recursion() -> None:
     assert node["a"] == {"@x": "1", "#text": "v"}
 
 
-@pytest.mark.parametrize(
-    "data",
-    [
-        {},
-        [],
-        "",
-        {"a": {}, "b": [], "c": [{}, [], ""]},
-        {"é\u2028": ["\"\\\n\t\x00", {"@k": "ü 😀"}], "#text": " "},
-        [[["x"]], {"y": [{"z": "1"}, "2"]}],
-    ],
-)
-def test_json_text_is_what_the_json_module_writes(data: Any) -> None:
-    assert data_json(data) == json.dumps(data, indent=2, ensure_ascii=False)
-
-
-@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.parent.name)
-def test_samples_json_text_is_what_the_json_module_writes(sample: Path) -> None:
-    data = cdl.load(str(sample)).resolve().to_data()
-    assert data_json(data) == json.dumps(data, indent=2, ensure_ascii=False)
-
-
 def test_command_line_writes_json_as_deep_as_the_document(tmp_path: Path) -> None:
     # The json module's encoder recurses per level and gave up near 1000.
     depth = 3000
@@ -255,12 +233,6 @@ def test_command_line_writes_json_as_deep_as_the_document(tmp_path: Path) -> Non
     path.write_text(system("<S>" + "<a>" * depth + "v" + "</a>" * depth + "</S>"), encoding="utf-8")
     out = _cli("resolve", str(path), "--format", "json")
     assert out.endswith("}\n") and out.count('"a": {') == depth - 1 and '"a": "v"' in out
-
-
-def test_one_element_as_data() -> None:
-    tree = resolve_text(PENDING_REFROOT).tree()
-    [r] = tree.iter("r")
-    assert element_data(r) == {"@cdl:refroot": "t:T", "@cdl:ref": "./t:v"}
 
 
 # ---------------------------------------------------------------------------

@@ -345,7 +345,7 @@ async def test_the_server_survives_garbage(client: LanguageClient, tmp_path: Pat
     client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
 
 
-# -- the navigator's requests through the client (their logic: tests/test_lsp_navigate.py) --
+# -- the navigator's requests through the client (their logic: tests/internals/test_lsp_navigate.py) --
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
-"""The plan's pictures (src/cdl/planning/render.py to_dot, to_mermaid), rendered for
-real: with Graphviz ``dot`` and with mermaid-cli (``mmdc``) when they are
-installed, skipped otherwise (README.md, "Deployment plan")."""
+"""The plan's pictures (``Plan.to_dot``, ``Plan.to_mermaid``) and a deployment's
+(``DeploymentStatus.to_dot``, ``to_mermaid``: the plan coloured by state),
+rendered for real: with Graphviz ``dot`` and with mermaid-cli (``mmdc``) when
+they are installed, skipped otherwise (README.md, "Deployment plan")."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import pytest
 from lxml import etree
 
 import cdl
-from cdl.planning.render import STATES, to_dot, to_mermaid
 from conftest import CDL_DECL, load_text, system
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,6 +124,25 @@ def test_dot_edges_to_and_from_clusters_name_them() -> None:
 
 
 WEBFARM_STATES = {"/db": "deployed", "/apps": "waiting", "/apps/schema": "failed", "/balancer": "blocked", "/monitor": "ready"}
+
+#: Each state's colour, in the legend's order (README.md, "Deployment plan").
+STATES = {"waiting": "#e4e4e4", "ready": "#fff1a8", "deployed": "#b9e6b0", "failed": "#f5a3a3", "blocked": "#f8cb8c"}
+
+
+def status_of(plan: cdl.Plan, states: Mapping[str, str] | None) -> cdl.DeploymentStatus:
+    """A deployment's status with only the components of ``states`` in those
+    states (the others are drawn without one)."""
+    return cdl.DeploymentStatus([cdl.ComponentStatus(path, state) for path, state in (states or {}).items()], plan)
+
+
+def to_dot(plan: cdl.Plan, states: Mapping[str, str] | None = None) -> str:
+    """``plan`` drawn by DOT with ``states``, as ``DeploymentStatus.to_dot`` draws it."""
+    return status_of(plan, states).to_dot()
+
+
+def to_mermaid(plan: cdl.Plan, states: Mapping[str, str] | None = None) -> str:
+    """``plan`` drawn by Mermaid with ``states``, as ``DeploymentStatus.to_mermaid`` draws it."""
+    return status_of(plan, states).to_mermaid()
 
 
 def fills(svg: etree._Element, kind: str) -> dict[str, str | None]:

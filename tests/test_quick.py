@@ -14,13 +14,9 @@ import pytest
 from lxml import etree
 
 import cdl
-from cdl.model.switch import VARIABLE
-from conftest import resolve_text, system
+from conftest import FAST_PATHS_OFF, resolve_text, system
 
-
-@pytest.fixture(autouse=True)
-def _fast_paths_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(VARIABLE, raising=False)
+pytestmark = pytest.mark.usefixtures("fast_paths_on")
 
 
 _EXPR = '<r><cdl:expression value-of="$v"><cdl:variable name="v" {}/></cdl:expression></r>'
@@ -129,7 +125,7 @@ def _outcome(xml: str) -> tuple[str, ...]:
 def test_the_fast_path_decides_as_the_general_code_at_every_width(xml: str, monkeypatch: pytest.MonkeyPatch) -> None:
     fast = _outcome(xml)
     assert fast[0] == "ok" or "MULTIPLE" in fast[1]  # each case is about what gets resolved
-    monkeypatch.setenv(VARIABLE, "1")
+    monkeypatch.setenv(FAST_PATHS_OFF, "1")
     assert fast == _outcome(xml)
 
 
@@ -142,25 +138,8 @@ def test_a_step_remembered_before_the_children_changed_is_taken_again(monkeypatc
     )
     fast = _outcome(xml)
     assert fast[0] == "ok" and fast[1].count("<r3>") == 2
-    monkeypatch.setenv(VARIABLE, "1")
+    monkeypatch.setenv(FAST_PATHS_OFF, "1")
     assert fast == _outcome(xml)
-
-
-def test_emptying_the_passable_set_keeps_the_wide_elements_only() -> None:
-    # A wide list forgotten would have its children counted again at each
-    # emptying: O(N) per O(N) items (the wide benchmark shape at 200k).
-    from cdl.resolution.shortcuts import _PASSABLE_MAX, _make_room
-
-    wide_one, narrow = etree.Element("w"), [etree.Element(f"n{i}") for i in range(3)]
-    passable = {wide_one: 20, **dict.fromkeys(narrow, 2)}
-    wide = {wide_one: 20}
-    _make_room(passable, wide)
-    assert passable == {wide_one: 20} and wide == {wide_one: 20}
-    # When most elements are wide, everything goes: memory stays bounded.
-    many = {etree.Element(f"w{i}"): 20 for i in range(_PASSABLE_MAX // 2)}
-    passable, wide = dict(many), dict(many)
-    _make_room(passable, wide)
-    assert passable == {} and wide == {}
 
 
 def test_a_target_copied_many_times_gives_the_same_copies_each_time() -> None:
@@ -180,23 +159,3 @@ def test_a_target_copied_many_times_gives_the_same_copies_each_time() -> None:
     assert len(copies[0]) == 3
 
 
-def test_the_switch_leaves_only_the_general_code(monkeypatch: pytest.MonkeyPatch) -> None:
-    # With CDL_NO_FAST_PATHS the resolver never asks the specialisation,
-    # which otherwise resolves the common items itself.
-    from cdl.resolution.shortcuts import ReferenceShortcuts
-
-    asked: list[bool] = []
-    resolved = ReferenceShortcuts.resolved
-
-    def counted(self: ReferenceShortcuts, item: etree._Element, depth: int = 0) -> bool:
-        done = resolved(self, item, depth)
-        asked.append(done)
-        return done
-
-    monkeypatch.setattr(ReferenceShortcuts, "resolved", counted)
-    xml = system('<L><a>1</a><r cdl:ref="a"/><s cdl:refroot="L" cdl:ref="/r"/></L>')
-    fast = _outcome(xml)
-    assert any(asked)
-    asked.clear()
-    monkeypatch.setenv(VARIABLE, "1")
-    assert _outcome(xml) == fast and not asked

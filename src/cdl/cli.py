@@ -255,6 +255,9 @@ def pending(
     "An indented tree, JSON (the waves of components, with what each supplies, releases and waits for),"
     " Graphviz DOT, or a Mermaid flowchart."
 )
+@click.option(
+    "--teardown", is_flag=True, help="The order to take the system down in: each component after everything that waits on it."
+)
 @_load_options
 @_reports_errors
 def plan(
@@ -262,13 +265,17 @@ def plan(
     values: dict[str, str],
     release: tuple[str, ...],
     fmt: str,
+    teardown: bool,
     **options: Any,
 ) -> None:
     """Print the waves in which FILE's components can be deployed.
 
     Each wave holds the components whose dependencies the earlier waves deploy.
+    With --teardown, the reverse: the waves in which they can be taken down.
     """
     result = _resolve(file, options, values, release).plan()
+    if teardown:
+        result = result.teardown()
     rendered = {"text": result.to_text, "json": result.to_json, "dot": result.to_dot, "mermaid": result.to_mermaid}[fmt]()
     click.echo(rendered, nl=False)
 

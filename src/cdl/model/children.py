@@ -82,7 +82,7 @@ class ChildIndex:
         of resolution takes no other). ``count``, the number of children of
         ``parent`` when the caller met it, only chooses how to look: one gone
         stale since makes the lookup slower, never different
-        (tests/test_children.py checks that both agree)."""
+        (tests/internals/test_children.py checks that both agree)."""
         if count <= COMPARED_MAX:
             child = None
             for candidate in parent.getchildren():

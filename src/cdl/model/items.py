@@ -21,7 +21,7 @@ and which a path reaches first (docs/semantics.md, Value references).
 The rule is needed in two forms, written here side by side: an XPath
 predicate for C-level scans of whole subtrees (:data:`UNRESOLVED_TEST`) and a
 Python test of one element (:func:`is_unresolved`), which runs for every step
-of every reference path. tests/test_items.py checks that they agree on every
+of every reference path. tests/internals/test_items.py checks that they agree on every
 kind of node. The kinds of items (:class:`ItemKind`) are told apart here
 too.
 """

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -52,7 +52,7 @@ from ..model.workspace import Problems, Workspace
 from ..resolution.references import ReferenceResolver, waits_if_attempted
 from . import render
 
-__all__ = ["Plan", "PlanFacts", "PlannedComponent", "build_plan", "build_plan_facts"]
+__all__ = ["Plan", "PlanFacts", "PlannedComponent", "build_plan", "build_plan_facts", "waves_of"]
 
 # Tuples, not sets: an enum member hashes in Python code, and `in` over a
 # tuple compares by identity first.
@@ -148,15 +148,53 @@ class _Tree:
     made when read, so computing a plan costs no object per component.
     """
 
-    __slots__ = ("children", "details", "paths", "wave")
+    __slots__ = ("after", "children", "details", "paths", "teardown", "wave")
 
     def __init__(
-        self, paths: _Paths | list[str], children: dict[int, list[int]], wave: dict[int, int], details: dict[int, _Details]
+        self,
+        paths: _Paths | list[str],
+        children: dict[int, list[int]],
+        wave: dict[int, int],
+        details: dict[int, _Details],
+        after: dict[int, tuple[int, ...]] | None = None,
+        teardown: bool = False,
     ) -> None:
         self.paths = paths
         self.children = children
         self.wave = wave
         self.details = details
+        #: The siblings each component comes after (numbers, in document
+        #: order): ``details``' ``after``, which same-named siblings share.
+        self.after = after or {}
+        #: Whether the waves are those of taking the system down (:meth:`reversed`).
+        self.teardown = teardown
+
+    def reversed(self) -> _Tree:
+        """The same components in the reverse order: each after the siblings
+        that came after it (their ``because`` kept, seen from the other side),
+        and the waves those orders give (:func:`waves_of`). What each one
+        supplies, releases and waits for is unchanged."""
+        before: dict[int, list[int]] = {}
+        for c in sorted(self.after):
+            for b in self.after[c]:
+                before.setdefault(b, []).append(c)
+        paths, details = self.paths, self.details
+        flipped = {b: tuple(cs) for b, cs in before.items()}
+        reasons = {
+            b: MappingProxyType({paths[c]: details[c].because[paths[b]] for c in cs}) for b, cs in flipped.items()
+        }
+        new: dict[int, _Details] = {}
+        for v in sorted(details.keys() | flipped.keys()):
+            d = details.get(v, _PLAIN)
+            new[v] = d._replace(
+                after=tuple(paths[c] for c in flipped.get(v, ())), because=reasons.get(v, _NO_REASONS)
+            )
+        wave: dict[int, int] = {}
+        for family in self.children.values():
+            if any(c in flipped for c in family):
+                found, _ = waves_of(family, flipped)
+                wave.update(found)
+        return _Tree(paths, self.children, wave, new, flipped, not self.teardown)
 
     def rows(self, v: int) -> list[list[int]]:
         """The children of ``v`` in waves, each in document order."""
@@ -336,7 +374,25 @@ class Plan:
 
     def __repr__(self) -> str:
         waves, n = len(self._tree.rows(0)), sum(1 for _ in self.components())
-        return f"<cdl.Plan ({counted(waves, 'wave')}, {counted(n, 'component')})>"
+        order = "teardown " if self._tree.teardown else ""
+        return f"<cdl.Plan {order}({counted(waves, 'wave')}, {counted(n, 'component')})>"
+
+    @property
+    def is_teardown(self) -> bool:
+        """Whether this plan takes the system down (made by :meth:`teardown`)."""
+        return self._tree.teardown
+
+    def teardown(self) -> Plan:
+        """The order in which the system can be taken down: the reverse of this
+        one, each component after everything that waits on it.
+
+        A component goes before its children (it waits on them), and after
+        the siblings that come after it here (they wait on its values):
+        ``after`` lists those, ``because`` the values each waited for, and
+        the waves are the fewest those orders allow. ``teardown()`` of a
+        teardown is the deployment order again.
+        """
+        return Plan(self._tree.reversed())
 
     def components(self) -> Iterator[PlannedComponent]:
         """Every component, depth first, each before its children, waves in order."""
@@ -867,28 +923,14 @@ class _Planner:
         )
 
     def _waves(self, comps: _Components, edges: dict[int, dict[int, list[_Query]]]) -> dict[int, int]:
-        """The wave of each component that is not in wave 1 (Kahn's algorithm,
+        """The wave of each component that is not in wave 1 (:func:`waves_of`,
         only in families where some sibling waits for another)."""
         wave: dict[int, int] = {}
         for p in sorted({comps.parent[c] for c in edges}):
-            family = comps.children[p]
-            waiting = {c: len(edges.get(c, ())) for c in family}
-            before: dict[int, list[int]] = {}
-            for c in family:
-                for b in edges.get(c, ()):
-                    before.setdefault(b, []).append(c)
-            ready = [c for c in family if not waiting[c]]
-            done = 0
-            while done < len(ready):
-                b = ready[done]
-                done += 1
-                for c in before.get(b, ()):
-                    wave[c] = max(wave.get(c, 1), wave.get(b, 1) + 1)
-                    waiting[c] -= 1
-                    if not waiting[c]:
-                        ready.append(c)
-            if len(ready) < len(family):
-                self._cycle_error(comps, edges, [c for c in family if waiting[c]])
+            found, left = waves_of(comps.children[p], edges)
+            wave.update(found)
+            if left:
+                self._cycle_error(comps, edges, left)
         return wave
 
     def _cycle_error(self, comps: _Components, edges: dict[int, dict[int, list[_Query]]], left: list[int]) -> None:
@@ -951,10 +993,35 @@ class _Planner:
                 else _NO_REASONS,
                 waits_for=tuple(lazy_path(el) for el in self._sorted(waits_for.get(v, {}))),
             )
-        return Plan(_Tree(paths, comps.children, wave, details))
+        after_numbers = {v: tuple(sorted(mine)) for v, mine in edges.items() if mine}
+        return Plan(_Tree(paths, comps.children, wave, details, after_numbers))
 
     def _by_order(self, queries: list[_Query]) -> list[_Query]:
         return sorted(queries, key=lambda q: self._sort_key(q.lazy)) if len(queries) > 1 else queries
+
+
+def waves_of(family: Sequence[int], after: Mapping[int, Collection[int]]) -> tuple[dict[int, int], list[int]]:
+    """Waves among the siblings ``family`` (Kahn's algorithm), each coming
+    after the siblings ``after`` names: the wave of each one not in wave 1,
+    and those left in a cycle (none when there is an order)."""
+    wave: dict[int, int] = {}
+    waiting = {c: len(after.get(c, ())) for c in family}
+    before: dict[int, list[int]] = {}
+    for c in family:
+        for b in after.get(c, ()):
+            before.setdefault(b, []).append(c)
+    ready = [c for c in family if not waiting[c]]
+    done = 0
+    while done < len(ready):
+        b = ready[done]
+        done += 1
+        for c in before.get(b, ()):
+            wave[c] = max(wave.get(c, 1), wave.get(b, 1) + 1)
+            waiting[c] -= 1
+            if not waiting[c]:
+                ready.append(c)
+    left = [c for c in family if waiting[c]] if len(ready) < len(family) else []
+    return wave, left
 
 
 def build_plan(ws: Workspace, resolver: ReferenceResolver) -> Plan:

@@ -145,7 +145,7 @@ class ReferenceShortcuts:
         #: The names unresolved items may have (the live set: it only grows).
         #: An element of another name, and not cdl:expression, is no item:
         #: its attributes need not be read (find_items relies on the same;
-        #: tests/test_items.py checks it on every tree it resolves).
+        #: tests/internals/test_items.py checks it on every tree it resolves).
         self._item_tags = resolver.ws.item_tags
         #: Elements a path step found not unresolved (bounded, see
         #: _PASSABLE_MAX): resolution only ever removes items, so they stay

@@ -26,7 +26,7 @@ from cdl.deployment.journal import FORMAT, VERSION, Journal, journal_header
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="flock, POSIX permission bits and directory fsync")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HEADER = journal_header([("system.cdl", b"<system/>"), ("templates.cdl", b"<templates/>")], [])
 DEPLOYED = {"event": "deployed", "path": "/db", "values": {"db/hostname": "db-0"}, "release": []}
 SUPPLY = {"event": "supply", "values": {"monitor/hostname": "mon-0"}, "release": ["balancer/certificate"]}

@@ -15,7 +15,7 @@ import cdl
 from cdl.lsp._navigate import Completion, Navigator, Spot
 from conftest import CDL_DECL, CDL_NS
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def find(text: str, needle: str, shift: int = 0, nth: int = 0) -> tuple[int, int]:
@@ -415,7 +415,7 @@ def test_every_request_answers_on_every_prefix_of_a_text_being_typed(webapp: tup
 
 def _sample_documents() -> list[Path]:
     """The samples' and the conformance suite's main documents."""
-    suite = Path(__file__).resolve().parent / "data" / "conformance" / "suite"
+    suite = Path(__file__).resolve().parents[1] / "data" / "conformance" / "suite"
     return sorted(SAMPLES.glob("*/system.cdl")) + sorted(suite.glob("*/*/main.cdl"))
 
 

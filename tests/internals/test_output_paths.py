@@ -16,7 +16,6 @@ import pytest
 from lxml import etree
 
 import cdl
-import inside
 from cdl.conformance import Case, load_suite
 from cdl.engine.phases import LIST_TAGS
 from cdl.model.switch import VARIABLE
@@ -26,8 +25,9 @@ from cdl.resolution.output import build_output, may_be_written, to_bytes
 from conftest import CDL_NS as CDL
 from conftest import system
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+from . import inside
+
+ROOT = Path(__file__).resolve().parents[2]
 CASES = [c for c in load_suite(ROOT / "src" / "cdl" / "conformance_cases") if c.main_path.is_file() and not c.rounds]
 SAMPLES = sorted((ROOT / "samples").glob("*/system.cdl"))
 

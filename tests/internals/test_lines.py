@@ -1,0 +1,86 @@
+"""Start-tag lines from the raw text (``text.tags``): tags of one name on one
+line told apart by value, lines far into a large document, several tags on a
+line (tests/test_lines.py has the lines errors report)."""
+
+from __future__ import annotations
+
+import pytest
+from lxml import etree
+
+from cdl import CdlError
+from cdl.text.encoding import decode, encode
+from cdl.text.tags import attribute_line, read_start_tag, scan, start_line, tags_reaching, unescape
+from conftest import CDL_DECL, CDL_NS, resolve_text
+from test_lines import document
+
+DATA = f"""<cdl:cdl {CDL_DECL}>
+<a cdl:ref="x"/><a
+  cdl:ref="y"
+  /><a cdl:ref="z"/>
+</cdl:cdl>""".encode()
+
+
+def test_value_tells_apart_tags_of_the_same_name_on_one_line() -> None:
+    root = etree.fromstring(DATA)
+    first, second, third = root
+    ref = f"{{{CDL_NS}}}ref"
+    assert (first.sourceline, second.sourceline, third.sourceline) == (2, 4, 4)  # libxml2: where each tag ends
+    assert attribute_line(DATA, first, ref) == 2
+    assert attribute_line(DATA, second, ref, "y") == 3
+    assert attribute_line(DATA, third, ref, "z") == 4
+    # An attribute that is not there, or text that is not the document: the element's line.
+    assert attribute_line(DATA, second, f"{{{CDL_NS}}}lazy") == 4
+    assert attribute_line(b"", second, ref) == 4
+
+
+def test_lines_far_into_a_large_document() -> None:
+    """The line is found past many chunks of text (counted a chunk at a time)."""
+    padding = b"<x/>\n" * 40_000  # 200 kB
+    data = f"<r {CDL_DECL}>\n".encode() + padding + b'<a\n  cdl:ref="y"\n/></r>'
+    el = etree.fromstring(data)[-1]
+    assert el.sourceline == 40_004
+    assert attribute_line(data, el, f"{{{CDL_NS}}}ref", "y") == 40_003
+
+
+def test_start_line_with_several_tags_on_a_line_and_for_expat() -> None:
+    root = etree.fromstring(DATA)
+    assert [start_line(DATA, el) for el in root] == [2, 2, 4]  # the second begins on line 2, ends on 4
+    assert start_line(b"", root[1]) == 4  # no text: the recorded line
+    deep = "<n>" * 300
+    lines = ["<S>", deep + "<p", "  y='1'", "  cdl:use='required'/>" + "</n>" * 300, "</S>"]
+    with pytest.raises(CdlError) as info:
+        resolve_text(document(lines))
+    assert (info.value.code, info.value.line) == ("REQUIRED_MISSING", 4)  # expat records the beginning
+
+
+def test_one_start_tag_scanner_strict_and_tolerant() -> None:
+    """The scanner every reader of start tags uses: strict, a well-formed tag
+    only; tolerant, also one being typed."""
+    text = """<a x="1" p:y='&lt;2' z = "3"/><b c="open <c d=\"4\" e f= >"""
+    tag = read_start_tag(text, 0)
+    assert tag is not None and (tag.name, tag.empty, tag.end) == ("a", True, text.index("<b"))
+    assert [(a.name, a.local, unescape(text[a.value_start : a.value_end])) for a in tag.attrs] == [
+        ("x", "x", "1"), ("p:y", "y", "<2"), ("z", "z", "3")
+    ]
+    assert read_start_tag(text, text.index("<b")) is None  # an unterminated value: not well-formed
+    typed = read_start_tag(text, text.index("<b"), tolerant=True)
+    assert typed is not None and not typed.terminated and typed.end == text.index("<c")
+    [value] = typed.attrs
+    assert (value.name, text[value.value_start : value.value_end], value.closed) == ("c", "open ", False)
+    tags = scan(text)
+    assert [(t.name, t.parent, t.terminated) for t in tags] == [("a", -1, True), ("b", -1, False), ("c", -1, True)]
+    assert [(a.name, a.value_start is not None) for a in tags[2].attrs] == [("d", True), ("e", False), ("f", False)]
+    # The tags that reach a line: the one begun before it, then those begun on it.
+    lines = "<r>\n<s a='1'\n  b='2'><t/>\n</s></r>"
+    start = lines.index("  b=")
+    assert [t.name for t in tags_reaching(lines, start, lines.index("\n</s"))] == ["s", "t"]
+
+
+def test_the_encoding_is_the_byte_order_marks_then_the_declarations() -> None:
+    declared = "<?xml version='1.0' encoding='ISO-8859-1'?><x>é</x>"
+    assert decode(declared.encode("latin-1")) == declared
+    assert decode(b"\xef\xbb\xbf" + declared.encode("utf-8")) == declared  # the mark wins, as for libxml2
+    assert decode(declared.encode("utf-16")) == declared
+    assert decode("<x>é</x>".encode()) == "<x>é</x>"
+    assert encode(declared) == declared.encode("latin-1")
+    assert encode(declared.replace("é", "€")) == declared.replace("é", "&#8364;").encode("latin-1")
