@@ -13,7 +13,7 @@ depends on is this list:
   elements, paths and their walks, tables, prefixes);
 - a resolution that records provenance, for hovers and references
   (``resolve_working``, ``Recorder``, ``explain``, ``ReferenceResolver``);
-- the plan, for the code lenses (``Plan``, ``PlannedComponent``).
+- the plan, for the code lenses (``Plan``).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from ..model.vocabulary import (
     split_clark,
 )
 from ..model.workspace import Problems, SourceDoc, Workspace
-from ..planning.plan import Plan, PlannedComponent
+from ..planning.plan import Plan
 from ..resolution.explain import Explanation, Recorder, Step, explain, path_namespaces, select
 from ..resolution.references import ReferenceResolver, items_in
 from ..text.encoding import decode, encode
@@ -90,7 +90,6 @@ __all__ = [
     "NameRef",
     "PathSyntaxError",
     "Plan",
-    "PlannedComponent",
     "PrefixError",
     "Prefixes",
     "Problems",

@@ -36,7 +36,6 @@ from ._engine import (
     Document,
     Explanation,
     Plan,
-    PlannedComponent,
     Resolution,
     Step,
     holder_of,
@@ -302,33 +301,25 @@ class Navigator:
         written = self._written
         if plan is None or written.doc_index(url) != 0:
             return []
-        by_path: dict[str, list[PlannedComponent]] = {}
-        for component in plan.components():
-            by_path.setdefault(component.path, []).append(component)
         lenses: list[Lens] = []
         written_paths = self._system_paths()
-        for path, components in by_path.items():
-            elements = written_paths.get(path, [])  # none for a component inherited, not written
-            # Same-named siblings share a path: components are numbered in document order.
-            ordered = sorted(components, key=lambda c: c._index)
-            for component, el in zip(ordered, elements):
-                spot = written.spot_of(el)
-                if spot is not None:
-                    after = component.after
-                    title = f"wave {component.wave}" + (f" · after {', '.join(after)}" if after else "")
-                    lenses.append(Lens(spot, title))
+        for component in plan.components():
+            el = written_paths.get(component.path)  # none for a component inherited, not written
+            spot = None if el is None else written.spot_of(el)
+            if spot is not None:
+                after = component.after
+                title = f"wave {component.wave}" + (f" · after {', '.join(after)}" if after else "")
+                lenses.append(Lens(spot, title))
         return sorted(lenses, key=lambda lens: (lens.spot.line, lens.spot.start))
 
-    def _system_paths(self) -> dict[str, list[etree._Element]]:
+    def _system_paths(self) -> dict[str, etree._Element]:
         """The elements written in the main document's cdl:system by their
-        paths as the plan writes them (``Prefixes.path_of``), in document order."""
+        paths as the plan writes them (``Prefixes.path_of``)."""
         written = self._written
         system = written.docs[0].root.find(T_SYSTEM)
-        paths: dict[str, list[etree._Element]] = {}
-        if system is not None:
-            for el in system.iterdescendants(etree.Element):
-                paths.setdefault(written.prefixes.path_of(el), []).append(el)
-        return paths
+        if system is None:
+            return {}
+        return {written.prefixes.path_of(el, written.steps): el for el in system.iterdescendants(etree.Element)}
 
     def _plan(self) -> Plan | None:
         try:
