@@ -389,7 +389,7 @@ def test_hover_and_definitions_tell_elements_of_one_name_apart() -> None:
     doc, nav = in_memory(text)
     assert nav.definition(doc.url, *find(text, "'/p'", 2)) == [spot(doc.url, text, "<p>", 1, nth=1)]
     hover = nav.hover(doc.url, *find(text, "<a>y", 1))
-    assert hover is not None and "/R/a = y" in hover.markdown
+    assert hover is not None and "/R/a[2] = y" in hover.markdown
 
 
 def test_every_request_answers_on_every_prefix_of_a_text_being_typed(webapp: tuple[cdl.Document, dict[str, str]]) -> None:
@@ -443,3 +443,18 @@ def test_definitions_and_symbols_land_on_the_names_they_name_in_the_samples() ->
                 assert lines[url][selection.line][selection.start : selection.end] == symbol.name
                 stack.extend(symbol.children)
     assert checked >= 20, checked
+
+
+def test_the_lenses_of_same_named_siblings_are_each_on_its_own() -> None:
+    from test_same_names import FARM, W1
+
+    farm = cdl.load(FARM.encode(), name="farm.cdl")
+    lenses = Navigator(farm, {}).code_lenses(farm.url)
+    lines = FARM.splitlines()
+    shown = [(lines[lens.spot.line].strip()[:6], lens.title) for lens in lenses]
+    assert shown == [
+        ("<apps>", "wave 1"),
+        ("<web><", "wave 1"),
+        ("<web><", f"wave 2 · after {W1}"),
+        ("<lb><b", "wave 2 · after /apps"),
+    ]

@@ -26,8 +26,8 @@ class ComponentStatus:
     """Where one component of a deployment stands, and why.
 
     Attributes:
-        path: the component, written as ``cdl plan`` writes it, with ``[k]``
-            after a name that ``k - 1`` earlier siblings share.
+        path: the component, written as ``cdl plan`` writes it (``[k]`` after
+            a name that ``k - 1`` earlier siblings share).
         state: 'waiting', 'ready', 'deployed', 'failed' or 'blocked'.
         supplies: its lazy properties (as the plan's ``supplies``): the
             values to give when it is reported deployed.
@@ -88,12 +88,10 @@ class ComponentStatus:
 class DeploymentStatus:
     """The status of every component of a deployment (or of one), with the plan it follows."""
 
-    def __init__(self, components: Sequence[ComponentStatus], plan: Plan, drawn: Sequence[str] = ()) -> None:
+    def __init__(self, components: Sequence[ComponentStatus], plan: Plan) -> None:
         #: One entry per component, in document order.
         self.components: tuple[ComponentStatus, ...] = tuple(components)
         self._plan = plan
-        #: Each component's path as the plan's pictures name it.
-        self._drawn = tuple(drawn) or tuple(c.path for c in components)
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{n} {state}" for state, n in self.counts().items() if n)
@@ -124,8 +122,8 @@ class DeploymentStatus:
         return to_mermaid(self._plan, self._states())
 
     def _states(self) -> dict[str, str]:
-        """Each component's state, by its path as the plan's pictures name it."""
-        return {drawn: c.state for c, drawn in zip(self.components, self._drawn)}
+        """Each component's state, by its path (the plan's)."""
+        return {c.path: c.state for c in self.components}
 
 
 def counted_states(states: Iterable[str]) -> dict[str, int]:

@@ -110,7 +110,7 @@ class Resolution:
             return where.url, where.line
 
         root = build_output(ws, keep_origins=True)
-        errors, warnings = check_types(root, schemas_of(self._loaded.docs), origin, ctx.prefixes.path_of)
+        errors, warnings = check_types(root, schemas_of(self._loaded.docs), origin, ctx.prefixes.writer())
         return list(errors), warnings
 
     @property
@@ -221,7 +221,7 @@ class Resolution:
         list_names = [names.path_of(el).lstrip("/") for el in lists]
         namespaces = path_namespaces(main.nsmap, names.by_uri)
         chosen = [
-            el for text in select for el in select_paths(text, lookup, list_names, namespaces, main.target_ns, names.path_of, main.url)
+            el for text in select for el in select_paths(text, lookup, list_names, namespaces, main.target_ns, names.writer(), main.url)
         ]
         return prune(out, chosen)
 

@@ -24,7 +24,6 @@ from lxml import etree
 from ..errors import CdlError
 from ..model.elements import tag_of, top_level_of
 from ..model.items import holder_of, is_unresolved
-from ..model.naming import _PATH_SHOWN
 from ..model.vocabulary import A_CREF, A_EXTENDS, A_REFROOT, CDL_NS, T_EXPRESSION, T_IMPORT, T_SYSTEM, T_VARIABLE
 from ..resolution.explain import Explanation, Step, path_namespaces, select
 from ._buffers import Analysis
@@ -37,7 +36,7 @@ from ._written import Cursor, Spot, Written, attribute_name, is_variable
 if TYPE_CHECKING:
     from ..engine.document import Document
     from ..engine.resolution import Resolution
-    from ..planning.plan import Plan, PlannedComponent
+    from ..planning.plan import Plan
 
 __all__ = ["Completion", "Hover", "Lens", "Navigator", "Spot", "Symbol"]
 
@@ -290,40 +289,25 @@ class Navigator:
         written = self._written
         if plan is None or written.doc_index(url) != 0:
             return []
-        by_path: dict[str, list[PlannedComponent]] = {}
-        for component in plan.components():
-            by_path.setdefault(component.path, []).append(component)
         lenses: list[Lens] = []
         written_paths = self._system_paths()
-        for path, components in by_path.items():
-            elements = written_paths.get(path, [])  # none for a component inherited, not written
-            # Same-named siblings share a path: components are numbered in document order.
-            ordered = sorted(components, key=lambda c: c._index)
-            for component, el in zip(ordered, elements):
-                spot = written.spot_of(el)
-                if spot is not None:
-                    after = component.after
-                    title = f"wave {component.wave}" + (f" · after {', '.join(after)}" if after else "")
-                    lenses.append(Lens(spot, title))
+        for component in plan.components():
+            el = written_paths.get(component.path)  # none for a component inherited, not written
+            spot = None if el is None else written.spot_of(el)
+            if spot is not None:
+                after = component.after
+                title = f"wave {component.wave}" + (f" · after {', '.join(after)}" if after else "")
+                lenses.append(Lens(spot, title))
         return sorted(lenses, key=lambda lens: (lens.spot.line, lens.spot.start))
 
-    def _system_paths(self) -> dict[str, list[etree._Element]]:
+    def _system_paths(self) -> dict[str, etree._Element]:
         """The elements written in the main document's cdl:system by their
-        paths as the plan writes them (``Prefixes.path_of``), in document order."""
+        paths as the plan writes them (``Prefixes.path_of``)."""
         written = self._written
         system = written.docs[0].root.find(T_SYSTEM)
-        paths: dict[str, list[etree._Element]] = {}
         if system is None:
-            return paths
-        qname = written.prefixes.qname
-        # Paths built down the tree; deeper than the engine writes in full, its own.
-        stack: list[tuple[etree._Element, str, int]] = [(el, "", 1) for el in reversed(system)]
-        while stack:
-            el, above, depth = stack.pop()
-            path = f"{above}/{qname(tag_of(el))}" if depth <= _PATH_SHOWN else written.prefixes.path_of(el)
-            paths.setdefault(path, []).append(el)
-            stack.extend((child, path, depth + 1) for child in reversed(el) if isinstance(child.tag, str))
-        return paths
+            return {}
+        return {written.prefixes.path_of(el, written.steps): el for el in system.iterdescendants(etree.Element)}
 
     def _plan(self) -> Plan | None:
         try:

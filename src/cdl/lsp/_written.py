@@ -19,7 +19,7 @@ from lxml import etree
 
 from ..engine.document import Document, loaded_of
 from ..model.children import ChildIndex, children_by_name
-from ..model.elements import doc_index_of, tag_of, top_level_of
+from ..model.elements import doc_index_of, top_level_of
 from ..model.naming import Prefixes
 from ..model.paths import PrefixError, parse_qname
 from ..model.tables import NameRef
@@ -84,6 +84,8 @@ class Written:
         #: over them (the trees never change).
         self.children = ChildIndex()
         self.prefixes = Prefixes([doc.declared for doc in self.docs], self.docs[0].nsmap.get(None))
+        #: How the engine writes each element as a path step (the trees never change).
+        self.steps = self.prefixes.steps()
 
     # -- documents and their texts ------------------------------------------------
 
@@ -211,19 +213,16 @@ class Written:
         return self._names.get(el)
 
     def path_of(self, el: etree._Element) -> str | None:
-        """``/List/child/...`` of an element of a loaded list, written with the
-        prefixes the engine writes paths with (``explain`` selects by it)."""
+        """``/List/child[2]/...`` of an element of a loaded list, as the engine
+        writes paths (``Prefixes.steps_of``) but whole, its list named as the
+        registry names it (``explain`` selects by it)."""
         top = top_level_of(el)
         name = None if top is None else self.list_name(top)
         if top is None or name is None:
             return None
-        steps: list[str] = []
-        cur: etree._Element | None = el
-        while cur is not None and cur is not top:
-            steps.append(self.prefixes.qname(tag_of(cur)))
-            cur = cur.getparent()
-        steps.append(self.prefixes.qname(name))
-        return "/" + "/".join(reversed(steps))
+        steps = self.prefixes.steps_of(el, self.steps)
+        steps[0] = self.prefixes.qname(name)
+        return "/" + "/".join(steps)
 
     def rank(self, el: etree._Element) -> int:
         """How many earlier siblings of loaded ``el`` have its name (all of a

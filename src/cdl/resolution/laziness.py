@@ -22,7 +22,7 @@ from ..errors import DeployValueError, LazinessError, RequiredPropertyError
 from ..model.elements import doc_index_of, has_value, tag_of, top_level_of
 from ..model.items import has_lazy_variables, holder_of, is_lazy, item_kind
 from ..model.naming import Prefixes
-from ..model.paths import PrefixError, parse_user_path
+from ..model.paths import PrefixError, parse_user_path, ranked
 from ..model.scan import ListScan
 from ..model.suggest import did_you_mean, near_paths
 from ..model.vocabulary import A_LAZY, A_USE, CDL_NS, LIST_PARENTS, P_REF, T_EXPRESSION, T_SYSTEM
@@ -192,9 +192,9 @@ def _select_in(ws: Workspace, text: str, verb: str) -> list[etree._Element]:
                 f"{verb} {text!r}: {ws.ctx.prefixes.path_of(blocked[0])} is still an unresolved reference",
                 code="SET_NOT_FOUND",
             )
-        found = [child for el in current for child in ws.children.named(el, step)]
+        found = [child for el in current for child in ranked(ws.children.named(el, step.name), step.rank)]
         if not found:
-            near = near_paths(parts[i + 1], current, ws.ctx.prefixes.path_of)
+            near = near_paths(parts[i + 1], current, ws.ctx.prefixes.writer())
             raise DeployValueError(f"{verb} {text!r}: no {parts[i + 1]} at step {i + 2}" + near, code="SET_NOT_FOUND")
         current = found
     return current
@@ -435,11 +435,12 @@ def pending_report(
     each item waiting on it, and writing a path is not cheap).
     """
     written = {} if paths is None else paths
+    write = prefixes.writer()
 
     def where(el: etree._Element, holder: etree._Element) -> str:
         path = written.get(el)
         if path is None:
-            path = written[el] = prefixes.path_of(holder)
+            path = written[el] = write(holder)
         return path
 
     waiting: dict[etree._Element, list[str]] = {}
