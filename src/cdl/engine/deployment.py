@@ -64,8 +64,8 @@ class Deployment:
     :meth:`cdl.Document.deploy` (the constructor refuses).
     """
 
-    def __init__(self) -> None:
-        raise TypeError("cdl.Deployment objects are made by Document.deploy(), not by calling cdl.Deployment")
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("cdl.Deployment is not made by callers: Document.deploy() gives one")
 
     def _open(self, loaded: Loaded, journal: str | os.PathLike[str] | None) -> None:
         """Start the deployment, replaying ``journal`` if it has events: see :func:`deployment_of`."""

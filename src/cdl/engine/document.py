@@ -33,8 +33,8 @@ class Document:
     __slots__ = ("_loaded",)
     _loaded: Loaded
 
-    def __init__(self) -> None:
-        raise TypeError("cdl.Document objects are made by cdl.load(), not by calling cdl.Document")
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("cdl.Document is not made by callers: cdl.load() gives one")
 
     @property
     def url(self) -> str:

@@ -53,8 +53,10 @@ class Resolution:
         "_outputs",
     )
 
-    def __init__(self) -> None:
-        raise TypeError("cdl.Resolution objects are made by Document.resolve(), not by calling cdl.Resolution")
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError(
+            "cdl.Resolution is not made by callers: Document.resolve() (or Resolution.supply(), Deployment.resolution()) gives one"
+        )
 
     def _start(self, loaded: Loaded, rounds: Sequence[Round], validate: bool, working: Working | None) -> None:
         """Resolve (or, with ``working``, take a deployment's copied trees): see :func:`resolution_of`."""
