@@ -122,6 +122,33 @@ def test_each_subpackage_says_what_it_holds_and_may_import() -> None:
         assert "May import" in doc, f"{init.parent.name}/__init__.py must say what the layer may import"
 
 
+def _private_imports(path: Path) -> list[str]:
+    """The private names (``_x``, not ``__x__``) ``path`` imports from other modules."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.endswith("__"):
+                    found.append(f"{node.module or '.'}.{alias.name}")
+    return found
+
+
+def test_the_language_server_uses_the_engine_through_one_module_and_public_names() -> None:
+    """``cdl lsp`` takes every name of the layers below in ``lsp/_engine.py``
+    (its interface to the engine), and no module of it imports a private name."""
+    interface = "cdl.lsp._engine"
+    server = {name for name in MODULES if name == "cdl.lsp" or name.startswith("cdl.lsp.")}
+    beside = sorted(
+        f"{module} imports {target}"
+        for module in server - {interface}
+        for target in GRAPH[module]
+        if target not in server
+    )
+    assert beside == []
+    private = sorted(f"{module}: {name}" for module in server for name in _private_imports(MODULES[module]))
+    assert private == []
+
+
 # ---------------------------------------------------------------------------
 # The tests: those in tests/ use what users use; tests/internals/ looks inside
 

@@ -20,12 +20,30 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ..loading.parse import _KNOWN_ATTRIBUTES, _depth
-from ..model.elements import doc_index_of, tag_of
-from ..model.items import holder_of
-from ..model.paths import PathSyntaxError, PrefixError, parse_name_ref, parse_path, parse_qname, relative_ref, walk
-from ..model.tables import NameRef
-from ..model.vocabulary import A_CREF, A_EXTENDS, A_LAZY, A_REFROOT, A_USE, CDL_NS, T_CDL, T_VARIABLE, split_clark
+from ._engine import (
+    A_CREF,
+    A_EXTENDS,
+    A_LAZY,
+    A_REFROOT,
+    A_USE,
+    CDL_ATTRIBUTES,
+    CDL_NS,
+    T_CDL,
+    T_VARIABLE,
+    NameRef,
+    PathSyntaxError,
+    PrefixError,
+    depth_in_list,
+    doc_index_of,
+    holder_of,
+    parse_name_ref,
+    parse_path,
+    parse_qname,
+    relative_ref,
+    split_clark,
+    tag_of,
+    walk,
+)
 from ._targets import Targets
 from ._written import VARIABLE_ATTRIBUTES, Cursor, Written, attribute_name, is_variable
 
@@ -95,10 +113,10 @@ def _attributes(cursor: Cursor, nsmap: dict[str | None, str]) -> list[Completion
     if prefix is None:
         return []
     have: set[str | None] = {attribute_name(a.name, nsmap, False) for a in tag.attrs}
-    order = [*_ATTRIBUTE_DETAILS, *sorted(_KNOWN_ATTRIBUTES - set(_ATTRIBUTE_DETAILS))]
+    order = [*_ATTRIBUTE_DETAILS, *sorted(CDL_ATTRIBUTES - set(_ATTRIBUTE_DETAILS))]
     found = []
     for name in order:
-        if name in _KNOWN_ATTRIBUTES and name not in have:
+        if name in CDL_ATTRIBUTES and name not in have:
             label = f"{prefix}:{split_clark(name)[1]}"
             found.append(Completion(label, "attribute", _ATTRIBUTE_DETAILS.get(name, "a CDL attribute"), label))
     return found
@@ -158,7 +176,7 @@ def _children(
         absolute, steps = (True, ()) if typed.startswith("/") and head == "" else ((False, ()) if not head else parse_path(head, nsmap))
     except (PrefixError, PathSyntaxError):
         return []
-    ref = relative_ref(head, refroot, absolute, steps, -1 if refroot is not None else _depth(holder))
+    ref = relative_ref(head, refroot, absolute, steps, -1 if refroot is not None else depth_in_list(holder))
     nodes: tuple[etree._Element, ...] = ()
     resolved = targets.resolved()
     if resolved is not None:

@@ -16,8 +16,8 @@ from typing import TypeVar
 from lsprotocol import types
 
 from ._buffers import Analysis
+from ._engine import Lines
 from ._navigate import Navigator, Symbol, navigator_of
-from ._positions import Lines
 from ._session import CdlServer, guarded_handler
 
 P = TypeVar("P")

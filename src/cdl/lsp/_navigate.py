@@ -17,26 +17,38 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from lxml import etree
 
-from ..errors import CdlError
-from ..model.elements import tag_of, top_level_of
-from ..model.items import holder_of, is_unresolved
-from ..model.vocabulary import A_CREF, A_EXTENDS, A_REFROOT, CDL_NS, T_EXPRESSION, T_IMPORT, T_SYSTEM, T_VARIABLE
-from ..resolution.explain import Explanation, Step, path_namespaces, select
 from ._buffers import Analysis
 from ._complete import Completion, complete
+from ._engine import (
+    A_CREF,
+    A_EXTENDS,
+    A_REFROOT,
+    CDL_NS,
+    T_EXPRESSION,
+    T_IMPORT,
+    T_SYSTEM,
+    T_VARIABLE,
+    CdlError,
+    Document,
+    Explanation,
+    Plan,
+    Resolution,
+    Step,
+    holder_of,
+    is_unresolved,
+    path_namespaces,
+    select,
+    tag_of,
+    top_level_of,
+)
 from ._links import file_link
 from ._source import Source
 from ._targets import Targets
 from ._written import Cursor, Spot, Written, attribute_name, is_variable
-
-if TYPE_CHECKING:
-    from ..engine.document import Document
-    from ..engine.resolution import Resolution
-    from ..planning.plan import Plan
 
 __all__ = ["Completion", "Hover", "Lens", "Navigator", "Spot", "Symbol"]
 

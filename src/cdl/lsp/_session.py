@@ -20,8 +20,8 @@ from pygls.lsp.server import LanguageServer
 
 from ._buffers import Analysis, Buffers, path_of_uri
 from ._diagnostics import ERROR, Problem
+from ._engine import UTF16, Lines, __version__
 from ._navigate import navigator_of
-from ._positions import UTF16, Lines
 
 #: Seconds after the last change before a document is analysed again.
 DEBOUNCE = 0.3
@@ -54,8 +54,6 @@ class CdlServer(LanguageServer):
     """The language server with the open documents and their analyses."""
 
     def __init__(self) -> None:
-        from .. import __version__
-
         super().__init__("cdl", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
         self.buffers = Buffers()
         self.encoding = UTF16

@@ -23,8 +23,8 @@ import logging
 from lsprotocol import types
 
 from ._buffers import SETTING_NAMES, path_of_uri, settings_from
+from ._engine import UTF16
 from ._features import register_navigation
-from ._positions import UTF16
 from ._session import DEBOUNCE, WATCHED, CdlServer, guarded_handler
 
 
