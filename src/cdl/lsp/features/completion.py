@@ -1,13 +1,13 @@
-"""Completion for ``cdl lsp`` (issue 25, point 4): what may be written at a
-position of a start tag.
+"""Completion (``textDocument/completion``; issue 25, point 4): what may be
+written at a position of a start tag.
 
-Entry point: :func:`complete`. In a cdl:extends or cdl:refroot value, the top
+Entry points: :func:`completion` (in code points) and :func:`register`. In a cdl:extends or cdl:refroot value, the top
 level lists, each written as the engine would read it there (a candidate
 writing is kept only when ``model.paths.parse_name_ref`` at that place finds that
 very list); in a cdl:ref value, the children of what the path's complete steps
 select (the engine's path parsing and walk, over the resolved trees when the
 document resolves, so inherited children are offered too); between attributes,
-the CDL attributes the loader knows (``loading.parse``) and the tag has not got; in
+the CDL attributes (``model.vocabulary.CDL_ATTRIBUTES``) the tag has not got; in
 cdl:lazy and cdl:use, their values.
 """
 
@@ -18,9 +18,10 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lsprotocol import types
 from lxml import etree
 
-from ._engine import (
+from .._engine import (
     A_CREF,
     A_EXTENDS,
     A_LAZY,
@@ -44,8 +45,11 @@ from ._engine import (
     tag_of,
     walk,
 )
-from ._targets import Targets
-from ._written import VARIABLE_ATTRIBUTES, Cursor, Written, attribute_name, is_variable
+from .._navigate import Navigation
+from .._requests import at, request
+from .._session import CdlServer
+from .._targets import Targets
+from .._written import VARIABLE_ATTRIBUTES, Cursor, Written, attribute_name, is_variable
 
 
 @dataclass(frozen=True)
@@ -71,8 +75,21 @@ _ATTRIBUTE_DETAILS = {
 _VALUES = {A_LAZY: ("true", "false"), A_USE: ("required", "optional")}
 
 
-def complete(written: Written, targets: Targets, cursor: Cursor) -> list[Completion]:
-    """What may be written at ``cursor`` (see the module docstring)."""
+_KINDS = {
+    "template": types.CompletionItemKind.Class,
+    "child": types.CompletionItemKind.Field,
+    "attribute": types.CompletionItemKind.Property,
+    "value": types.CompletionItemKind.Value,
+}
+
+
+def completion(navigation: Navigation, url: str, line: int, column: int) -> list[Completion]:
+    """What may be written at (line, column) of document ``url`` (see the module docstring)."""
+    cursor = navigation.at(url, line, column)
+    return [] if cursor is None else _complete(navigation.written, navigation.targets, cursor)
+
+
+def _complete(written: Written, targets: Targets, cursor: Cursor) -> list[Completion]:
     if cursor.tag is None:
         return []
     tag = cursor.doc.source.tags[cursor.tag]
@@ -202,3 +219,19 @@ def _step_reads(text: str, nsmap: dict[str | None, str], name: str) -> bool:
         return parse_qname(text, nsmap)[0] == name
     except PrefixError:
         return False
+
+
+def register(server: CdlServer) -> None:
+    options = types.CompletionOptions(trigger_characters=['"', "'", ":", "/", " "])
+
+    @request(server, types.TEXT_DOCUMENT_COMPLETION, "completing", options)
+    def on_completion(params: types.CompletionParams) -> types.CompletionList | None:
+        found = at(server, params.text_document.uri, params.position)
+        if found is None:
+            return None
+        navigation, _, url, line, column = found
+        items = [
+            types.CompletionItem(label=c.label, kind=_KINDS.get(c.kind), detail=c.detail or None, insert_text=c.insert_text or None)
+            for c in completion(navigation, url, line, column)
+        ]
+        return types.CompletionList(is_incomplete=False, items=items)
