@@ -41,9 +41,9 @@ from ..planning.plan import Plan, build_plan_facts
 from ..resolution.laziness import Round, apply_round, check_round, left_unresolved, supplyable
 from ..resolution.output import build_output, to_bytes, to_data
 from .phases import Loaded, copy_working, cyclic_gc_paused, resolve_working
-from .resolution import Resolution
+from .resolution import Resolution, resolution_of
 
-__all__ = ["Deployment"]
+__all__ = ["Deployment", "deployment_of"]
 
 
 class Deployment:
@@ -60,13 +60,15 @@ class Deployment:
     are applied one at a time, whichever thread calls; a refused event raises
     :class:`cdl.CdlError` and changes neither the state nor the journal.
     Paths of components are written as ``cdl plan`` writes them (see
-    :class:`ComponentStatus`); values as for ``--set``.
+    :class:`ComponentStatus`); values as for ``--set``. Made by
+    :meth:`cdl.Document.deploy` (the constructor refuses).
     """
 
-    def __init__(
-        self, loaded: Loaded, journal: str | os.PathLike[str] | None = None, *, read_only: bool = False, wait: float = 0.0
-    ) -> None:
-        """Made by :meth:`cdl.Document.deploy`, not by callers."""
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("cdl.Deployment is not made by callers: Document.deploy() gives one")
+
+    def _open(self, loaded: Loaded, journal: str | os.PathLike[str] | None, read_only: bool, wait: float) -> None:
+        """Start the deployment, replaying ``journal`` if it has events: see :func:`deployment_of`."""
         self._loaded = loaded
         self._lock = threading.RLock()
         #: Warnings from opening the journal (a torn last line dropped).
@@ -151,7 +153,7 @@ class Deployment:
             self._check_usable()
             left = left_unresolved(self._resolver, self._left)  # pending at opening: all that can be now
             working = copy_working((self._ws, self._resolver, left))
-            return Resolution(self._loaded, self._rounds, False, working)
+            return resolution_of(self._loaded, self._rounds, False, working)
 
     def ready(self) -> list[str]:
         """The ready components, in document order."""
@@ -348,7 +350,7 @@ class Deployment:
         that fails, the deployment refuses every call from then on and lets
         its journal go (which holds every acknowledged event)."""
         try:
-            fresh = Deployment(self._loaded)
+            fresh = deployment_of(self._loaded)
             for entry in log:
                 fresh._apply(_event(entry))
         except BaseException as exc:
@@ -439,6 +441,18 @@ class Deployment:
             for sibling, values in self._facts.after.get(comp, {}).items()
             if done[sibling] != "deployed" and any(v not in valued for v in values)
         )
+
+
+
+def deployment_of(
+    loaded: Loaded, journal: str | os.PathLike[str] | None = None, *, read_only: bool = False, wait: float = 0.0
+) -> Deployment:
+    """A deployment of ``loaded``'s system (:meth:`cdl.Document.deploy`):
+    with ``journal``, created or replayed (``read_only``: only read), and
+    appended to with each event; ``wait``: seconds to wait for the journal."""
+    deployment = object.__new__(Deployment)
+    deployment._open(loaded, journal, read_only, wait)
+    return deployment
 
 
 #: What belongs to the session rather than to its state: a rebuild keeps them.

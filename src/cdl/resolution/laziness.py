@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from lxml import etree
 
@@ -54,6 +55,12 @@ class Round:
 
     set: Mapping[str, str]
     release: Sequence[str] = ()
+
+
+#: A round as ``Document.resolve(rounds=...)`` takes it (``cdl.RoundLike``): a
+#: :class:`Round`, or a mapping ``{"set": {path: value}, "release": [path]}``
+#: whose keys are both optional (any other key is ``BAD_SET``).
+RoundLike: TypeAlias = Round | Mapping[str, Any]
 
 
 def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round, *, live: bool = False) -> list[etree._Element]:
@@ -395,7 +402,7 @@ def pending_items(
     written later, when the report is read, from the places the output
     leaves the holders in (it moves the lists whole, with what they hold).
     """
-    pending = [el for el in items if resolver.is_pending(el)]
+    pending = still_pending(resolver, items)
     if system_only:
         needed: set[etree._Element] = set()
         stack = [el for el in pending if in_part(el, T_SYSTEM)]
@@ -409,6 +416,12 @@ def pending_items(
         (el, holder_of(el), item_kind(el).value, tuple((b, holder_of(b)) for b in resolver.waits_on(el)))
         for el in pending
     ]
+
+
+def still_pending(resolver: ReferenceResolver, items: Sequence[etree._Element]) -> list[etree._Element]:
+    """The items of ``items`` still pending, in their order: one per entry of
+    the report (:func:`pending_items`), without reading anything more."""
+    return [el for el in items if resolver.is_pending(el)]
 
 
 def pending_report(
