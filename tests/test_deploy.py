@@ -218,6 +218,7 @@ def test_status_shapes(farm: cdl.Document, tmp_path: Path) -> None:
         "after": ["/apps/schema"],
         "upstream": [],
         "reason": None,
+        "later": [],
     }
     text = deployment.status().to_text()
     assert "failed   /monitor  (reason: no quota)" in text
@@ -356,7 +357,7 @@ def test_events_are_applied_one_at_a_time(farm: cdl.Document) -> None:
     entered, go = threading.Event(), threading.Event()
     done: list[str] = []
     first = threading.Thread(target=lambda: done.extend(["db", *deployment.deployed("/db", SlowValues({"db/hostname": "h"}, entered, go))]))
-    second = threading.Thread(target=lambda: done.extend(["monitor", *deployment.deployed("/monitor")]))
+    second = threading.Thread(target=lambda: done.extend(["monitor", *deployment.deployed("/monitor", later=["monitor/hostname", "monitor/dashboardUrl"])]))
     first.start()
     assert entered.wait(10)
     second.start()

@@ -23,7 +23,7 @@ def test_a_failed_append_undoes_the_event(tmp_path: Path, monkeypatch: pytest.Mo
     main = farm_copy(tmp_path)
     journal = tmp_path / "deploy.journal"
     deployment = cdl.load(main).deploy(journal=journal)
-    deployment.deployed("/monitor", {"monitor/hostname": "m"})
+    deployment.deployed("/monitor", {"monitor/hostname": "m", "monitor/dashboardUrl": "d"})
     before = snapshot(deployment)
     written = journal.read_bytes()
 

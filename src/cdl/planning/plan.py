@@ -504,10 +504,12 @@ class PlanFacts:
     #: For each component, the siblings it comes after (``after``), each with
     #: the lazy values of the sibling's subtree it waits for (``because``).
     after: dict[int, dict[int, tuple[etree._Element, ...]]]
-    #: Each component's lazy properties (the elements of ``supplies``, in its order).
+    #: Each component's lazy properties (the items of ``supplies``, in its order).
     supplies: dict[int, tuple[etree._Element, ...]]
-    #: Each component's lazy references and expressions (the properties of ``releases``).
+    #: Each component's lazy references and expressions (the items of ``releases``, in its order).
     releases: dict[int, tuple[etree._Element, ...]]
+    #: What each of those waits for once released: the lazy values it reaches.
+    released_waits: dict[etree._Element, frozenset[etree._Element]]
     #: The components' paths, the plan's.
     paths: ComponentPaths
     #: The plan's view of a component, by number.
@@ -1029,8 +1031,9 @@ class _FactsPlanner(_Planner):
             waits,
             owner,
             after,
-            {v: tuple(holder_of(el) for el in items) for v, items in supplies.items()},
-            {v: tuple(holder_of(el) for el in items) for v, items in releases.items()},
+            {v: tuple(items) for v, items in supplies.items()},
+            {v: tuple(items) for v, items in releases.items()},
+            {el: self._released_reach(el) for items in releases.values() for el in items},
             comps.paths,
             lambda v: PlannedComponent._of(tree, v),
         )
@@ -1043,5 +1046,5 @@ def build_plan_facts(ws: Workspace, resolver: ReferenceResolver) -> tuple[Plan, 
     plan = planner.run()
     if planner.facts is None:  # no cdl:system: no components
         tree = plan._tree
-        return plan, PlanFacts([-1], {}, [], {}, {}, {}, {}, {}, tree.paths, lambda v: PlannedComponent._of(tree, v))
+        return plan, PlanFacts([-1], {}, [], {}, {}, {}, {}, {}, {}, tree.paths, lambda v: PlannedComponent._of(tree, v))
     return plan, planner.facts
