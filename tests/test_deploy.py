@@ -140,10 +140,11 @@ LAZY_CHAIN = b"""<cdl:cdl xmlns:cdl="http://www.gridforum.org/namespaces/2005/02
 </cdl:cdl>"""
 
 
-def test_refusals_found_after_applying_are_undone() -> None:
-    """A released reference that cannot resolve yet (LAZY_UNRESOLVED) and a
-    required property left empty (REQUIRED_MISSING) are only found once the
-    round is applied: the trees are made again, and nothing shows it."""
+def test_refusals_of_what_resolving_would_find_come_first() -> None:
+    """A released reference that waits for a value still missing
+    (LAZY_UNRESOLVED) and a required property left empty (REQUIRED_MISSING)
+    are refused before the round changes anything (issue 30, point 6;
+    tests/internals/test_deploy.py checks that nothing is made again)."""
     doc = cdl.load(LAZY_CHAIN, name="chain.cdl")
     deployment = doc.deploy()
     assert deployment.ready() == ["/a"]
@@ -161,6 +162,102 @@ def test_refusals_found_after_applying_are_undone() -> None:
     assert deployment.deployed("/b", release=["b/r"]) == ["/c"]
     assert deployment.resolution().to_bytes() == doc.resolve(rounds=deployment.rounds).to_bytes()
     assert deployment.configuration("c") == {"system": {"c": {"x": "1"}}}
+
+
+def test_a_round_naming_one_reference_twice_is_refused_before_it_changes_anything() -> None:
+    """A value and a release of one lazy reference in one event (or two
+    releases, or two values by two paths) is SET_CONFLICT from the one
+    check of a round (issue 30, point 6): before, the check let it through
+    and applying it failed half way."""
+    doc = cdl.load(LAZY_CHAIN, name="chain.cdl")
+    deployment = doc.deploy()
+    deployment.deployed("/a", {"a/v": "1", "a/w": "2"})
+    before = snapshot(deployment)
+    for values, release in (({"b/r": "x"}, ["b/r"]), ({}, ["b/r", "/b/r"]), ({"b/r": "x", "b/r[1]": "y"}, [])):
+        with pytest.raises(cdl.CdlError) as caught:
+            deployment.deployed("/b", values, release)
+        assert caught.value.code == "SET_CONFLICT", caught.value
+        assert "is named by" in caught.value.message or "takes one value" in caught.value.message
+        assert snapshot(deployment) == before
+    # Resolving alone says the same: a round names each property once.
+    with pytest.raises(cdl.CdlError) as caught:
+        doc.resolve({"a/v": "1", "b/r": "x"}, release=["b/r"])
+    assert caught.value.code == "SET_CONFLICT"
+    assert deployment.deployed("/b", release=["b/r"]) == ["/c"]
+
+
+# -- values owed: no silent stall (issue 30, point 2) ----------------------------------------
+
+
+def test_a_component_deployed_without_its_values_is_refused_naming_them(farm: cdl.Document) -> None:
+    deployment = farm.deploy()
+    before = snapshot(deployment)
+    with pytest.raises(cdl.CdlError) as caught:
+        deployment.deployed("/monitor", {"monitor/hostname": "mon"})
+    error = caught.value
+    assert error.code == "VALUES_MISSING"
+    assert "/monitor/dashboardUrl" in error.message and "/monitor/hostname" not in error.message.partition(";")[0]
+    assert "--set monitor/dashboardUrl=VALUE" in error.message and "--later monitor/dashboardUrl" in error.message
+    assert "supply" in error.message
+    assert snapshot(deployment) == before
+    # A lazy reference it releases counts too.
+    for path, values in reports_until(deployment, "/balancer").items():
+        deployment.deployed(path, values)
+    with pytest.raises(cdl.CdlError) as caught:
+        deployment.deployed("/balancer", {"balancer/hostname": "lb", "balancer/publicAddress": "1.2.3.4"})
+    assert caught.value.code == "VALUES_MISSING"
+    assert "--release balancer/certificate" in caught.value.message
+
+
+def reports_until(deployment: cdl.Deployment, last: str) -> dict[str, dict[str, str]]:
+    """Every component's values, in an order that makes ``last`` ready (it not among them)."""
+    order = ["/db", "/monitor", "/apps/schema", "/apps/app1", "/apps/app2", "/apps"]
+    return {path: dict.fromkeys(deployment.status(path).components[0].supplies, "v") for path in order if path != last}
+
+
+def test_values_said_to_come_later_are_shown_until_supplied(farm: cdl.Document, tmp_path: Path) -> None:
+    journal = tmp_path / "farm.journal"
+    with farm.deploy(journal=journal) as deployment:
+        assert deployment.deployed("/db", later=["db/hostname"]) == []  # nothing that waits for it is ready
+        db = deployment.status("/db").components[0]
+        assert (db.state, db.later, db.why()) == ("deployed", ("/db/hostname",), "later: /db/hostname")
+        assert "deployed /db  (later: /db/hostname)" in deployment.status().to_text()
+        assert deployment.status().to_data()["components"][0]["later"] == ["/db/hostname"]
+    assert '"later":["db/hostname"]' in journal.read_text().replace(" ", "")
+    with farm.deploy(journal=journal) as deployment:  # the journal keeps it
+        assert deployment.status("/db").components[0].later == ("/db/hostname",)
+        assert deployment.supply({"db/hostname": "db1"}) == ["/apps/schema"]
+        assert deployment.status("/db").components[0].later == ()
+
+
+def test_a_component_gives_only_its_own_values(farm: cdl.Document) -> None:
+    """Another component's lazy value, or one no component owns, goes through supply (NOT_OWNER)."""
+    deployment = farm.deploy()
+    before = snapshot(deployment)
+    mine = {"monitor/hostname": "m", "monitor/dashboardUrl": "d"}
+    for values, later in (({**mine, "db/hostname": "x"}, []), (mine, ["db/hostname"])):
+        with pytest.raises(cdl.CdlError) as caught:
+            deployment.deployed("/monitor", values, later=later)
+        assert caught.value.code == "NOT_OWNER"
+        assert "/db/hostname" in caught.value.message and "of /db, not of /monitor" in caught.value.message
+        assert "supply" in caught.value.message
+        assert snapshot(deployment) == before
+    assert deployment.supply({"db/hostname": "x"}) == ["/apps/schema"]  # from elsewhere: accepted
+
+
+def test_a_templates_lazy_value_is_no_components() -> None:
+    doc = cdl.load(
+        f"""<cdl:cdl xmlns:cdl="{cdl.CDL_NS}"><cdl:configuration><T><clock cdl:lazy="true"/></T></cdl:configuration>
+        <cdl:system><a><k>1</k></a><b><t cdl:refroot="T" cdl:ref="/clock"/><k>1</k></b></cdl:system></cdl:cdl>""".encode(),
+        name="t.cdl",
+    )
+    deployment = doc.deploy()
+    assert deployment.ready() == ["/a"]
+    with pytest.raises(cdl.CdlError) as caught:
+        deployment.deployed("/a", {"T/clock": "1"})
+    assert caught.value.code == "NOT_OWNER"
+    assert "no component's lazy value" in caught.value.message
+    assert deployment.supply({"T/clock": "1"}) == ["/b"]
 
 
 def test_state_refusals(farm: cdl.Document) -> None:
