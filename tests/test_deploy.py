@@ -475,6 +475,59 @@ def farm_copy(tmp_path: Path) -> Path:
     return tmp_path / "system.cdl"
 
 
+def test_every_refusal_leaves_the_journal_and_the_state_as_they_were(tmp_path: Path) -> None:
+    """Issue 30, point 7: each kind of refused event, with a journal, among
+    same-named siblings and an open failure: the journal's bytes, the
+    status, the rounds and the resolution are unchanged, and the deployment
+    goes on."""
+    main = tmp_path / "farm.cdl"
+    main.write_text(SAME_NAMED)
+    journal = tmp_path / "farm.journal"
+    with cdl.load(main).deploy(journal=journal) as deployment:
+        deployment.deployed("/apps/web[1]", {"apps/web[1]/host": "a"})
+        deployment.failed("/apps/web[2]", "down")
+        written, before = journal.read_bytes(), snapshot(deployment)
+        refusals = {
+            "NOT_READY": lambda: deployment.deployed("/lb"),
+            "NOT_FAILED": lambda: deployment.retry("/apps/web[1]"),
+            "COMPONENT_NOT_FOUND": lambda: deployment.failed("/apps/web", "x"),
+            "SET_NOT_FOUND": lambda: deployment.supply({"apps/web[3]/host": "c"}),
+            "SET_NOT_LAZY": lambda: deployment.supply({"apps/web[1]/port": "81"}),
+            "BAD_SET": lambda: deployment.supply({"apps/web[0]/host": "c"}),
+            "SET_CONFLICT": lambda: deployment.supply({"apps/web[1]/host": "b"}),
+            "LAZY_UNRESOLVED": lambda: deployment.supply(release=["lb/cert"]),
+        }
+        for code, call in refusals.items():
+            with pytest.raises(cdl.CdlError) as caught:
+                call()
+            assert caught.value.code == code, caught.value
+            assert journal.read_bytes() == written and snapshot(deployment) == before, code
+        deployment.retry("/apps/web[2]")
+        written, before = journal.read_bytes(), snapshot(deployment)
+        for code, call in {
+            "VALUES_MISSING": lambda: deployment.deployed("/apps/web[2]"),
+            "NOT_OWNER": lambda: deployment.deployed("/apps/web[2]", {"apps/web[2]/host": "b", "apps/web[1]/host": "a"}),
+            "SET_CONFLICT": lambda: deployment.deployed("/apps/web[2]", {"apps/web[2]/host": "b", "apps/web/host": "c"}),
+        }.items():
+            with pytest.raises(cdl.CdlError) as caught:
+                call()
+            assert caught.value.code == code, caught.value
+            assert journal.read_bytes() == written and snapshot(deployment) == before, code
+        assert deployment.deployed("/apps/web[2]", {"apps/web[2]/host": "b"}) == ["/apps", "/lb"]
+
+
+SAME_NAMED = f"""<cdl:cdl xmlns:cdl="{cdl.CDL_NS}">
+  <cdl:system>
+    <apps>
+      <web><host cdl:lazy="true"/><port>80</port></web>
+      <web><host cdl:lazy="true"/></web>
+    </apps>
+    <lb><backends cdl:refroot="apps" cdl:ref="/web/host"/><cert cdl:lazy="true" cdl:refroot="apps" cdl:ref="/web/host"/></lb>
+  </cdl:system>
+</cdl:cdl>
+"""
+
+
 def test_journal_resumes_where_it_stopped(tmp_path: Path) -> None:
     main = farm_copy(tmp_path)
     journal = tmp_path / "deploy.journal"

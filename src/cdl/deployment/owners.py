@@ -41,15 +41,11 @@ class Owners:
         found = self.held.get(el)
         return None if found is None else found[1]
 
-    def check_own(
-        self, ws: Workspace, comp: int, checked: CheckedRound, later: Iterable[tuple[str, etree._Element]], path: Callable[[int], str]
-    ) -> None:
-        """Refuse (``NOT_OWNER``) a value, release or ``later`` path (with an
-        element it names) of ``comp``'s event that is not one of ``comp``'s
-        own lazy values."""
-        named = [("set", given, el) for given, _, elements in checked.sets for el in elements]
-        named += [("release", given, el) for given, elements in checked.releases for el in elements]
-        named += [("later", given, el) for given, el in later]
+    def check_own(self, ws: Workspace, comp: int, named: Iterable[tuple[str, str, etree._Element]], path: Callable[[int], str]) -> None:
+        """Refuse (``NOT_OWNER``) what ``comp``'s event names (``named``: the
+        verb, the path given, an element it names: every value, even one
+        given alike before, release and ``later``) that is not one of
+        ``comp``'s own lazy values."""
         for verb, given, el in named:
             owner = self.owner(el)
             if owner == comp:

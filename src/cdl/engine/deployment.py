@@ -316,8 +316,10 @@ class Deployment:
         values left for later (``later``, and on replay what it left)."""
         ws, number = self._ws, len(self._log) + 1
         given: dict[etree._Element, str] = {}
+        named: list[tuple[str, str, etree._Element]] = []  # every element named, given alike before or not
 
         def fresh(path: str, value: str, elements: list[etree._Element]) -> list[etree._Element]:
+            named.extend(("set", path, el) for el in elements)
             new = [el for el in elements if el not in self._supplied and el not in given]
             for el in elements:
                 earlier = self._supplied.get(el) or ((given[el], number) if el in given else None)
@@ -329,13 +331,15 @@ class Deployment:
         checked = check_round(ws, Round(dict(values), tuple(release)), fresh=fresh, live=True)
         left: tuple[etree._Element, ...] = ()
         if comp is not None:
-            named = [(path, el) for path in later for el in select_path(ws, path, "later")]
+            later_named = [(path, el) for path in later for el in select_path(ws, path, "later")]
             if live:
-                self._owners.check_own(ws, comp, checked, named, self._paths.__getitem__)
-            missing = self._owners.missing(comp, checked, [el for _, el in named], self._resolver.is_pending)
+                named += [("release", path, el) for path, elements in checked.releases for el in elements]
+                named += [("later", path, el) for path, el in later_named]
+                self._owners.check_own(ws, comp, named, self._paths.__getitem__)
+            missing = self._owners.missing(comp, checked, [el for _, el in later_named], self._resolver.is_pending)
             if missing and live:
                 self._owners.refuse_missing(ws, comp, self._paths[comp], missing)
-            left = tuple(dict.fromkeys([*(el for _, el in named), *(holder_of(item) for item in missing)]))
+            left = tuple(dict.fromkeys([*(el for _, el in later_named), *(holder_of(item) for item in missing)]))
         self._owners.check_releases(ws, checked, self._resolver.is_pending)
         return checked, given, left
 

@@ -478,8 +478,7 @@ class _Components:
             children[0] = tops
         self.children = children
         self.size = len(parent)
-        #: How the plan's paths write each step (one for all of them: see model.naming.Steps).
-        self.steps = Steps(qname)
+        self.steps = Steps(qname)  # one for every path of the plan (model.naming.Steps)
         self.paths = ComponentPaths(parent, depth, elements, children, self.steps)
 
 
