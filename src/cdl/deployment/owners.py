@@ -68,10 +68,13 @@ class Owners:
         """The lazy items of ``comp`` still without a value (``pending``)
         that ``checked`` neither gives nor releases, and ``later`` (properties)
         does not name."""
+        items = self.items.get(comp)
+        if items is None:
+            return []
         named = {el for _, _, elements in checked.sets for el in elements}
         named.update(el for _, elements in checked.releases for el in elements)
         named.update(later)
-        return [item for item in self.items.get(comp, ()) if holder_of(item) not in named and pending(item)]
+        return [item for item in items if holder_of(item) not in named and pending(item)]
 
     def refuse_missing(self, ws: Workspace, comp: int, path: str, missing: Sequence[etree._Element]) -> None:
         """``VALUES_MISSING`` for ``missing`` (items of ``comp``, at ``path``)."""

@@ -310,13 +310,42 @@ class Deployment:
         self, values: Mapping[str, str], release: Sequence[str], comp: int | None, later: Sequence[str], live: bool
     ) -> tuple[CheckedRound, dict[etree._Element, str], tuple[etree._Element, ...]]:
         """The round an event makes of its values, without those already
-        supplied alike, with every rule checked (``check_round``; a value
-        supplied otherwise is ``SET_CONFLICT``): the checked round, the
-        elements it gives values, and the properties of ``comp``'s lazy
-        values left for later (``later``, and on replay what it left)."""
-        ws, number = self._ws, len(self._log) + 1
+        supplied alike, with every rule checked (:meth:`_checked_round`),
+        then, for ``comp``'s deployment, whose values they are (``NOT_OWNER``,
+        live only), what it leaves out (``VALUES_MISSING``, live only) and
+        its releases (``LAZY_UNRESOLVED``): the checked round, the elements
+        it gives values, and the properties of ``comp``'s lazy values left
+        for later (``later``, and on replay what it left)."""
+        ws = self._ws
+        if values or release:
+            checked, given, named = self._checked_round(values, release)
+        else:  # most components supply nothing: no round to check
+            checked, given, named = _NO_ROUND, {}, []
+        left: tuple[etree._Element, ...] = ()
+        if comp is not None:
+            later_named = [(path, el) for path in later for el in select_path(ws, path, "later")]
+            if live and (named or later_named):
+                named += [("release", path, el) for path, elements in checked.releases for el in elements]
+                named += [("later", path, el) for path, el in later_named]
+                self._owners.check_own(ws, comp, named, self._paths.__getitem__)
+            missing = self._owners.missing(comp, checked, [el for _, el in later_named], self._resolver.is_pending)
+            if missing and live:
+                self._owners.refuse_missing(ws, comp, self._paths[comp], missing)
+            if later_named or missing:
+                left = tuple(dict.fromkeys([*(el for _, el in later_named), *(holder_of(item) for item in missing)]))
+        self._owners.check_releases(ws, checked, self._resolver.is_pending)
+        return checked, given, left
+
+    def _checked_round(
+        self, values: Mapping[str, str], release: Sequence[str]
+    ) -> tuple[CheckedRound, dict[etree._Element, str], list[tuple[str, str, etree._Element]]]:
+        """``check_round`` of an event's values and releases, each value's
+        elements narrowed to those it gives now (``SET_CONFLICT`` for one
+        given another value): the round, the elements it gives values, and
+        every element a value names (given alike before or not)."""
+        number = len(self._log) + 1
         given: dict[etree._Element, str] = {}
-        named: list[tuple[str, str, etree._Element]] = []  # every element named, given alike before or not
+        named: list[tuple[str, str, etree._Element]] = []
 
         def fresh(path: str, value: str, elements: list[etree._Element]) -> list[etree._Element]:
             named.extend(("set", path, el) for el in elements)
@@ -328,20 +357,8 @@ class Deployment:
             given.update((el, value) for el in new)
             return new
 
-        checked = check_round(ws, Round(dict(values), tuple(release)), fresh=fresh, live=True)
-        left: tuple[etree._Element, ...] = ()
-        if comp is not None:
-            later_named = [(path, el) for path in later for el in select_path(ws, path, "later")]
-            if live:
-                named += [("release", path, el) for path, elements in checked.releases for el in elements]
-                named += [("later", path, el) for path, el in later_named]
-                self._owners.check_own(ws, comp, named, self._paths.__getitem__)
-            missing = self._owners.missing(comp, checked, [el for _, el in later_named], self._resolver.is_pending)
-            if missing and live:
-                self._owners.refuse_missing(ws, comp, self._paths[comp], missing)
-            left = tuple(dict.fromkeys([*(el for _, el in later_named), *(holder_of(item) for item in missing)]))
-        self._owners.check_releases(ws, checked, self._resolver.is_pending)
-        return checked, given, left
+        checked = check_round(self._ws, Round(dict(values), tuple(release)), fresh=fresh, live=True)
+        return checked, given, named
 
     def _conflict(self, path: str, el: etree._Element, value: str, earlier: tuple[str, int]) -> None:
         ctx = self._ws.ctx
@@ -471,6 +488,10 @@ def _event(entry: _Logged) -> dict[str, Any]:
     for key, value in fields:
         event[key] = dict(value) if key == "values" else list(value) if key == "release" else value
     return event
+
+
+#: The round of an event that gives no value and releases nothing.
+_NO_ROUND = CheckedRound((), ())
 
 
 def _given(values: Mapping[str, str] | None, release: Sequence[str]) -> dict[str, Any]:
