@@ -172,17 +172,17 @@ def chains_system(groups: int, length: int) -> bytes:
     return (f"<cdl:cdl xmlns:cdl='{cdl.CDL_NS}'><cdl:system>\n" + "\n".join(parts) + "\n</cdl:system></cdl:cdl>\n").encode()
 
 
-def timed(clock: Any, times: list[float], call: Any) -> Any:
+def timed(clock: Any, times: list[float], call: Any, *args: Any) -> Any:
     start = clock()
-    result = call()
+    result = call(*args)
     times.append(clock() - start)
     return result
 
 
-def refused(clock: Any, times: list[float], call: Any) -> None:
+def refused(clock: Any, times: list[float], call: Any, *args: Any) -> None:
     start = clock()
     try:
-        call()
+        call(*args)
     except cdl.CdlError:
         times.append(clock() - start)
     else:
@@ -201,19 +201,21 @@ def failures(groups: int, length: int) -> dict[str, float]:
             figures["components"] = len(deployment.status().components)
             gc.collect()
             for g in range(groups):
-                blocked = timed(clock, times["failed"], lambda: deployment.failed(f"/g{g}/c0", "down"))
+                blocked = timed(clock, times["failed"], deployment.failed, f"/g{g}/c0", "down")
                 assert len(blocked) == length, blocked
+            no = times["refused"]
             for g in range(0, min(50, groups)):
-                refused(clock, times["refused"], lambda: deployment.deployed(f"/g{g}/c1", {f"g{g}/c1/v": "x"}))  # NOT_READY
+                refused(clock, no, deployment.deployed, f"/g{g}/c1", {f"g{g}/c1/v": "x"})  # NOT_READY
             for g in range(0, groups, 2):
-                timed(clock, times["supply"], lambda: deployment.supply({f"g{g}/c0/v": "up"}))
+                timed(clock, times["supply"], deployment.supply, {f"g{g}/c0/v": "up"})
             for g in range(0, min(100, groups), 2):
-                refused(clock, times["refused"], lambda: deployment.supply({f"g{g}/c0/v": "other"}))  # SET_CONFLICT
-                refused(clock, times["refused"], lambda: deployment.deployed(f"/g{g}/c1"))  # VALUES_MISSING
-                refused(clock, times["refused"], lambda: deployment.deployed(f"/g{g}/c1", {f"g{g}/c1/v": "a", f"g{g}/c1/v[1]": "b"}))  # SET_CONFLICT
-                refused(clock, times["refused"], lambda: deployment.deployed(f"/g{g}/c1", {f"g{g}/c1/v": "a", f"g{g}/c2/v": "b"}))  # NOT_OWNER
+                c1, c2 = f"g{g}/c1", f"g{g}/c2"
+                refused(clock, no, deployment.supply, {f"g{g}/c0/v": "other"})  # SET_CONFLICT
+                refused(clock, no, deployment.deployed, "/" + c1)  # VALUES_MISSING
+                refused(clock, no, deployment.deployed, "/" + c1, {f"{c1}/v": "a", f"{c1}/v[1]": "b"})  # SET_CONFLICT
+                refused(clock, no, deployment.deployed, "/" + c1, {f"{c1}/v": "a", f"{c2}/v": "b"})  # NOT_OWNER
             for g in range(1, groups, 2):
-                timed(clock, times["retry"], lambda: deployment.retry(f"/g{g}/c0"))
+                timed(clock, times["retry"], deployment.retry, f"/g{g}/c0")
         events = len(times["failed"]) + len(times["supply"]) + len(times["retry"])
         for kind in ("failed", "supply", "retry"):
             figures[f"{kind}_median_ms"] = statistics.median(times[kind]) * 1000

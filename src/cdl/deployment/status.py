@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeAlias, get_args
 
 from ..planning.plan import Plan
 from ..planning.render import to_dot, to_mermaid
 
+#: A component's state (``cdl.ComponentState``; docs/semantics.md, "Deployment sessions").
+ComponentState: TypeAlias = Literal["waiting", "ready", "deployed", "failed", "blocked"]
+
 #: The states, in the order status counts them.
-STATES = ("waiting", "ready", "deployed", "failed", "blocked")
+STATES: tuple[ComponentState, ...] = get_args(ComponentState)
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class ComponentStatus:
     """
 
     path: str
-    state: str
+    state: ComponentState
     supplies: tuple[str, ...] = ()
     releases: tuple[str, ...] = ()
     waits_for: tuple[tuple[str, str | None], ...] = ()
@@ -132,7 +135,7 @@ class DeploymentStatus:
 
 def counted_states(states: Iterable[str]) -> dict[str, int]:
     """How many of ``states`` are each state (every state, in the order of :data:`STATES`)."""
-    counts = dict.fromkeys(STATES, 0)
+    counts: dict[str, int] = dict.fromkeys(STATES, 0)
     for state in states:
         counts[state] += 1
     return counts

@@ -43,9 +43,9 @@ from ..planning.plan import Plan, PlannedComponent, build_plan_facts
 from ..resolution.laziness import CheckedRound, Round, apply_round, check_round, left_unresolved, select_path
 from ..resolution.output import build_output, to_bytes, to_data
 from .phases import Loaded, copy_working, cyclic_gc_paused, resolve_working
-from .resolution import Resolution
+from .resolution import Resolution, resolution_of
 
-__all__ = ["Deployment"]
+__all__ = ["Deployment", "deployment_of"]
 
 
 class Deployment:
@@ -62,11 +62,15 @@ class Deployment:
     are applied one at a time, whichever thread calls; a refused event raises
     :class:`cdl.CdlError` and changes neither the state nor the journal.
     Paths of components are written as ``cdl plan`` writes them (see
-    :class:`ComponentStatus`); values as for ``--set``.
+    :class:`ComponentStatus`); values as for ``--set``. Made by
+    :meth:`cdl.Document.deploy` (the constructor refuses).
     """
 
-    def __init__(self, loaded: Loaded, journal: str | os.PathLike[str] | None = None) -> None:
-        """Made by :meth:`cdl.Document.deploy`, not by callers."""
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("cdl.Deployment is not made by callers: Document.deploy() gives one")
+
+    def _open(self, loaded: Loaded, journal: str | os.PathLike[str] | None) -> None:
+        """Start the deployment, replaying ``journal`` if it has events: see :func:`deployment_of`."""
         self._loaded = loaded
         self._lock = threading.RLock()
         #: Warnings from opening the journal (a torn last line dropped).
@@ -144,7 +148,7 @@ class Deployment:
         with self._lock:
             left = left_unresolved(self._resolver, self._left)  # pending at opening: all that can be now
             working = copy_working((self._ws, self._resolver, left))
-            return Resolution(self._loaded, self._rounds, False, working)
+            return resolution_of(self._loaded, self._rounds, False, working)
 
     def ready(self) -> list[str]:
         """The ready components, in document order."""
@@ -459,6 +463,14 @@ class Deployment:
             if done[sibling] != "deployed" and any(v not in valued for v in values)
         )
 
+
+
+def deployment_of(loaded: Loaded, journal: str | os.PathLike[str] | None = None) -> Deployment:
+    """A deployment of ``loaded``'s system (:meth:`cdl.Document.deploy`):
+    with ``journal``, created or replayed, and appended to with each event."""
+    deployment = object.__new__(Deployment)
+    deployment._open(loaded, journal)
+    return deployment
 
 #: An event as the log keeps it: (kind, the pairs of its other fields), all
 #: tuples and strings. A live deployment logs one per event for as long as

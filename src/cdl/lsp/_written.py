@@ -17,15 +17,26 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ..engine.document import Document, loaded_of
-from ..model.children import ChildIndex, children_by_name
-from ..model.elements import doc_index_of, top_level_of
-from ..model.naming import Prefixes
-from ..model.paths import PrefixError, parse_qname
-from ..model.tables import NameRef
-from ..model.vocabulary import CDL_NS, ENGINE_NS, T_VARIABLE
-from ..model.workspace import SourceDoc
-from ._source import Attr, Source, Tag, decode, pair, scan
+from ._engine import (
+    CDL_NS,
+    ENGINE_NS,
+    T_VARIABLE,
+    Attr,
+    ChildIndex,
+    Document,
+    NameRef,
+    PrefixError,
+    Prefixes,
+    SourceDoc,
+    Tag,
+    children_by_name,
+    decode,
+    doc_index_of,
+    loaded_of,
+    parse_qname,
+    top_level_of,
+)
+from ._source import Source, pair
 
 
 @dataclass(frozen=True)
@@ -107,7 +118,7 @@ class Written:
             text = self.texts.get(doc.url)
             if text is None and doc.file is not None:
                 text = next((t for u, t in self.texts.items() if self.doc_index(u) == index), None)
-            source = scan(decode(doc.data) if text is None else text)
+            source = Source(decode(doc.data) if text is None else text)
             by_tag, by_element = pair(source, doc.root)
             found = self._paired[index] = Paired(doc.url, source, by_tag, by_element)
         return found
@@ -122,7 +133,7 @@ class Written:
             return None
         found = self._others.get(url)
         if found is None:
-            found = self._others[url] = Paired(url, scan(text), {}, {})
+            found = self._others[url] = Paired(url, Source(text), {}, {})
         return found
 
     # -- positions ------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from lxml import etree
 
@@ -76,7 +77,15 @@ class CheckedRound:
 Fresh = Callable[[str, str, list[etree._Element]], list[etree._Element]]
 
 
-def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round | CheckedRound, *, live: bool = False) -> list[etree._Element]:
+#: A round as ``Document.resolve(rounds=...)`` takes it (``cdl.RoundLike``): a
+#: :class:`Round`, or a mapping ``{"set": {path: value}, "release": [path]}``
+#: whose keys are both optional (any other key is ``BAD_SET``).
+RoundLike: TypeAlias = Round | Mapping[str, Any]
+
+
+def apply_round(
+    ws: Workspace, resolver: ReferenceResolver, step: Round | CheckedRound, *, live: bool = False
+) -> list[etree._Element]:
     """Apply one round of deploy-time values, then resolve what waited on them.
 
     ``step`` is checked first (:func:`check_round`), unless it was: nothing
@@ -458,7 +467,7 @@ def pending_items(
     written later, when the report is read, from the places the output
     leaves the holders in (it moves the lists whole, with what they hold).
     """
-    pending = [el for el in items if resolver.is_pending(el)]
+    pending = still_pending(resolver, items)
     if system_only:
         needed: set[etree._Element] = set()
         stack = [el for el in pending if in_part(el, T_SYSTEM)]
@@ -468,7 +477,16 @@ def pending_items(
                 needed.add(el)
                 stack.extend(resolver.waits_on(el))
         pending = [el for el in pending if el in needed]
-    return [(el, holder_of(el), item_kind(el).value, tuple((b, holder_of(b)) for b in resolver.waits_on(el))) for el in pending]
+    return [
+        (el, holder_of(el), item_kind(el).value, tuple((b, holder_of(b)) for b in resolver.waits_on(el)))
+        for el in pending
+    ]
+
+
+def still_pending(resolver: ReferenceResolver, items: Sequence[etree._Element]) -> list[etree._Element]:
+    """The items of ``items`` still pending, in their order: one per entry of
+    the report (:func:`pending_items`), without reading anything more."""
+    return [el for el in items if resolver.is_pending(el)]
 
 
 def pending_report(
