@@ -384,6 +384,8 @@ def test_a_line_moved_from_another_journal_is_corrupt(tmp_path: Path) -> None:
         (json.dumps({"seq": 2, "time": TIME, "event": "retry", "path": "/db", "why": "x"}).encode(), "fields path"),
         (json.dumps({"seq": 2, "time": TIME, "event": "failed", "path": "/db", "reason": 3}).encode(), "reason is not a string"),
         (json.dumps({"seq": 2, "time": TIME, "event": "retry", "path": True}).encode(), "path is not a string"),
+        (json.dumps({"seq": 2, "time": TIME, **DEPLOYED, "later": "db/port"}).encode(), "later is not a list of strings"),
+        (json.dumps({"seq": 2, "time": TIME, **RETRY, "later": []}).encode(), "fields path, not later, path"),
         (json.dumps({"seq": 2, "time": TIME, "event": "supply", "values": {"a": 1}, "release": []}).encode(), "values is not an object of strings"),
         (json.dumps({"seq": 2, "time": TIME, "event": "supply", "values": {}, "release": "a"}).encode(), "release is not a list of strings"),
         (b'{"seq":2,"time":"' + TIME.encode() + b'","event":"retry","path":' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),

@@ -71,6 +71,9 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "retry": ("path",),
 }
 
+#: Fields an event may leave out: a ``deployed`` event's ``later`` (written only when not empty).
+OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {"deployed": ("later",)}
+
 
 def _is_text(value: Any) -> bool:
     return type(value) is str
@@ -90,6 +93,7 @@ FIELD_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "reason": ("a string", _is_text),
     "values": ("an object of strings", _is_text_map),
     "release": ("a list of strings", _is_texts),
+    "later": ("a list of strings", _is_texts),
 }
 
 #: Every header begins with these bytes (both versions): a file that does not is no journal.
@@ -595,13 +599,15 @@ def _event_problem(event: Mapping[str, Any], own: tuple[str, ...] = ("event",)) 
     fields = EVENT_FIELDS.get(kind)
     if fields is None:
         return f"unknown event {kind!r} (known: {', '.join(EVENT_FIELDS)})"
-    if event.keys() != {*own, *fields}:
+    optional = OPTIONAL_FIELDS.get(kind, ())
+    if not {*own, *fields} <= event.keys() <= {*own, *fields, *optional}:
         given = sorted(key for key in event if key not in own)
         return f"a {kind!r} event has the fields {', '.join(fields)}, not {', '.join(given) or 'none'}"
-    for field in fields:
-        words, holds = FIELD_KINDS[field]
-        if not holds(event[field]):
-            return f"its {field} is not {words}"
+    for field in event:
+        if field not in own:
+            words, holds = FIELD_KINDS[field]
+            if not holds(event[field]):
+                return f"its {field} is not {words}"
     return None
 
 
