@@ -53,32 +53,31 @@ def cdl_doc(system: str = "", configuration: str = "", imports: tuple[str, ...] 
     return "\n".join(parts) + "\n"
 
 
+def _levels(levels: int, via: str, children: str) -> str:
+    """Lists l0 .. l{levels}, one a line: each child of l{i} (one per letter of
+    ``children``) takes all of l{i-1}, through ``cdl:extends`` (``via="extends"``)
+    or a reference to the whole list (``via="ref"``, cdl:refroot + cdl:ref=".")."""
+    lists = ["<l0><v>x</v></l0>"]
+    for i in range(1, levels + 1):
+        take = f'cdl:extends="l{i - 1}"' if via == "extends" else f'cdl:refroot="l{i - 1}" cdl:ref="."'
+        lists.append(f"<l{i}>" + "".join(f"<{name} {take}/>" for name in children) + f"</l{i}>")
+    return "\n".join(lists)
+
+
 def doubling_document(levels: int, via: str = "extends") -> str:
     """Level i holds two children that each take all of level i-1: 2**levels copies.
 
-    ``via="extends"`` uses prototypes (the acceptance document), ``via="ref"``
-    value references of whole lists (cdl:refroot + cdl:ref=".").
+    ``via="extends"`` uses prototypes (the acceptance document: the levels are
+    templates a system list extends), ``via="ref"`` value references of whole lists.
     """
-    lists = ["<l0><v>x</v></l0>"]
-    for i in range(1, levels + 1):
-        if via == "extends":
-            lists.append(f'<l{i}><a cdl:extends="l{i - 1}"/><b cdl:extends="l{i - 1}"/></l{i}>')
-        else:
-            lists.append(f'<l{i}><a cdl:refroot="l{i - 1}" cdl:ref="."/><b cdl:refroot="l{i - 1}" cdl:ref="."/></l{i}>')
     if via == "extends":
-        return cdl_doc(configuration="\n".join(lists), system=f'<app cdl:extends="l{levels}"/>')
-    return cdl_doc(system="\n".join(lists))
+        return cdl_doc(configuration=_levels(levels, via, "ab"), system=f'<app cdl:extends="l{levels}"/>')
+    return cdl_doc(system=_levels(levels, via, "ab"))
 
 
 def chain_document(levels: int, via: str = "extends") -> str:
     """Level i holds one child that takes all of level i-1: depth grows by one per level."""
-    lists = ["<l0><v>x</v></l0>"]
-    for i in range(1, levels + 1):
-        if via == "extends":
-            lists.append(f'<l{i}><c cdl:extends="l{i - 1}"/></l{i}>')
-        else:
-            lists.append(f'<l{i}><c cdl:refroot="l{i - 1}" cdl:ref="."/></l{i}>')
-    return cdl_doc(system="\n".join(lists))
+    return cdl_doc(system=_levels(levels, via, "c"))
 
 
 def nested_document(depth: int) -> str:

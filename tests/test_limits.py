@@ -120,13 +120,13 @@ def test_large_legitimate_document_is_not_refused_under_default_limits() -> None
     data = cdl.load(text.encode()).resolve().to_data(system_only=True)
     system = data["system"]
     assert isinstance(system, dict) and len(system) == 201
-    assert system["svc3"]["peer"] == "4" and system["svc3"]["p49"] == "49"  # type: ignore[index]
+    assert system["svc3"]["peer"] == "4" and system["svc3"]["p49"] == "49"
 
 
 def test_doubling_document_of_few_levels_resolves_under_default_limits() -> None:
     """The same shape is fine while it stays small: 2**10 copies."""
     data = cdl.load(doubling_document(10).encode()).resolve().to_data(system_only=True)
-    assert data["system"]["app"]["a"]["b"]["a"]["a"]["b"]["a"]["b"]["b"]["a"]["a"]["v"] == "x"  # type: ignore[index]
+    assert data["system"]["app"]["a"]["b"]["a"]["a"]["b"]["a"]["b"]["b"]["a"]["a"]["v"] == "x"
 
 
 # ---------------------------------------------------------------------------
@@ -429,7 +429,7 @@ def write_main(tree: Path, location: str) -> Path:
 
 
 def resolved_v(main: Path, **options: Any) -> Any:
-    return cdl.load(main, **options).resolve().to_data()["system"]["s"]["v"]  # type: ignore[index]
+    return cdl.load(main, **options).resolve().to_data()["system"]["s"]["v"]
 
 
 def refused(main: Path, **options: Any) -> CdlError:

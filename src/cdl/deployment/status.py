@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeAlias, get_args
 
 from ..planning.plan import Plan
 from ..planning.render import to_dot, to_mermaid
 
+#: A component's state (``cdl.ComponentState``; docs/semantics.md, "Deployment sessions").
+ComponentState: TypeAlias = Literal["waiting", "ready", "deployed", "failed", "blocked"]
+
 #: The states, in the order status counts them.
-STATES = ("waiting", "ready", "deployed", "failed", "blocked")
+STATES: tuple[ComponentState, ...] = get_args(ComponentState)
 
 
 @dataclass(frozen=True)
@@ -37,10 +40,12 @@ class ComponentStatus:
         upstream: for a blocked component, each failed component it waits
             for (directly or through others) with that failure's reason.
         reason: for a failed component, the reason given.
+        later: for a deployed component, the lazy values its deployment said
+            come later (given with ``supply``) that still have none.
     """
 
     path: str
-    state: str
+    state: ComponentState
     supplies: tuple[str, ...] = ()
     releases: tuple[str, ...] = ()
     waits_for: tuple[tuple[str, str | None], ...] = ()
@@ -48,6 +53,7 @@ class ComponentStatus:
     after: tuple[str, ...] = ()
     upstream: tuple[tuple[str, str], ...] = ()
     reason: str | None = None
+    later: tuple[str, ...] = ()
 
     def to_data(self) -> dict[str, Any]:
         """Plain data: the attributes, ``waits_for`` and ``upstream`` as lists of dicts."""
@@ -61,11 +67,15 @@ class ComponentStatus:
             "after": list(self.after),
             "upstream": [{"path": path, "reason": reason} for path, reason in self.upstream],
             "reason": self.reason,
+            "later": list(self.later),
         }
 
     def why(self) -> str:
-        """Why it is in its state, in one line (empty for ready and deployed)."""
+        """Why it is in its state, in one line (empty for ready, and for deployed
+        unless values it supplies come later)."""
         parts = []
+        if self.later:
+            parts.append("later: " + ", ".join(self.later))
         if self.reason is not None:
             parts.append(f"reason: {self.reason}")
         if self.upstream:
@@ -125,7 +135,7 @@ class DeploymentStatus:
 
 def counted_states(states: Iterable[str]) -> dict[str, int]:
     """How many of ``states`` are each state (every state, in the order of :data:`STATES`)."""
-    counts = dict.fromkeys(STATES, 0)
+    counts: dict[str, int] = dict.fromkeys(STATES, 0)
     for state in states:
         counts[state] += 1
     return counts
