@@ -242,6 +242,11 @@ def test_a_component_gives_only_its_own_values(farm: cdl.Document) -> None:
         assert "/db/hostname" in caught.value.message and "of /db, not of /monitor" in caught.value.message
         assert "supply" in caught.value.message
         assert snapshot(deployment) == before
+    with pytest.raises(cdl.CdlError) as caught:  # a release of another's lazy reference
+        deployment.deployed("/monitor", mine, release=["balancer/certificate"])
+    assert caught.value.code == "NOT_OWNER"
+    assert "release 'balancer/certificate'" in caught.value.message and "of /balancer, not of /monitor" in caught.value.message
+    assert snapshot(deployment) == before
     assert deployment.supply({"db/hostname": "x"}) == ["/apps/schema"]  # from elsewhere: accepted
 
 

@@ -214,3 +214,25 @@ def test_a_path_among_thousands_of_same_named_siblings_is_found_by_index() -> No
     assert ready[:2] == ["/farm/web[1]", "/farm/web[2]"] and len(ready) == 8000
     assert status.supplies == ("/farm/web[8000]/h",)
     assert tables[0] <= 1
+
+
+def test_a_journal_of_the_first_version_with_values_left_out_is_read(tmp_path: Path) -> None:
+    """A ``deployed`` event that journals of version 1 recorded without all of
+    its component's values (nothing asked for them then) is replayed: the
+    values it left out count as said to come later, and status shows them."""
+    import json
+
+    from cdl.deployment.journal import journal_header
+
+    from .inside import sources
+
+    main = farm_copy(tmp_path)
+    doc = cdl.load(main)
+    header = {**journal_header([(d.url, d.data) for d in sources(doc)], []), "version": 1}
+    event = {"seq": 1, "time": "2026-01-01T00:00:00.000000Z", "event": "deployed", "path": "/db", "values": {}, "release": []}
+    journal = tmp_path / "v1.journal"
+    journal.write_text(json.dumps(header) + "\n" + json.dumps(event) + "\n")
+    with doc.deploy(journal=journal) as deployment:
+        db = deployment.status("/db").components[0]
+        assert (db.state, db.later) == ("deployed", ("/db/hostname",))
+        assert deployment.supply({"db/hostname": "db1"}) == ["/apps/schema"]

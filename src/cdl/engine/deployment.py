@@ -328,7 +328,7 @@ class Deployment:
         left: tuple[etree._Element, ...] = ()
         if comp is not None:
             later_named = [(path, el) for path in later for el in select_path(ws, path, "later")]
-            if live and (named or later_named):
+            if live:
                 named += [("release", path, el) for path, elements in checked.releases for el in elements]
                 named += [("later", path, el) for path, el in later_named]
                 self._owners.check_own(ws, comp, named, self._paths.__getitem__)

@@ -542,6 +542,8 @@ class _Planner:
         self.comps: _Components | None = None
         self.problems = Problems(ws.ctx.limits.max_errors)
         self._kinds: dict[etree._Element, ItemKind] = {}
+        #: What each lazy reference (or lazy expression) waits for once released.
+        self.released: dict[etree._Element, frozenset[etree._Element]] = {}
 
     # -- items ----------------------------------------------------------------
 
@@ -611,7 +613,8 @@ class _Planner:
         """What a lazy reference (or lazy expression) waits for once released."""
         deps = waits_if_attempted(self.ws, el)
         self.direct[el] = deps
-        return self._union([self._reach(d) for d in deps])
+        found = self.released[el] = self._union([self._reach(d) for d in deps])
+        return found
 
     def _chain(self, item: etree._Element, lazy: etree._Element) -> list[etree._Element]:
         """The items from ``item`` to ``lazy``, each waiting for the next."""
@@ -1032,7 +1035,7 @@ class _FactsPlanner(_Planner):
             after,
             {v: tuple(items) for v, items in supplies.items()},
             {v: tuple(items) for v, items in releases.items()},
-            {el: self._released_reach(el) for items in releases.values() for el in items},
+            {el: self.released[el] for items in releases.values() for el in items},
             comps.paths,
             lambda v: PlannedComponent._of(tree, v),
         )
