@@ -80,6 +80,8 @@ CODES: dict[str, str] = {
     "SET_NOT_FOUND": "a deploy-time value names no property",
     "SET_NOT_LAZY": "a deploy-time value names a property that is not lazy",
     "LAZY_UNRESOLVED": "a released lazy reference still cannot be resolved",
+    "TEMPLATE_UNRESOLVED": "a template leaves a reference or an expression unresolved, for the lists extending it to "
+    "provide (7.6): a warning (Resolution.warnings), the code of its diagnostic in cdl lsp, never an error",
     # deployment plan
     "PLAN_CYCLE": "sibling components wait for each other's deploy-time values in a cycle, so none can be deployed first",
     "PLAN_ANCESTOR_WAIT": "a component waits for a deploy-time value of its own ancestor, which is deployed only after it",
