@@ -19,7 +19,11 @@ SERVERS = system(
 
 def test_public_names() -> None:
     assert sorted(cdl.__all__) == sorted(
-        ["CDL_NS", "CdlError", "CdlErrorGroup", "ComponentStatus", "Deployment", "DeploymentStatus", "Document", "Explanation", "Limits", "Pending", "Plan", "PlannedComponent", "Resolution", "Round", "Step", "load"]
+        [
+            "CDL_NS", "Cause", "CdlError", "CdlErrorGroup", "ComponentChange", "ComponentStatus", "Deployment", "DeploymentStatus",
+            "Diff", "Document", "Explanation", "Limits", "Pending", "Plan", "PlannedComponent", "Resolution", "Round", "Step",
+            "ValueChange", "Written", "load",
+        ]
     )
     assert cdl.CDL_NS == "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
     assert issubclass(cdl.CdlErrorGroup, cdl.CdlError)

@@ -38,17 +38,22 @@ from .engine.resolution import Resolution
 from .errors import CdlError, CdlErrorGroup
 from .model.limits import Limits
 from .model.vocabulary import CDL_NS
+from .planning.changes import Written
+from .planning.diff import Cause, ComponentChange, Diff, ValueChange
 from .planning.plan import Plan, PlannedComponent
 from .resolution.explain import Explanation, Step
 from .resolution.laziness import Pending, Round
 
 __all__ = [
     "CDL_NS",
+    "Cause",
     "CdlError",
     "CdlErrorGroup",
+    "ComponentChange",
     "ComponentStatus",
     "Deployment",
     "DeploymentStatus",
+    "Diff",
     "Document",
     "Explanation",
     "Limits",
@@ -58,6 +63,8 @@ __all__ = [
     "Resolution",
     "Round",
     "Step",
+    "ValueChange",
+    "Written",
     "load",
 ]
 
