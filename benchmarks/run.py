@@ -235,7 +235,7 @@ def snapshot_engine(source: str | None, workdir: str) -> dict[str, str]:
 
     The engine may be edited while a long run is going on; every measurement
     of one run uses this one copy. ``source`` is a directory holding a ``cdl``
-    package (a checkout, or ``git archive COMMIT cdl | tar -x -C DIR``);
+    package (a checkout's ``src``, or ``git archive COMMIT src/cdl | tar -x --strip-components=1 -C DIR``);
     without it, the ``cdl`` this interpreter imports.
     """
     if source is None:

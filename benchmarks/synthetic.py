@@ -5,10 +5,9 @@
 writes ``OUTDIR/templates.cdl`` (component templates, published in
 ``urn:cdl-bench:templates``) and ``OUTDIR/system.cdl`` (shared settings and a
 ``cdl:system`` of N components; it imports the templates). The output depends
-only on N and the shape: no randomness, no clock. The benchmarks
-(``benchmarks/``) and the tests share this generator: it lives in the package
-so that the tests need not import from ``benchmarks/``. The engine never
-imports it.
+only on N and the shape: no randomness, no clock. The benchmarks and the
+tests share this generator (``tests/conftest.py`` puts ``benchmarks/`` on the
+tests' path). The engine never imports it.
 
 What the documents exercise (the parts of CDL 1.0 a deployment service meets):
 

@@ -705,9 +705,14 @@ socket.socket.connect_ex = _refuse
 socket.create_connection = _refuse
 socket.getaddrinfo = _refuse
 from cdl.cli import main
-if os.environ.get("CDL_TEST_READY"):  # lets a test wait until the command is about to run
-    sys.stderr.write("cdl-test-ready\\n")
-    sys.stderr.flush()
+if os.environ.get("CDL_TEST_READY"):  # lets a test wait until the command resolves
+    import cdl
+    _resolve = cdl.Document.resolve
+    def _resolving(*args, **kwargs):
+        sys.stderr.write("cdl-test-resolving\\n")
+        sys.stderr.flush()
+        return _resolve(*args, **kwargs)
+    cdl.Document.resolve = _resolving
 sys.argv[0] = "cdl"
 main()
 """

@@ -3,6 +3,10 @@ Document many times; errors carrying code, url, line and path; error groups."""
 
 from __future__ import annotations
 
+import itertools
+import re
+import shutil
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -20,13 +24,37 @@ SERVERS = system(
 def test_public_names() -> None:
     assert sorted(cdl.__all__) == sorted(
         [
-            "CDL_NS", "Cause", "CdlError", "CdlErrorGroup", "ComponentChange", "ComponentStatus", "Deployment", "DeploymentStatus",
-            "Diff", "Document", "Explanation", "Limits", "Pending", "Plan", "PlannedComponent", "Resolution", "Round", "Step",
-            "ValueChange", "Written", "load",
+            "CDL_NS", "Cause", "CdlError", "CdlErrorGroup", "ComponentChange", "ComponentState", "ComponentStatus", "Data",
+            "Deployment", "DeploymentStatus", "Diff", "Document", "Explanation", "Limits", "Pending", "Plan", "PlannedComponent",
+            "Resolution", "Round", "RoundLike", "Step", "ValueChange", "Written", "load",
         ]
     )
     assert cdl.CDL_NS == "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
     assert issubclass(cdl.CdlErrorGroup, cdl.CdlError)
+
+
+@pytest.mark.parametrize(
+    ("cls", "maker"), [(cdl.Document, "cdl.load()"), (cdl.Resolution, "Document.resolve()"), (cdl.Deployment, "Document.deploy()")]
+)
+def test_the_engines_objects_are_made_by_its_functions_not_constructed(cls: type, maker: str) -> None:
+    # Their state is the engine's own: a constructor would have to take it.
+    for args in ((), ("samples/webapp/system.cdl",)):
+        with pytest.raises(TypeError, match=re.escape(f"{cls.__name__} is not made by callers: {maker}")):
+            cls(*args)
+
+
+def test_the_package_docstring_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``help(cdl)`` shows how to load, resolve, plan and deploy: its examples run."""
+    assert cdl.__doc__ is not None
+    code = ""
+    for block in cdl.__doc__.split("::\n\n")[1:]:  # each example follows a "::" line, indented
+        lines = itertools.takewhile(lambda line: not line or line.startswith("    "), block.splitlines())
+        code += textwrap.dedent("\n".join(lines)) + "\n"
+    assert ".plan()" in code and ".deploy(" in code and ".deployed(" in code
+    shutil.copytree(WEBAPP.parent, tmp_path / "samples" / "webapp")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "cdl.__doc__", "exec"), {"__name__": "cdl_docstring"})
+    assert (tmp_path / "webapp.journal").is_file()
 
 
 # ---------------------------------------------------------------------------

@@ -122,6 +122,41 @@ def test_each_subpackage_says_what_it_holds_and_may_import() -> None:
         assert "May import" in doc, f"{init.parent.name}/__init__.py must say what the layer may import"
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.endswith("__")
+
+
+def _private_uses(path: Path) -> list[str]:
+    """The private names (``_x``, not ``__x__``) ``path`` imports from other
+    modules, and the private attributes it reads of anything but ``self``
+    (lxml's ``etree._Element`` is the element type it documents)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            found += [f"{node.module or '.'}.{alias.name}" for alias in node.names if _private(alias.name)]
+        elif isinstance(node, ast.Attribute) and _private(node.attr):
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls", "etree")):
+                found.append(f"line {node.lineno}: .{node.attr}")
+    return found
+
+
+def test_the_language_server_uses_the_engine_through_one_module_and_public_names() -> None:
+    """``cdl lsp`` takes every name of the layers below in ``lsp/_engine.py``
+    (its interface to the engine), and no module of it imports a private name
+    or reads another object's private attribute."""
+    interface = "cdl.lsp._engine"
+    server = {name for name in MODULES if name == "cdl.lsp" or name.startswith("cdl.lsp.")}
+    beside = sorted(
+        f"{module} imports {target}"
+        for module in server - {interface}
+        for target in GRAPH[module]
+        if target not in server
+    )
+    assert beside == []
+    private = sorted(f"{module}: {name}" for module in server for name in _private_uses(MODULES[module]))
+    assert private == []
+
+
 # ---------------------------------------------------------------------------
 # The tests: those in tests/ use what users use; tests/internals/ looks inside
 

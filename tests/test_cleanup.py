@@ -76,6 +76,6 @@ def test_a_junit_report_in_a_missing_directory_is_a_clean_cli_error(tmp_path: Pa
 def test_repeated_names_become_plain_lists() -> None:
     data = resolve_text(system("<S><a>1</a><a><b>2</b><b>3</b></a><a/></S>")).to_data()["system"]
     assert data == {"S": {"a": ["1", {"b": ["2", "3"]}, ""]}}
-    assert type(data["S"]["a"]) is list  # type: ignore[index]
+    assert type(data["S"]["a"]) is list
 
 

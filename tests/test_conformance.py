@@ -11,7 +11,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -195,13 +194,16 @@ def test_external_processor_problems(name: str, command: str, complaint: str) ->
     assert complaint in result.message
 
 
-def test_external_timeout_kills_the_processor() -> None:
-    # "sleep; echo" keeps the shell alive, so sleep is a grandchild: the
-    # whole process group must be killed, not just the shell.
-    start = time.monotonic()
-    result = run_case(fixture_case("prototypes/pass-prefixes"), "sleep 30; echo {input}", timeout=0.5)
+def test_external_timeout_kills_the_processor(tmp_path: Path) -> None:
+    # The inner shell is a grandchild that holds the output pipe: the whole
+    # process group must be killed, not just the outer shell. Were it left
+    # alive, run_case would wait for the pipe to close and the grandchild
+    # would live to write its marker.
+    marker = tmp_path / "survived"
+    command = f"sh -c 'sleep 2; touch {marker}'; echo {{input}}"
+    result = run_case(fixture_case("prototypes/pass-prefixes"), command, timeout=0.5)
     assert (result.outcome, result.message) == ("failed", "processor timed out after 0.5 s")
-    assert time.monotonic() - start < 10
+    assert not marker.exists()
 
 
 def test_processor_needs_input_placeholder() -> None:

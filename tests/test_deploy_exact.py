@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import os
 import random
-import re
 import tempfile
-from collections import Counter
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -52,30 +50,24 @@ def assert_exact(doc: cdl.Document, deployment: cdl.Deployment) -> None:
         assert again.value.code == error.code
     else:
         assert live.plan().to_json() == planned
-    assert unshared(deployment, deployment.ready()) == ready_again(deployment, static.plan())
+    assert deployment.ready() == ready_again(deployment, static.plan())
 
 
 def ready_again(deployment: cdl.Deployment, plan: cdl.Plan) -> list[str]:
     """The oracle: the components that are neither deployed, failed nor
     blocked, whose child components are deployed, and that in ``plan`` (made
     again now) wait for no lazy value and come after no sibling that is not
-    deployed. Components whose plan path several share (a deployment writes
-    ``[k]`` after their names) are left out: the plan cannot tell them apart."""
+    deployed. The plan names each component as the deployment does."""
     components = deployment.status().components
-    plan_path = {c.path: re.sub(r"\[\d+\]|#\d+$", "", c.path) for c in components}
-    shared = {p for p, n in Counter(plan_path.values()).items() if n > 1}
-    # The states of the components each plan path names (several when shared).
-    states: dict[str, list[str]] = {}
-    for c in components:
-        states.setdefault(plan_path[c.path], []).append(c.state)
+    states = {c.path: c.state for c in components}
     now = {c.path: c for c in plan.components()}
 
     def deployed(path: str) -> bool:
-        return all(state == "deployed" for state in states.get(path, ["deployed"]))
+        return states.get(path, "deployed") == "deployed"
 
     ready = []
     for comp in components:
-        if plan_path[comp.path] in shared or comp.state in ("deployed", "failed", "blocked"):
+        if comp.state in ("deployed", "failed", "blocked"):
             continue
         again = now[comp.path]
         # Elements a released reference copied in after the deployment opened
@@ -84,12 +76,6 @@ def ready_again(deployment: cdl.Deployment, plan: cdl.Plan) -> list[str]:
         if all(map(deployed, children)) and not again.waits_for and all(map(deployed, again.after)):
             ready.append(comp.path)
     return ready
-
-
-def unshared(deployment: cdl.Deployment, paths: list[str]) -> list[str]:
-    """``paths`` but those whose plan path several components share."""
-    counts = Counter(re.sub(r"\[\d+\]|#\d+$", "", c.path) for c in deployment.status().components)
-    return [p for p in paths if counts[re.sub(r"\[\d+\]|#\d+$", "", p)] == 1]
 
 
 def values_for(deployment: cdl.Deployment, path: str) -> tuple[dict[str, str], list[str]]:

@@ -107,19 +107,21 @@ def _components(resolution: cdl.Resolution) -> dict[str, tuple[Any, ...]]:
         return [f"{name}[{names[: i + 1].count(name)}]" for i, name in enumerate(names)]
 
     stack: list[tuple[str, etree._Element, bool]] = [("", el, True) for el in system_el]
-    # Paths here name each step local{uri}[k]: the diff's are read so by _normal.
+    # Paths here name each step local{uri}[k], k among all same-named
+    # siblings (the one path rule): the diff's are read so by _normal.
     while stack:
         prefix, el, top = stack.pop()
         parent = el.getparent()
         assert parent is not None
-        siblings = [c for c in parent if is_component(c, top)]
+        siblings = list(parent)
         path = f"{prefix}/{steps(siblings)[siblings.index(el)]}"
-        props = [c for c in el if not is_component(c, False)]
+        children = list(el)
+        props = [(step, c) for step, c in zip(steps(children), children) if not is_component(c, False)]
         text = "".join([el.text or "", *(c.tail or "" for c in el)])
         own = (
             sorted(el.attrib.items()),
             (text if text.strip() else "") if len(el) else (el.text or ""),
-            sorted(zip(steps(props), (_canonical(p) for p in props))),
+            sorted((step, _canonical(p)) for step, p in props),
         )
         found[path] = own
         stack.extend((path, c, False) for c in el if is_component(c, False))

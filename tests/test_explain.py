@@ -261,10 +261,13 @@ def test_multi_node_reference_explains_each_property() -> None:
     found = explain(xml, "b/portList/port")
     assert [e["value"] for e in found] == ["8070", "80", "8080"]
     assert kinds(found[0]) == ["written"]
-    for e, line in zip(found[1:], (4, 5)):
+    # Each of the same-named siblings is named by its own path, and selected by it.
+    assert [e["path"] for e in found] == ["/b/portList/port[1]", "/b/portList/port[2]", "/b/portList/port[3]"]
+    assert [e["value"] for e in explain(xml, "b/portList/port[3]")] == ["8080"]
+    for e, line, k in zip(found[1:], (4, 5), (1, 2)):
         assert [(s["kind"], s["line"]) for s in e["steps"]] == [("written", 7), ("reference", 7)]
         ref = e["steps"][1]
-        assert (ref["ref"], ref["refroot"], ref["target"]) == ("/portList/port", "a", "/a/portList/port")
+        assert (ref["ref"], ref["refroot"], ref["target"]) == ("/portList/port", "a", f"/a/portList/port[{k}]")
         assert ref["from"]["value"] == e["value"]
         assert ref["from"]["steps"][0]["line"] == line
 

@@ -3,7 +3,10 @@
 Every limit of ``cdl.Limits`` is hit through the library and, where the command
 line has an option for it, through ``cdl resolve``: the error is
 LIMIT_EXCEEDED and its message names the limit. The 40-level doubling
-document of the acceptance criteria is refused within 5 seconds. Imports stay
+document of the acceptance criteria is refused (the documents are built by
+benchmarks/hostile.py, which also holds the time bounds on refusing them:
+5 seconds for this one; tests/internals/test_limits.py counts the work done
+before a refusal). Imports stay
 under the main document's directory and the ``--import-path`` directories
 (symlinks resolved first) and remote ones are refused, all without a single
 network connection. ``-o FILE`` never leaves a partial, empty or clobbered
@@ -18,7 +21,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,15 +29,11 @@ import pytest
 
 import cdl
 from cdl import CdlError, Limits
+from hostile import BILLION_LAUGHS, NS, cdl_doc, chain_document, copied_text_document, doubling_document, entity_document, nested_document
 from strategies import CLI_GUARD, digest, parses_as_xml
 
 ROOT = Path(__file__).resolve().parent.parent
 WEBAPP = ROOT / "samples" / "webapp" / "system.cdl"
-NS = 'xmlns:cdl="http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"'
-
-#: The acceptance bound for refusing the 40-level doubling document, measured
-#: around the whole ``cdl resolve`` process (interpreter start-up included).
-ACCEPTANCE_SECONDS = 5.0
 
 
 # ---------------------------------------------------------------------------
@@ -71,51 +69,6 @@ def limit_error(excinfo: pytest.ExceptionInfo[CdlError], name: str) -> CdlError:
     assert error.code == "LIMIT_EXCEEDED", error.render()
     assert name in error.message, error.render()
     return error
-
-
-def cdl_doc(system: str = "", configuration: str = "", imports: tuple[str, ...] = ()) -> str:
-    parts = [f"<cdl:cdl {NS}>"]
-    parts += [f'<cdl:import location="{loc}"/>' for loc in imports]
-    if configuration:
-        parts.append(f"<cdl:configuration>{configuration}</cdl:configuration>")
-    if system:
-        parts.append(f"<cdl:system>{system}</cdl:system>")
-    parts.append("</cdl:cdl>")
-    return "\n".join(parts) + "\n"
-
-
-def doubling_document(levels: int, via: str = "extends") -> str:
-    """Level i holds two children that each take all of level i-1: 2**levels copies.
-
-    ``via="extends"`` uses prototypes (the acceptance document), ``via="ref"``
-    value references of whole lists (cdl:refroot + cdl:ref=".").
-    """
-    lists = ["<l0><v>x</v></l0>"]
-    for i in range(1, levels + 1):
-        if via == "extends":
-            lists.append(f'<l{i}><a cdl:extends="l{i - 1}"/><b cdl:extends="l{i - 1}"/></l{i}>')
-        else:
-            lists.append(f'<l{i}><a cdl:refroot="l{i - 1}" cdl:ref="."/><b cdl:refroot="l{i - 1}" cdl:ref="."/></l{i}>')
-    if via == "extends":
-        return cdl_doc(configuration="\n".join(lists), system=f'<app cdl:extends="l{levels}"/>')
-    return cdl_doc(system="\n".join(lists))
-
-
-def chain_document(levels: int, via: str = "extends") -> str:
-    """Level i holds one child that takes all of level i-1: depth grows by one per level."""
-    lists = ["<l0><v>x</v></l0>"]
-    for i in range(1, levels + 1):
-        if via == "extends":
-            lists.append(f'<l{i}><c cdl:extends="l{i - 1}"/></l{i}>')
-        else:
-            lists.append(f'<l{i}><c cdl:refroot="l{i - 1}" cdl:ref="."/></l{i}>')
-    return cdl_doc(system="\n".join(lists))
-
-
-def nested_document(depth: int) -> str:
-    """A document whose deepest element is at ``depth`` (cdl:cdl is at depth 1)."""
-    inner = depth - 3  # cdl:cdl / cdl:system / s / a...
-    return cdl_doc(system="<s>" + "<a>" * inner + "x" + "</a>" * inner + "</s>")
 
 
 @pytest.fixture
@@ -167,13 +120,13 @@ def test_large_legitimate_document_is_not_refused_under_default_limits() -> None
     data = cdl.load(text.encode()).resolve().to_data(system_only=True)
     system = data["system"]
     assert isinstance(system, dict) and len(system) == 201
-    assert system["svc3"]["peer"] == "4" and system["svc3"]["p49"] == "49"  # type: ignore[index]
+    assert system["svc3"]["peer"] == "4" and system["svc3"]["p49"] == "49"
 
 
 def test_doubling_document_of_few_levels_resolves_under_default_limits() -> None:
     """The same shape is fine while it stays small: 2**10 copies."""
     data = cdl.load(doubling_document(10).encode()).resolve().to_data(system_only=True)
-    assert data["system"]["app"]["a"]["b"]["a"]["a"]["b"]["a"]["b"]["b"]["a"]["a"]["v"] == "x"  # type: ignore[index]
+    assert data["system"]["app"]["a"]["b"]["a"]["a"]["b"]["a"]["b"]["b"]["a"]["a"]["v"] == "x"
 
 
 # ---------------------------------------------------------------------------
@@ -192,19 +145,10 @@ def cap_memory() -> None:  # a subprocess preexec_fn
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
-def _children_cpu() -> float:
-    """User and system CPU seconds of the finished child processes so far."""
-    import resource
-
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 LIBRARY_CHILD = """
-import json, sys, time
+import json, sys
 import cdl
 document = cdl.load(sys.argv[1])
-start = time.process_time()  # CPU, not wall: a busy machine must not change it
 try:
     document.resolve()
     outcome = {"code": None}
@@ -212,18 +156,14 @@ except cdl.CdlError as error:
     outcome = {"code": error.code, "message": error.message, "render": error.render()}
 except MemoryError:
     outcome = {"code": "MemoryError"}
-outcome["elapsed"] = time.process_time() - start
 print(json.dumps(outcome))
 """
 
 
 @pytest.mark.parametrize("via", ["extends", "ref"])
-def test_forty_level_doubling_refused_by_cli_within_five_seconds(tmp_path: Path, via: str) -> None:
+def test_forty_level_doubling_refused_by_cli(tmp_path: Path, via: str) -> None:
     main = tmp_path / "doubling.cdl"
     main.write_text(doubling_document(40, via))
-    # CPU seconds of the child, not wall time: the bound is about the work the
-    # engine does before refusing, which a busy machine must not change.
-    before = _children_cpu()
     proc = subprocess.run(
         [sys.executable, "-c", CLI_GUARD, "resolve", str(main)],
         capture_output=True,
@@ -231,14 +171,12 @@ def test_forty_level_doubling_refused_by_cli_within_five_seconds(tmp_path: Path,
         timeout=120,
         preexec_fn=cap_memory,
     )
-    elapsed = _children_cpu() - before
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
     assert_refused(proc, "LIMIT_EXCEEDED", "max_elements", str(main))
-    assert elapsed < ACCEPTANCE_SECONDS, f"refused after {elapsed:.1f} s; the acceptance bound is {ACCEPTANCE_SECONDS} s"
 
 
 @pytest.mark.parametrize("via", ["extends", "ref"])
-def test_forty_level_doubling_refused_by_library_within_five_seconds(tmp_path: Path, via: str) -> None:
+def test_forty_level_doubling_refused_by_library(tmp_path: Path, via: str) -> None:
     main = tmp_path / "doubling.cdl"
     main.write_text(doubling_document(40, via))
     proc = subprocess.run(
@@ -248,17 +186,14 @@ def test_forty_level_doubling_refused_by_library_within_five_seconds(tmp_path: P
     outcome = json.loads(proc.stdout)
     assert outcome["code"] == "LIMIT_EXCEEDED", outcome
     assert "max_elements" in outcome["message"]
-    assert outcome["elapsed"] < ACCEPTANCE_SECONDS, f"refused after {outcome['elapsed']:.1f} s"
 
 
 @pytest.mark.parametrize("via", ["extends", "ref"])
 def test_doubling_refused_early_with_small_max_elements(via: str) -> None:
-    start = time.monotonic()
     with pytest.raises(CdlError) as caught:
         cdl.load(doubling_document(40, via).encode(), limits=Limits(max_elements=1000)).resolve()
     error = limit_error(caught, "max_elements")
     assert "1000" in error.message and error.line is not None
-    assert time.monotonic() - start < 1.0
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="uses RLIMIT_AS to keep a failure harmless")
@@ -269,17 +204,8 @@ def test_copied_text_is_bounded(tmp_path: Path, via: str) -> None:
     1.4 GB of memory and writes 315 MB). Resolution must refuse it with a limit, not run out
     of memory. The process runs under MEMORY_CAP, so an engine that does not refuse fails
     this test with MemoryError instead of exhausting the machine."""
-    big = "x" * (4 << 20)
-    if via == "ref":
-        takers = "".join(f'<r{i} cdl:refroot="blob" cdl:ref="/v"/>' for i in range(2000))
-        main_text = cdl_doc(system=f"<blob><v>{big}</v></blob><s>{takers}</s>")
-    else:
-        takers = "".join(f'<e{i} cdl:extends="blob"/>' for i in range(2000))
-        main_text = cdl_doc(system=f"<blob><v>{big}</v></blob>{takers}")
     main = tmp_path / "amplify.cdl"
-    main.write_text(main_text)
-
-    start = time.monotonic()
+    main.write_text(copied_text_document(via))
     proc = subprocess.run(
         [sys.executable, "-c", CLI_GUARD, "resolve", str(main), "-o", str(tmp_path / "out.cdl")],
         capture_output=True,
@@ -288,7 +214,6 @@ def test_copied_text_is_bounded(tmp_path: Path, via: str) -> None:
         preexec_fn=cap_memory,
     )
     assert_refused(proc, "LIMIT_EXCEEDED", str(main))
-    assert time.monotonic() - start < ACCEPTANCE_SECONDS
     assert not (tmp_path / "out.cdl").exists()
 
 
@@ -424,20 +349,20 @@ def test_long_expression_within_the_default_limit_is_not_a_crash() -> None:
         assert value.to_data()["system"] == {"s": {"v": "1500"}}
 
 
-def test_all_limits_fail_fast() -> None:
-    """Every refusal above happens before the work it guards: each takes well under a second."""
+def test_limits_refuse_documents_far_beyond_them() -> None:
+    """Each limit refuses a document far beyond it (the work done first is
+    counted in tests/internals/test_limits.py, the time bound of one second
+    is in benchmarks/hostile.py)."""
     cases = [
         (nested_document(2000).encode(), Limits(max_depth=100)),
         (doubling_document(60).encode(), Limits(max_elements=10_000)),
         (doubling_document(60, "ref").encode(), Limits(max_elements=10_000)),
         (("<!--" + "x" * 2_000_000 + "-->" + nested_document(5)).encode(), Limits(max_bytes=1_000_000)),
     ]
-    for text, limits in cases:
-        start = time.monotonic()
+    for (text, limits), limit in zip(cases, ("max_depth", "max_elements", "max_elements", "max_bytes")):
         with pytest.raises(CdlError) as caught:
             cdl.load(text, limits=limits).resolve()
-        assert caught.value.code == "LIMIT_EXCEEDED"
-        assert time.monotonic() - start < 1.0, caught.value.render()
+        limit_error(caught, limit)
 
 
 # ---------------------------------------------------------------------------
@@ -504,7 +429,7 @@ def write_main(tree: Path, location: str) -> Path:
 
 
 def resolved_v(main: Path, **options: Any) -> Any:
-    return cdl.load(main, **options).resolve().to_data()["system"]["s"]["v"]  # type: ignore[index]
+    return cdl.load(main, **options).resolve().to_data()["system"]["s"]["v"]
 
 
 def refused(main: Path, **options: Any) -> CdlError:
@@ -669,25 +594,11 @@ def test_probes_remote_and_traversal_imports(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------
 # The XML parser: no DTD, no entities, no network, on both parsing paths
 
-BILLION_LAUGHS = (
-    '<?xml version="1.0"?>\n<!DOCTYPE cdl:cdl [<!ENTITY a "aaaaaaaaaa">'
-    + "".join(f'<!ENTITY {chr(98 + i)} "{("&" + chr(97 + i) + ";") * 10}">' for i in range(9))
-    + "]>\n"
-)
-
-
-def _with_doctype(doctype: str, depth: int = 4, body: str = "&j;") -> bytes:
-    inner = max(depth - 3, 1)
-    return (doctype + f"<cdl:cdl {NS}><cdl:system><s>" + "<a>" * inner + body + "</a>" * inner + "</s></cdl:system></cdl:cdl>").encode()
-
-
 @pytest.mark.parametrize("depth", [4, 400], ids=["libxml2", "deep-expat-path"])
 def test_entity_expansion_refused(depth: int) -> None:
-    start = time.monotonic()
     with pytest.raises(CdlError) as caught:
-        cdl.load(_with_doctype(BILLION_LAUGHS, depth))
+        cdl.load(entity_document(BILLION_LAUGHS, depth))
     assert caught.value.code == "XML_DTD"
-    assert time.monotonic() - start < 1.0
 
 
 @pytest.mark.parametrize("depth", [4, 400], ids=["libxml2", "deep-expat-path"])
@@ -702,7 +613,7 @@ def test_external_entities_and_dtds_refused_without_reading(tmp_path: Path, dept
     ]
     for doctype in cases:
         with pytest.raises(CdlError) as caught:
-            cdl.load(_with_doctype(doctype, depth))
+            cdl.load(entity_document(doctype, depth))
         assert caught.value.code in ("XML_DTD", "XML_SYNTAX"), caught.value.render()
         assert "TOP-SECRET" not in caught.value.render()
 
@@ -806,9 +717,8 @@ def test_cli_interrupted_while_resolving_leaves_output_untouched(tmp_path: Path)
         env={**os.environ, "CDL_TEST_READY": "1"},
     )
     assert proc.stderr is not None
-    assert proc.stderr.readline() == "cdl-test-ready\n"  # the interpreter is up, cdl imported
-    time.sleep(0.5)  # into resolution, which takes seconds with this limit
-    proc.send_signal(signal.SIGINT)
+    assert proc.stderr.readline() == "cdl-test-resolving\n"  # the command is inside Document.resolve
+    proc.send_signal(signal.SIGINT)  # long before 2**40 copies (or the limit) are made
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode != 0
     assert stdout == "" and "Traceback" not in stderr, stderr

@@ -143,3 +143,13 @@ def test_explain_steps_point_where_start_tags_begin(path: str, expected: list[tu
         assert [step.line for step in target.steps] == [15]
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "iso-8859-1"])
+def test_an_error_points_at_the_attributes_line_in_any_encoding(encoding: str) -> None:
+    """The text is read in the document's encoding: a UTF-16 document (no
+    ASCII byte is a character of it) and one in ISO-8859-1 with names beyond
+    ASCII point at the attribute too, not at the line where the tag ends."""
+    lines = ["<Sé>", "<pé", "   x='é'", "   cdl:extends='Nope'", "   y='2'>", "</pé>", "</Sé>"]
+    text = f'<?xml version="1.0" encoding="{encoding}"?>\n' + document(lines)
+    with pytest.raises(CdlError) as info:
+        resolve_text(text.encode(encoding))
+    assert (info.value.code, info.value.line) == ("UNKNOWN_PROTOTYPE", 7)

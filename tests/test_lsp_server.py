@@ -229,6 +229,26 @@ async def test_xml_syntax_at_the_parsers_position_and_no_prefix_stops_the_server
     assert [s.name for s in symbols or []] == ["Web"]
 
 
+@pytest.mark.asyncio
+async def test_xml_syntax_column_on_an_iso_8859_1_line_with_characters_beyond_ascii(client: LanguageClient, tmp_path: Path) -> None:
+    # The template declares ISO-8859-1. On disk (read in its encoding, é one
+    # byte) and in a buffer holding €, which ISO-8859-1 has not (a file
+    # holding it writes &#8364;, seven columns for libxml2), the column is
+    # counted in the text's characters.
+    template = TEMPLATE.replace('version="1.0"', 'version="1.0" encoding="ISO-8859-1"')
+    template = template.replace("<port>80</port>", '<port note="éé"  <x/>80</port>')
+    (tmp_path / "t.cdl").write_bytes(template.encode("latin-1"))
+    uri = write(tmp_path / "a.cdl", FIXED)
+    await start(client, tmp_path)
+    open_doc(client, uri, FIXED)
+    template_uri = (tmp_path / "t.cdl").resolve().as_uri()
+    [d] = await published(client, template_uri)
+    assert (d.code, span(d)) == ("XML_SYNTAX", (3, 29, 30))  # at the '<' libxml2 did not expect
+    open_doc(client, template_uri, template.replace("éé", "é€€"))
+    [d] = await published(client, template_uri, lambda found: bool(found) and span(found[0]) != (3, 29, 30))
+    assert (d.code, span(d)) == ("XML_SYNTAX", (3, 30, 31))
+
+
 NON_ASCII = (
     '<?xml version="1.0" encoding="UTF-8"?>\r\n'
     f"<cdl:cdl {CDL_DECL}>\r\n"

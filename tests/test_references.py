@@ -96,7 +96,7 @@ def test_multi_node_copies_keep_the_referring_line_for_errors() -> None:
     )
     with pytest.raises(CdlError) as info:
         resolve_text(xml)
-    assert [(e.code, e.line, e.path) for e in info.value.errors] == [("REQUIRED_MISSING", 5, "/s/r")]
+    assert [(e.code, e.line, e.path) for e in info.value.errors] == [("REQUIRED_MISSING", 5, "/s/r[1]")]
 
 
 # ---------------------------------------------------------------------------

@@ -10,7 +10,9 @@ Property: for any mutant of a valid document (see ``tests/strategies.py``),
 
 and never raises anything else, never hangs, and never modifies its input
 files. A smaller sample goes through the ``cdl`` command as a subprocess: exit
-0 or 1, never a traceback nor an "internal error" on stderr.
+0 when the library resolves the same document with the same values, else 1
+with the library's error code (2 for a usage error), never a traceback nor an
+"internal error" on stderr.
 
 Inputs that once broke the engine live in ``tests/data/robustness/`` (one
 directory each, ``case.json`` naming the main document) and run first, both
@@ -217,19 +219,35 @@ def _argv_safe(text: str) -> bool:
         return False
 
 
+def library_outcome(main: Path, values: dict[str, str], release: list[str]) -> str:
+    """What ``cdl resolve`` with these ``--set`` and ``--release`` options
+    must do, found through the library: 'ok' or the error code."""
+    try:
+        with no_hang():
+            cdl.load(main).resolve(values, release=release).to_bytes()
+    except cdl.CdlError as error:
+        return error.code
+    return "ok"
+
+
 def check_cli(mutant: Mutant, directory: Path) -> int:
     main = mutant.write(directory)
     before = digest(directory)
     out = directory.parent / (directory.name + "-out.cdl")
     args = ["resolve", str(main)]
-    # The CLI takes one round of --set/--release.
+    # The CLI takes one round of --set/--release (paths stripped, as it does).
+    values: dict[str, str] = {}
+    release: list[str] = []
     if len(mutant.rounds) == 1:
         for path, value in mutant.rounds[0].get("set", {}).items():
             if path.strip() and "=" not in path and _argv_safe(path + value):
                 args += ["--set", f"{path}={value}"]
+                values[path.strip()] = value
         for path in mutant.rounds[0].get("release", []):
             if path.strip() and not path.startswith("-") and _argv_safe(path):
                 args += ["--release", path]
+                release.append(path)
+    expected = library_outcome(main, values, release)
     use_output = mutant.ops and len(mutant.ops) % 2 == 0  # half the time through -o
     if use_output:
         args += ["-o", str(out)]
@@ -240,8 +258,9 @@ def check_cli(mutant: Mutant, directory: Path) -> int:
     assert proc.returncode != 97, "the CLI tried to open a network connection"
     if proc.returncode == 2:  # a usage error (e.g. a --set value click refuses): still no traceback
         assert stderr.strip()
-    else:
-        assert proc.returncode in (0, 1), (proc.returncode, stderr)
+    else:  # exactly what the library does: 0 when it resolves, else 1 with its error's code
+        assert proc.returncode == (0 if expected == "ok" else 1), (expected, proc.returncode, stderr)
+        assert expected == "ok" or f"[{expected}]" in stderr, (expected, stderr)
     if proc.returncode == 0:
         if use_output:
             assert proc.stdout == b""

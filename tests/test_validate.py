@@ -653,4 +653,4 @@ def test_path_of_an_error_among_many_siblings_far_down(tmp_path: Path) -> None:
     siblings = "\n".join("<p><q>v</q></p>" for _ in range(70000))
     body = f'<cdl:configuration><L>\n{siblings}\n<p cdl:lazy="maybe"/></L></cdl:configuration>'
     [error] = validate_documents([write(tmp_path, "wide.cdl", cdl_doc(body))])
-    assert (error.code, error.line, error.path) == ("SCHEMA_INVALID", 70003, "/L/p")
+    assert (error.code, error.line, error.path) == ("SCHEMA_INVALID", 70003, "/L/p[70001]")

@@ -14,7 +14,22 @@ lazy properties, read what is still pending, and serialize::
     for why in deployed.explain("WebApplication/t:Web/t:dbconnection/t:hostname"):
         print(why.to_data())                   # where the value came from, step by step
 
+Plan the deployment, and carry it out as the components come up::
+
+    plan = result.plan()                       # the components in waves (cdl plan)
+    print(plan.to_text(), end="")              # also to_data(), to_json(), to_dot(), to_mermaid()
+    with doc.deploy(journal="webapp.journal") as deployment:   # replays the journal if it exists
+        for path in deployment.ready():        # what may be deployed now
+            status = deployment.status(path).components[0]
+            config = deployment.configuration(path)            # what to deploy it with
+            became_ready = deployment.deployed(path, dict.fromkeys(status.supplies, "db.example.org"))
+
 Every failure raises :class:`cdl.CdlError` (see :mod:`cdl.errors`).
+
+For annotations: :data:`Data` is one value of ``to_data()`` (a string, a dict
+or a list of values; ``to_data()`` itself is typed ``dict[str, Any]`` so that
+a script can index down without narrowing), :data:`RoundLike` one round of
+``Document.resolve(rounds=...)``, :data:`ComponentState` a component's state.
 
 The package is built in layers, each a subpackage that imports only the
 layers before it (``tests/test_architecture.py`` holds it to that):
@@ -31,7 +46,7 @@ layers before it (``tests/test_architecture.py`` holds it to that):
 10. ``lsp`` (the language server), ``cli`` (the ``cdl`` command) and ``__main__``.
 """
 
-from .deployment.status import ComponentStatus, DeploymentStatus
+from .deployment.status import ComponentState, ComponentStatus, DeploymentStatus
 from .engine.deployment import Deployment
 from .engine.document import Document, load
 from .engine.resolution import Resolution
@@ -42,7 +57,8 @@ from .planning.changes import Written
 from .planning.diff import Cause, ComponentChange, Diff, ValueChange
 from .planning.plan import Plan, PlannedComponent
 from .resolution.explain import Explanation, Step
-from .resolution.laziness import Pending, Round
+from .resolution.laziness import Pending, Round, RoundLike
+from .resolution.output import Data
 
 __all__ = [
     "CDL_NS",
@@ -50,7 +66,9 @@ __all__ = [
     "CdlError",
     "CdlErrorGroup",
     "ComponentChange",
+    "ComponentState",
     "ComponentStatus",
+    "Data",
     "Deployment",
     "DeploymentStatus",
     "Diff",
@@ -62,6 +80,7 @@ __all__ = [
     "PlannedComponent",
     "Resolution",
     "Round",
+    "RoundLike",
     "Step",
     "ValueChange",
     "Written",

@@ -1,6 +1,7 @@
 """A Resolution's working state after an output (pending read without
-resolving again, what needs the trees resolves again), and names removed
-from the engine's modules staying gone (tests/test_cleanup.py has the rest)."""
+resolving again, what needs the trees resolves again), its repr counting
+what is pending without writing the report, and names removed from the
+engine's modules staying gone (tests/test_cleanup.py has the rest)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import cdl
 from cdl import conformance
 from cdl.engine import document as _engine
 from cdl.engine import phases as _phases
+from cdl.engine import resolution as _resolution
 from cdl.loading import registry as _names
 from cdl.loading import schema as validate
 from cdl.model import expressions as _expressions
@@ -59,3 +61,22 @@ def test_dead_code_is_gone() -> None:
     # One public Round: the deploy-time round of cdl; a case's round is CaseRound.
     assert "Round" not in conformance.__all__ and "CaseRound" in conformance.__all__
     assert cdl.Round is _engine.Round
+
+
+def test_the_repr_counts_what_is_pending_without_writing_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The report writes every pending item's path (most of its cost on a
+    # large system); a repr, in a debugger or a log line, only counts them.
+    reports: list[int] = []
+    real = _resolution.pending_report
+
+    def counted(*args: object, **kwargs: object) -> list[cdl.Pending]:
+        reports.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_resolution, "pending_report", counted)
+    res = resolve_text(LAZY)
+    assert repr(res) == "<cdl.Resolution 'mem.cdl' (2 pending)>"
+    assert reports == []
+    res.to_bytes()  # an output takes the trees: the count is still there
+    assert repr(res) == "<cdl.Resolution 'mem.cdl' (2 pending)>" and reports == []
+    assert len(res.pending) == 2 and reports == [1, 1]  # everything, and what the system waits for

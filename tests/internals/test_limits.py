@@ -1,10 +1,64 @@
-"""The scans behind the element limits (``model.scan``): the bound from a
+"""The work done before a refusal, counted at the budget (``model.workspace.Budget``),
+and the scans behind the element limits (``model.scan``): the bound from a
 document's bytes is never below its element count, and a list scan gives the
-same elements whole or list by list (tests/test_limits.py has the limits)."""
+same elements whole or list by list (tests/test_limits.py has the limits
+through the public API, benchmarks/hostile.py the time bounds on refusing)."""
 
 from __future__ import annotations
 
 import pytest
+from lxml import etree
+
+import cdl
+from cdl.errors import LimitError
+from cdl.model.workspace import Budget
+from hostile import copied_text_document, doubling_document
+
+from . import inside
+
+
+def _size(root: etree._Element) -> tuple[int, int]:
+    """(elements, characters of text) of the tree under ``root``."""
+    return sum(1 for _ in root.iter()), sum(len(text) for text in root.itertext())
+
+
+@pytest.mark.parametrize(
+    ("document", "limits"),
+    [
+        (doubling_document(40, "extends"), cdl.Limits(max_elements=1000)),
+        (doubling_document(40, "ref"), cdl.Limits(max_elements=1000)),
+        (doubling_document(60, "extends"), cdl.Limits(max_elements=10_000)),
+        (doubling_document(60, "ref"), cdl.Limits(max_elements=10_000)),
+        (copied_text_document("ref", size=1000, copies=2000), cdl.Limits(max_text=100_000)),
+        (copied_text_document("extends", size=1000, copies=2000), cdl.Limits(max_text=100_000)),
+    ],
+    ids=["doubling-extends", "doubling-ref", "doubling-60-extends", "doubling-60-ref", "text-ref", "text-extends"],
+)
+def test_a_refusal_comes_before_the_work_it_guards(document: str, limits: cdl.Limits, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each copy is charged before it is made: whenever the budget refuses one,
+    the working tree holds at most what was written plus the limit, in
+    elements and in characters of text (so a refusal costs what the limit
+    allows, whatever the document would have grown to)."""
+    at_refusal: list[tuple[int, int]] = []
+    check = Budget.check
+
+    def counted(self: Budget, elements: int, text: int, ctx: object, el: etree._Element) -> None:
+        try:
+            check(self, elements, text, ctx, el)  # type: ignore[arg-type]
+        except LimitError:
+            at_refusal.append(_size(el.getroottree().getroot()))
+            raise
+
+    monkeypatch.setattr(Budget, "check", counted)
+    loaded = cdl.load(document.encode(), limits=limits)
+    written = _size(inside.sources(loaded)[0].root)
+    with pytest.raises(cdl.CdlError) as caught:
+        loaded.resolve()
+    assert {error.code for error in caught.value.errors} == {"LIMIT_EXCEEDED"}
+    assert at_refusal  # refused by the budget (references one by one: each refusal counts)
+    for elements, text in at_refusal:
+        assert elements <= written[0] + limits.max_elements
+        assert text <= written[1] + limits.max_text
 
 
 @pytest.mark.parametrize(

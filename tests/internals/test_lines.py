@@ -8,7 +8,8 @@ import pytest
 from lxml import etree
 
 from cdl import CdlError
-from cdl.text.tags import attribute_line, start_line
+from cdl.text.encoding import decode, encode
+from cdl.text.tags import attribute_line, read_start_tag, scan, start_line, tags_reaching, unescape
 from conftest import CDL_DECL, CDL_NS, resolve_text
 from test_lines import document
 
@@ -50,3 +51,36 @@ def test_start_line_with_several_tags_on_a_line_and_for_expat() -> None:
     with pytest.raises(CdlError) as info:
         resolve_text(document(lines))
     assert (info.value.code, info.value.line) == ("REQUIRED_MISSING", 4)  # expat records the beginning
+
+
+def test_one_start_tag_scanner_strict_and_tolerant() -> None:
+    """The scanner every reader of start tags uses: strict, a well-formed tag
+    only; tolerant, also one being typed."""
+    text = """<a x="1" p:y='&lt;2' z = "3"/><b c="open <c d=\"4\" e f= >"""
+    tag = read_start_tag(text, 0)
+    assert tag is not None and (tag.name, tag.empty, tag.end) == ("a", True, text.index("<b"))
+    assert [(a.name, a.local, unescape(text[a.value_start : a.value_end])) for a in tag.attrs] == [
+        ("x", "x", "1"), ("p:y", "y", "<2"), ("z", "z", "3")
+    ]
+    assert read_start_tag(text, text.index("<b")) is None  # an unterminated value: not well-formed
+    typed = read_start_tag(text, text.index("<b"), tolerant=True)
+    assert typed is not None and not typed.terminated and typed.end == text.index("<c")
+    [value] = typed.attrs
+    assert (value.name, text[value.value_start : value.value_end], value.closed) == ("c", "open ", False)
+    tags = scan(text)
+    assert [(t.name, t.parent, t.terminated) for t in tags] == [("a", -1, True), ("b", -1, False), ("c", -1, True)]
+    assert [(a.name, a.value_start is not None) for a in tags[2].attrs] == [("d", True), ("e", False), ("f", False)]
+    # The tags that reach a line: the one begun before it, then those begun on it.
+    lines = "<r>\n<s a='1'\n  b='2'><t/>\n</s></r>"
+    start = lines.index("  b=")
+    assert [t.name for t in tags_reaching(lines, start, lines.index("\n</s"))] == ["s", "t"]
+
+
+def test_the_encoding_is_the_byte_order_marks_then_the_declarations() -> None:
+    declared = "<?xml version='1.0' encoding='ISO-8859-1'?><x>é</x>"
+    assert decode(declared.encode("latin-1")) == declared
+    assert decode(b"\xef\xbb\xbf" + declared.encode("utf-8")) == declared  # the mark wins, as for libxml2
+    assert decode(declared.encode("utf-16")) == declared
+    assert decode("<x>é</x>".encode()) == "<x>é</x>"
+    assert encode(declared) == declared.encode("latin-1")
+    assert encode(declared.replace("é", "€")) == declared.replace("é", "&#8364;").encode("latin-1")

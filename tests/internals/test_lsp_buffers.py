@@ -1,6 +1,6 @@
 """The pieces of ``cdl lsp`` below the protocol: open buffers read instead of
 files (``LoadOptions.overlay``), what an analysis read, position conversion
-and the settings (src/cdl/lsp/_buffers.py, _positions.py). The server itself is
+and the settings (src/cdl/lsp/_buffers.py; text/lines.py, text/encoding.py). The server itself is
 tested through a real client in tests/test_lsp_server.py."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from cdl.lsp._buffers import Buffers, Settings, analyse, settings_from
-from cdl.lsp._positions import UTF8, UTF16, UTF32, Lines, encoded
+from cdl.text.encoding import encode
+from cdl.text.lines import UTF8, UTF16, UTF32, Lines
 from conftest import CDL_DECL
 
 TEMPLATE = f"<cdl:cdl {CDL_DECL}><cdl:configuration><Base><port>80</port></Base></cdl:configuration></cdl:cdl>"
@@ -66,9 +67,9 @@ def test_a_change_to_an_open_import_finds_the_open_documents_that_read_it(tmp_pa
 
 def test_a_buffer_is_encoded_as_its_declaration_says() -> None:
     text = "<?xml version='1.0' encoding='ISO-8859-1'?><x>é</x>"
-    assert encoded(text) == text.encode("latin-1")
-    assert encoded("<x>é</x>") == "<x>é</x>".encode()
-    assert encoded("<?xml version='1.0' encoding='nonsense'?><x>é</x>") == "<?xml version='1.0' encoding='nonsense'?><x>é</x>".encode()
+    assert encode(text) == text.encode("latin-1")
+    assert encode("<x>é</x>") == "<x>é</x>".encode()
+    assert encode("<?xml version='1.0' encoding='nonsense'?><x>é</x>") == "<?xml version='1.0' encoding='nonsense'?><x>é</x>".encode()
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 
 import cdl
-from cdl.lsp._navigate import Completion, Navigator, Spot
+from cdl.lsp._navigate import Navigation, Spot
+from cdl.lsp.features.completion import Completion, completion
+from cdl.lsp.features.definition import definition
+from cdl.lsp.features.hover import hover
+from cdl.lsp.features.lenses import code_lenses
+from cdl.lsp.features.references import references
+from cdl.lsp.features.symbols import symbols
 from conftest import CDL_DECL, CDL_NS
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -46,10 +52,10 @@ def webapp(tmp_path: Path) -> tuple[cdl.Document, dict[str, str]]:
     return doc, {url: Path(url).read_text(encoding="utf-8") for url in doc.urls}
 
 
-def in_memory(text: str) -> tuple[cdl.Document, Navigator]:
+def in_memory(text: str) -> tuple[cdl.Document, Navigation]:
     """``text`` loaded from memory, and a navigator over it (no open buffers)."""
     doc = cdl.load(text.encode(), name="mem.cdl")
-    return doc, Navigator(doc, {})
+    return doc, Navigation(doc, {})
 
 
 def labels(found: list[Completion]) -> list[str]:
@@ -63,9 +69,9 @@ def test_definition_of_extends_goes_to_the_prototype_in_the_imported_document(we
     doc, texts = webapp
     main, template = doc.urls[0], doc.urls[1]
     line, column = find(texts[main], 'cdl:extends="t:WebApp"', len('cdl:extends="t:W'))
-    assert Navigator(doc, {}).definition(main, line, column) == [spot(template, texts[template], "<WebApp ", 6)]
+    assert definition(Navigation(doc, {}), main, line, column) == [spot(template, texts[template], "<WebApp ", 6)]
     # Outside the value (on the attribute's name) it leads nowhere.
-    assert Navigator(doc, {}).definition(main, line, column - 16) == []
+    assert definition(Navigation(doc, {}), main, line, column - 16) == []
 
 
 def test_definition_of_a_reference_through_inheritance_is_where_the_target_is_written(
@@ -76,7 +82,7 @@ def test_definition_of_a_reference_through_inheritance_is_where_the_target_is_wr
     line, column = find(template, 'cdl:ref="/DB/port"', len('cdl:ref="/DB/p'))
     # WebApp/DB extends DBServer, which writes port: the path passes an
     # inherited child, so only the resolution knows where it leads.
-    assert Navigator(doc, texts).definition(doc.urls[1], line, column) == [spot(doc.urls[1], template, "<port>3306", 4)]
+    assert definition(Navigation(doc, texts), doc.urls[1], line, column) == [spot(doc.urls[1], template, "<port>3306", 4)]
 
 
 def test_definition_of_refs_refroot_variables_and_imports(write_docs: Callable[..., Path]) -> None:
@@ -91,14 +97,14 @@ def test_definition_of_refs_refroot_variables_and_imports(write_docs: Callable[.
     )
     path = write_docs({"main.cdl": main_text, "lib/base.cdl": lib})
     doc = cdl.load(path)
-    nav = Navigator(doc, {})
+    nav = Navigation(doc, {})
     main, base = doc.urls
     port = spot(base, lib, "<port", 4)
-    assert nav.definition(main, *find(main_text, "'port'", 2)) == [port]  # inherited: through the resolution
-    assert nav.definition(main, *find(main_text, "'./port'", 2)) == [port]  # a cdl:variable's ref
-    assert nav.definition(main, *find(main_text, "'/host'", 2)) == [spot(base, lib, "<host", 4)]
-    assert nav.definition(main, *find(main_text, "refroot='Base'", 10)) == [spot(base, lib, "<Base", 4)]
-    assert nav.definition(main, *find(main_text, "lib/base", 2)) == [Spot(base, 0, 0, 0)]
+    assert definition(nav, main, *find(main_text, "'port'", 2)) == [port]  # inherited: through the resolution
+    assert definition(nav, main, *find(main_text, "'./port'", 2)) == [port]  # a cdl:variable's ref
+    assert definition(nav, main, *find(main_text, "'/host'", 2)) == [spot(base, lib, "<host", 4)]
+    assert definition(nav, main, *find(main_text, "refroot='Base'", 10)) == [spot(base, lib, "<Base", 4)]
+    assert definition(nav, main, *find(main_text, "lib/base", 2)) == [Spot(base, 0, 0, 0)]
 
 
 def test_definition_of_a_templates_reference_that_selects_only_where_inherited() -> None:
@@ -108,7 +114,7 @@ def test_definition_of_a_templates_reference_that_selects_only_where_inherited()
     )
     doc = cdl.load(text.encode(), name="mem.cdl")
     # T has no name: the path selects in each list that extends T.
-    assert Navigator(doc, {}).definition(doc.url, *find(text, "'/name'", 2)) == [
+    assert definition(Navigation(doc, {}), doc.url, *find(text, "'/name'", 2)) == [
         spot(doc.url, text, "<name>s", 4),
         spot(doc.url, text, "<name>u", 4),
     ]
@@ -126,9 +132,9 @@ def test_definition_follows_catalogs(write_docs: Callable[..., Path], tmp_path: 
     )
     path = write_docs({"app/main.cdl": main_text, "repo/site/server.cdl": lib, "repo/catalog.xml": catalog})
     doc = cdl.load(path, catalogs=[tmp_path / "repo" / "catalog.xml"])
-    nav = Navigator(doc, {})
-    assert nav.definition(doc.url, *find(main_text, "'Server'", 2)) == [spot(doc.urls[1], lib, "<Server", 6)]
-    assert nav.definition(doc.url, *find(main_text, "example.com", 2)) == [Spot(doc.urls[1], 0, 0, 0)]
+    nav = Navigation(doc, {})
+    assert definition(nav, doc.url, *find(main_text, "'Server'", 2)) == [spot(doc.urls[1], lib, "<Server", 6)]
+    assert definition(nav, doc.url, *find(main_text, "example.com", 2)) == [Spot(doc.urls[1], 0, 0, 0)]
 
 
 def test_positions_on_crlf_non_ascii_and_start_tags_over_several_lines(write_docs: Callable[..., Path]) -> None:
@@ -144,16 +150,16 @@ def test_positions_on_crlf_non_ascii_and_start_tags_over_several_lines(write_doc
     path = write_docs({"main.cdl": text.encode("utf-8")})
     doc = cdl.load(path)
     for texts in ({}, {doc.url: text}):
-        nav = Navigator(doc, texts)
-        assert nav.definition(doc.url, *find(text, "'Tëmplate'", 3)) == [spot(doc.url, text, "<Tëmplate", 8)]
-        assert nav.definition(doc.url, *find(text, "'../nöte'", 6)) == [spot(doc.url, text, "<nöte>", 4)]
-        hover = nav.hover(doc.url, *find(text, "<Wëb", 2))
-        assert hover is not None and hover.spot == spot(doc.url, text, "<Wëb", 3)
-        assert "/Ünit/Wëb" in hover.markdown
-        names = [(s.name, s.selection) for s in nav.symbols(doc.url)[1].children]
+        nav = Navigation(doc, texts)
+        assert definition(nav, doc.url, *find(text, "'Tëmplate'", 3)) == [spot(doc.url, text, "<Tëmplate", 8)]
+        assert definition(nav, doc.url, *find(text, "'../nöte'", 6)) == [spot(doc.url, text, "<nöte>", 4)]
+        shown = hover(nav, doc.url, *find(text, "<Wëb", 2))
+        assert shown is not None and shown.spot == spot(doc.url, text, "<Wëb", 3)
+        assert "/Ünit/Wëb" in shown.markdown
+        names = [(s.name, s.selection) for s in symbols(nav, doc.url)[1].children]
         assert names == [("nöte", spot(doc.url, text, "<nöte", 4)), ("Wëb", spot(doc.url, text, "<Wëb", 3))]
         # A start tag over several lines: its range ends with its first line, before the "\r\n".
-        assert nav.symbols(doc.url)[1].children[1].spot == spot(doc.url, text, "<Wëb", 4, shift=0)
+        assert symbols(nav, doc.url)[1].children[1].spot == spot(doc.url, text, "<Wëb", 4, shift=0)
 
 
 # -- hover ------------------------------------------------------------------------------
@@ -163,22 +169,22 @@ def test_hover_on_a_property_shows_its_value_and_its_provenance_with_links(webap
     doc, texts = webapp
     template = texts[doc.urls[1]]
     line, column = find(template, "<port>3306", 2)
-    hover = Navigator(doc, texts).hover(doc.urls[1], line, column)
-    assert hover is not None
-    assert "/t:DBServer/t:port = 3306" in hover.markdown
+    shown = hover(Navigation(doc, texts), doc.urls[1], line, column)
+    assert shown is not None
+    assert "/t:DBServer/t:port = 3306" in shown.markdown
     uri = Path(doc.urls[1]).resolve().as_uri()
-    assert f"[{doc.urls[1]}:{line + 1}]({uri}#L{line + 1})" in hover.markdown
+    assert f"[{doc.urls[1]}:{line + 1}]({uri}#L{line + 1})" in shown.markdown
 
 
 def test_hover_links_the_steps_of_a_references_target_too() -> None:
     text = f"<cdl:cdl {CDL_DECL}><cdl:system>\n<a><p>1</p></a>\n<b><q cdl:refroot='a' cdl:ref='/p'/></b>\n</cdl:system></cdl:cdl>"
     doc, nav = in_memory(text)
-    hover = nav.hover(doc.url, *find(text, "<q", 1))
-    assert hover is not None and "/b/q = 1" in hover.markdown
+    shown = hover(nav, doc.url, *find(text, "<q", 1))
+    assert shown is not None and "/b/q = 1" in shown.markdown
     uri = Path("mem.cdl").resolve().as_uri()
     # q is written on line 3; the value it copies, p, on line 2.
-    assert f"- written: [mem.cdl:3]({uri}#L3)" in hover.markdown
-    assert f"- written: [mem.cdl:2]({uri}#L2)" in hover.markdown
+    assert f"- written: [mem.cdl:3]({uri}#L3)" in shown.markdown
+    assert f"- written: [mem.cdl:2]({uri}#L2)" in shown.markdown
 
 
 def test_a_hover_that_cannot_be_explained_leaves_the_next_ones_alone(write_docs: Callable[..., Path]) -> None:
@@ -187,11 +193,11 @@ def test_a_hover_that_cannot_be_explained_leaves_the_next_ones_alone(write_docs:
     lib = f"<cdl:cdl {CDL_DECL}><cdl:configuration>\n<T><a cdl:ref='b'/><b cdl:ref='a'/>\n<c>1</c></T>\n</cdl:configuration></cdl:cdl>"
     text = f"<cdl:cdl {CDL_DECL}><cdl:import location='lib.cdl'/><cdl:system><S><x>1</x></S></cdl:system></cdl:cdl>"
     doc = cdl.load(write_docs({"main.cdl": text, "lib.cdl": lib}))
-    nav = Navigator(doc, {})
-    failed = nav.hover(doc.urls[1], *find(lib, "<a ", 1))
+    nav = Navigation(doc, {})
+    failed = hover(nav, doc.urls[1], *find(lib, "<a ", 1))
     assert failed is not None and "No explanation: `REF_CYCLE`" in failed.markdown
-    hover = nav.hover(doc.urls[1], *find(lib, "<c>", 1))
-    assert hover is not None and "/T/c = 1" in hover.markdown
+    shown = hover(nav, doc.urls[1], *find(lib, "<c>", 1))
+    assert shown is not None and "/T/c = 1" in shown.markdown
 
 
 def test_hover_on_a_pending_property_says_what_it_waits_for() -> None:
@@ -200,10 +206,10 @@ def test_hover_on_a_pending_property_says_what_it_waits_for() -> None:
         "<app><url cdl:refroot='db' cdl:ref='/host'/></app>\n</cdl:system></cdl:cdl>"
     )
     doc, nav = in_memory(text)
-    hover = nav.hover(doc.url, *find(text, "<url", 2))
-    assert hover is not None
-    assert "/app/url (pending)" in hover.markdown
-    assert "waits for /db/host" in hover.markdown
+    shown = hover(nav, doc.url, *find(text, "<url", 2))
+    assert shown is not None
+    assert "/app/url (pending)" in shown.markdown
+    assert "waits for /db/host" in shown.markdown
 
 
 def test_hover_on_extends_shows_the_prototype_abbreviated(write_docs: Callable[..., Path]) -> None:
@@ -213,13 +219,13 @@ def test_hover_on_extends_shows_the_prototype_abbreviated(write_docs: Callable[.
     lib = f"<cdl:cdl {CDL_DECL}><cdl:configuration>\n<T>{children}</T>\n</cdl:configuration></cdl:cdl>"
     text = f"<cdl:cdl {CDL_DECL}><cdl:import location='lib.cdl'/><cdl:system><S cdl:extends='T'><p0>zero</p0></S></cdl:system></cdl:cdl>"
     doc = cdl.load(write_docs({"main.cdl": text, "lib.cdl": lib}))
-    hover = Navigator(doc, {}).hover(doc.url, *find(text, "'T'", 1))
-    assert hover is not None
-    assert hover.markdown.startswith(f"**`T`** in [{doc.urls[1]}:2]")
-    assert "- `r` = `0`" in hover.markdown
-    assert "- `p8` = `8`" in hover.markdown and "p9" not in hover.markdown
-    assert "... and 3 more" in hover.markdown
-    assert hover.spot == spot(doc.url, text, "'T'", 1)
+    shown = hover(Navigation(doc, {}), doc.url, *find(text, "'T'", 1))
+    assert shown is not None
+    assert shown.markdown.startswith(f"**`T`** in [{doc.urls[1]}:2]")
+    assert "- `r` = `0`" in shown.markdown
+    assert "- `p8` = `8`" in shown.markdown and "p9" not in shown.markdown
+    assert "... and 3 more" in shown.markdown
+    assert shown.spot == spot(doc.url, text, "'T'", 1)
 
 
 def test_a_document_that_does_not_resolve_still_navigates() -> None:
@@ -230,15 +236,15 @@ def test_a_document_that_does_not_resolve_still_navigates() -> None:
     doc = cdl.load(text.encode(), name="mem.cdl")
     with pytest.raises(cdl.CdlError):
         doc.resolve()
-    nav = Navigator(doc, {})
-    assert nav.definition(doc.url, *find(text, "'T'", 1)) == [spot(doc.url, text, "<T>", 1)]
-    assert nav.definition(doc.url, *find(text, "'b'", 1)) == [spot(doc.url, text, "<b ", 1)]
-    assert [s.name for s in nav.symbols(doc.url)] == ["T", "S"]
+    nav = Navigation(doc, {})
+    assert definition(nav, doc.url, *find(text, "'T'", 1)) == [spot(doc.url, text, "<T>", 1)]
+    assert definition(nav, doc.url, *find(text, "'b'", 1)) == [spot(doc.url, text, "<b ", 1)]
+    assert [s.name for s in symbols(nav, doc.url)] == ["T", "S"]
     # Without a resolution, the children written in the loaded tree.
-    assert labels(nav.completion(doc.url, *find(text, "'missing'", 1))) == ["b", "c"]
-    hover = nav.hover(doc.url, *find(text, "<b ", 1))
-    assert hover is not None and "does not resolve: `REF_NOT_FOUND`" in hover.markdown
-    assert nav.code_lenses(doc.url) == []
+    assert labels(completion(nav, doc.url, *find(text, "'missing'", 1))) == ["b", "c"]
+    shown = hover(nav, doc.url, *find(text, "<b ", 1))
+    assert shown is not None and "does not resolve: `REF_NOT_FOUND`" in shown.markdown
+    assert code_lenses(nav, doc.url) == []
 
 
 # -- completion ---------------------------------------------------------------------------
@@ -246,7 +252,7 @@ def test_a_document_that_does_not_resolve_still_navigates() -> None:
 
 def test_completion_of_templates_uses_the_documents_prefixes(webapp: tuple[cdl.Document, dict[str, str]]) -> None:
     doc, texts = webapp
-    found = Navigator(doc, texts).completion(doc.url, *find(texts[doc.url], 't:WebApp"', 2))
+    found = completion(Navigation(doc, texts), doc.url, *find(texts[doc.url], 't:WebApp"', 2))
     # system.cdl declares t: for the template document, not c: for the
     # component model, whose lists it therefore cannot name.
     assert labels(found) == ["WebApplication", "t:DBConnection", "t:WebServer", "t:DBServer", "t:WebApp"]
@@ -256,12 +262,12 @@ def test_completion_of_templates_uses_the_documents_prefixes(webapp: tuple[cdl.D
 def test_completion_of_reference_paths_offers_the_children_at_the_step(webapp: tuple[cdl.Document, dict[str, str]]) -> None:
     doc, texts = webapp
     template = texts[doc.urls[1]]
-    nav = Navigator(doc, texts)
+    nav = Navigation(doc, texts)
     # "/DB/|": the children of DB, its own and those it inherits from DBServer.
-    found = nav.completion(doc.urls[1], *find(template, 'cdl:ref="/DB/port"', len('cdl:ref="/DB/')))
+    found = completion(nav, doc.urls[1], *find(template, 'cdl:ref="/DB/port"', len('cdl:ref="/DB/')))
     assert {"port", "hostname", "username", "cmp:CommandPath"} <= set(labels(found))
     # "/|": the children of the top level list WebApp.
-    top = labels(nav.completion(doc.urls[1], *find(template, 'cdl:ref="/DB/port"', len('cdl:ref="/'))))
+    top = labels(completion(nav, doc.urls[1], *find(template, 'cdl:ref="/DB/port"', len('cdl:ref="/'))))
     assert {"DB", "Web", "dbname"} <= set(top) and "port" not in top
 
 
@@ -269,18 +275,18 @@ def test_completion_of_attributes_and_lazy_values() -> None:
     text = f"<cdl:cdl {CDL_DECL}><cdl:system><S cdl:extends='T' ><v cdl:lazy='true'/></S></cdl:system><cdl:configuration/></cdl:cdl>"
     text = text.replace("<cdl:configuration/>", "").replace("<cdl:system>", "<cdl:configuration><T/></cdl:configuration><cdl:system>")
     doc, nav = in_memory(text)
-    found = nav.completion(doc.url, *find(text, "'T' >", 4))
+    found = completion(nav, doc.url, *find(text, "'T' >", 4))
     assert labels(found)[:4] == ["cdl:ref", "cdl:refroot", "cdl:lazy", "cdl:use"]
     assert "cdl:extends" not in labels(found) and {c.kind for c in found} == {"attribute"}
-    assert labels(nav.completion(doc.url, *find(text, "lazy='true'", 6))) == ["true", "false"]
-    assert nav.completion(doc.url, *find(text, "<S", 1)) == []  # on a name: nothing
+    assert labels(completion(nav, doc.url, *find(text, "lazy='true'", 6))) == ["true", "false"]
+    assert completion(nav, doc.url, *find(text, "<S", 1)) == []  # on a name: nothing
 
 
 def test_completion_while_typing_an_unterminated_value(webapp: tuple[cdl.Document, dict[str, str]]) -> None:
     doc, texts = webapp
     main = texts[doc.url]
     typing = main.replace('<t:dbuser>myapp</t:dbuser>', '<extra cdl:lazy="false" cdl:extends="t:W\n<t:dbuser>myapp</t:dbuser>')
-    found = Navigator(doc, {doc.url: typing}).completion(doc.url, *find(typing, '"t:W\n', 4))
+    found = completion(Navigation(doc, {doc.url: typing}), doc.url, *find(typing, '"t:W\n', 4))
     assert "t:WebApp" in labels(found)
 
 
@@ -291,15 +297,15 @@ def test_references_to_a_template_and_to_a_property(webapp: tuple[cdl.Document, 
     doc, texts = webapp
     url = doc.urls[1]
     template = texts[url]
-    nav = Navigator(doc, texts)
-    assert nav.references(url, *find(template, "<DBConnection>", 3)) == [
+    nav = Navigation(doc, texts)
+    assert references(nav, url, *find(template, "<DBConnection>", 3)) == [
         spot(url, template, "<dbconnection cdl:extends", 12),
         spot(url, template, "<dbconnection cdl:extends", 12, nth=1),
     ]
     # DBServer's port is selected by Web's reference to /DB/port (DB extends DBServer).
-    assert nav.references(url, *find(template, "<port>3306", 2)) == [spot(url, template, '"/DB/port"', 8)]
+    assert references(nav, url, *find(template, "<port>3306", 2)) == [spot(url, template, '"/DB/port"', 8)]
     # On a cdl:extends value: the lists that extend the list it names.
-    assert nav.references(url, *find(template, 'cdl:extends="DBServer"', 14)) == [spot(url, template, "<DB cdl", 2)]
+    assert references(nav, url, *find(template, 'cdl:extends="DBServer"', 14)) == [spot(url, template, "<DB cdl", 2)]
 
 
 def test_references_count_those_a_template_hands_down_to_the_lists_extending_it() -> None:
@@ -311,9 +317,9 @@ def test_references_count_those_a_template_hands_down_to_the_lists_extending_it(
     doc, nav = in_memory(text)
     both = sorted([spot(doc.url, text, "'/name'", 5), spot(doc.url, text, "'/name'", 5, nth=1)], key=str)
     # Written in T, they select T's name there, and S's name in S, which inherits them.
-    assert sorted(nav.references(doc.url, *find(text, "<name>t", 1)), key=str) == both
-    assert sorted(nav.references(doc.url, *find(text, "<name>s", 1)), key=str) == both
-    assert nav.references(doc.url, *find(text, "<T>", 1)) == [spot(doc.url, text, "<S ", 1)]
+    assert sorted(references(nav, doc.url, *find(text, "<name>t", 1)), key=str) == both
+    assert sorted(references(nav, doc.url, *find(text, "<name>s", 1)), key=str) == both
+    assert references(nav, doc.url, *find(text, "<T>", 1)) == [spot(doc.url, text, "<S ", 1)]
 
 
 # -- symbols ------------------------------------------------------------------------------------
@@ -321,10 +327,10 @@ def test_references_count_those_a_template_hands_down_to_the_lists_extending_it(
 
 def test_symbols_are_the_lists_and_properties_as_a_tree(webapp: tuple[cdl.Document, dict[str, str]]) -> None:
     doc, texts = webapp
-    symbols = Navigator(doc, texts).symbols(doc.urls[1])
-    assert [s.name for s in symbols] == ["DBConnection", "WebServer", "DBServer", "WebApp"]
-    assert {s.kind for s in symbols} == {"list"}
-    web = next(s for s in symbols[3].children if s.name == "Web")
+    found = symbols(Navigation(doc, texts), doc.urls[1])
+    assert [s.name for s in found] == ["DBConnection", "WebServer", "DBServer", "WebApp"]
+    assert {s.kind for s in found} == {"list"}
+    web = next(s for s in found[3].children if s.name == "Web")
     assert web.kind == "property"
     assert [c.name for c in web.children] == ["cmp:CodeBase", "applicationPath", "dbconnection"]
     assert [c.name for c in web.children[2].children] == ["JNDIName", "hostname", "port", "username", "password"]
@@ -335,7 +341,7 @@ def test_symbols_of_a_deep_document_need_no_recursion() -> None:
     body = "".join(f"<e{i}>" for i in range(depth)) + "".join(f"</e{i}>" for i in reversed(range(depth)))
     doc = cdl.load(f"<cdl:cdl {CDL_DECL}><cdl:system><S/></cdl:system></cdl:cdl>".encode(), name="mem.cdl")
     text = f"<cdl:cdl {CDL_DECL}><cdl:system>{body}</cdl:system></cdl:cdl>"
-    symbol = Navigator(doc, {"deep.cdl": text}).symbols("deep.cdl")[0]
+    symbol = symbols(Navigation(doc, {"deep.cdl": text}), "deep.cdl")[0]
     levels = 1
     while symbol.children:
         symbol = symbol.children[0]
@@ -357,11 +363,11 @@ def test_code_lenses_show_each_components_wave_and_what_it_comes_after() -> None
         (spot(doc.url, text, "<app>", 3), "wave 2 · after /db"),
         (spot(doc.url, text, "<part>", 4), "wave 1"),
     ]
-    assert [(lens.spot, lens.title) for lens in Navigator(doc, {}).code_lenses(doc.url)] == expected
+    assert [(lens.spot, lens.title) for lens in code_lenses(Navigation(doc, {}), doc.url)] == expected
     # With the server's own resolution, the plan is that resolution's; after
     # a deploy-time value for /db/host, nothing waits for it any more.
     supplied = doc.resolve({"db/host": "h"})
-    lenses = Navigator(doc, {}, resolution=supplied).code_lenses(doc.url)
+    lenses = code_lenses(Navigation(doc, {}, resolution=supplied), doc.url)
     assert [lens.title for lens in lenses] == ["wave 1", "wave 1", "wave 1"]
 
 
@@ -372,12 +378,12 @@ def test_a_text_changed_since_loading_pairs_what_still_matches(webapp: tuple[cdl
     edited = main.replace(
         "<t:application>", f"<cdl:documentation>notes</cdl:documentation><new xmlns:cdl='{CDL_NS}'/><t:application>"
     )
-    nav = Navigator(doc, {doc.url: edited})
+    nav = Navigation(doc, {doc.url: edited})
     template = doc.urls[1]
-    assert nav.definition(doc.url, *find(edited, "t:WebApp", 3)) == [spot(template, texts[template], "<WebApp ", 6)]
-    assert [s.name for s in nav.symbols(doc.url)[0].children][:2] == ["new", "t:application"]
-    hover = nav.hover(doc.url, *find(edited, "<t:dbuser>", 2))
-    assert hover is not None and "/WebApplication/t:dbuser = myapp" in hover.markdown
+    assert definition(nav, doc.url, *find(edited, "t:WebApp", 3)) == [spot(template, texts[template], "<WebApp ", 6)]
+    assert [s.name for s in symbols(nav, doc.url)[0].children][:2] == ["new", "t:application"]
+    shown = hover(nav, doc.url, *find(edited, "<t:dbuser>", 2))
+    assert shown is not None and "/WebApplication/t:dbuser = myapp" in shown.markdown
 
 
 def test_hover_and_definitions_tell_elements_of_one_name_apart() -> None:
@@ -387,9 +393,9 @@ def test_hover_and_definitions_tell_elements_of_one_name_apart() -> None:
         "<cdl:system><S cdl:extends='U'/><R><v cdl:refroot='S' cdl:ref='/p'/><a>x</a><a>y</a></R></cdl:system></cdl:cdl>"
     )
     doc, nav = in_memory(text)
-    assert nav.definition(doc.url, *find(text, "'/p'", 2)) == [spot(doc.url, text, "<p>", 1, nth=1)]
-    hover = nav.hover(doc.url, *find(text, "<a>y", 1))
-    assert hover is not None and "/R/a = y" in hover.markdown
+    assert definition(nav, doc.url, *find(text, "'/p'", 2)) == [spot(doc.url, text, "<p>", 1, nth=1)]
+    shown = hover(nav, doc.url, *find(text, "<a>y", 1))
+    assert shown is not None and "/R/a[2] = y" in shown.markdown
 
 
 def test_every_request_answers_on_every_prefix_of_a_text_being_typed(webapp: tuple[cdl.Document, dict[str, str]]) -> None:
@@ -401,14 +407,14 @@ def test_every_request_answers_on_every_prefix_of_a_text_being_typed(webapp: tup
         text = texts[url]
         for end in range(0, len(text), 17):
             typed = text[:end]
-            nav = Navigator(doc, {url: typed})
+            nav = Navigation(doc, {url: typed})
             line, column = find(typed + "\n", "\n", 0, typed.count("\n"))
             for position in ((line, column), (max(line - 1, 0), 3)):
-                nav.definition(url, *position)
-                nav.completion(url, *position)
-                nav.references(url, *position)
-                nav.hover(url, *position)
-            nav.symbols(url)
+                definition(nav, url, *position)
+                completion(nav, url, *position)
+                references(nav, url, *position)
+                hover(nav, url, *position)
+            symbols(nav, url)
             answered += 1
     assert answered > 150
 
@@ -426,20 +432,35 @@ def test_definitions_and_symbols_land_on_the_names_they_name_in_the_samples() ->
             doc = cdl.load(path)
         except cdl.CdlError:
             continue  # a conformance case of an error at load time
-        nav = Navigator(doc, {})
+        nav = Navigation(doc, {})
         lines = {url: Path(url).read_text(encoding="utf-8").split("\n") for url in doc.urls}
         for url in doc.urls:
             text = "\n".join(lines[url])
             for written in re.finditer(r"""cdl:extends\s*=\s*["']([^"']+)["']""", text):
                 line, column = find(text, written.group(0), written.start(1) - written.start(0), nth=text.count(written.group(0), 0, written.start()))
-                for target in nav.definition(url, line, column):
+                for target in definition(nav, url, line, column):
                     name = lines[target.url][target.line][target.start : target.end]
                     assert name.rpartition(":")[2] == written.group(1).rpartition(":")[2], (url, written.group(0))
                     checked += 1
-            stack = list(nav.symbols(url))
+            stack = list(symbols(nav, url))
             while stack:
                 symbol = stack.pop()
                 selection = symbol.selection
                 assert lines[url][selection.line][selection.start : selection.end] == symbol.name
                 stack.extend(symbol.children)
     assert checked >= 20, checked
+
+
+def test_the_lenses_of_same_named_siblings_are_each_on_its_own() -> None:
+    from test_same_names import FARM, W1
+
+    farm = cdl.load(FARM.encode(), name="farm.cdl")
+    lenses = code_lenses(Navigation(farm, {}), farm.url)
+    lines = FARM.splitlines()
+    shown = [(lines[lens.spot.line].strip()[:6], lens.title) for lens in lenses]
+    assert shown == [
+        ("<apps>", "wave 1"),
+        ("<web><", "wave 1"),
+        ("<web><", f"wave 2 · after {W1}"),
+        ("<lb><b", "wave 2 · after /apps"),
+    ]

@@ -307,10 +307,12 @@ def test_walk_is_iterative_for_long_paths() -> None:
 def test_user_paths_are_parsed_one_way_for_set_and_explain() -> None:
     # --set/--release and explain/--select share parse_user_path: the same
     # text is refused with the same reason by both.
-    from cdl.model.paths import PrefixError, parse_user_path
+    from cdl.model.paths import PrefixError, UserStep, parse_user_path
 
     ns = {"t": "urn:t"}
-    assert parse_user_path("/L/t:a/b", ns, "") == (parse_user_path("L", ns, "")[0], ("{urn:t}a", "b"), ["L", "t:a", "b"])
-    for bad in ("L//a", "L/", "L/x:a", ""):
+    assert parse_user_path("/L/t:a/b", ns, "") == (parse_user_path("L", ns, "")[0], (UserStep("{urn:t}a", 0), UserStep("b", 0)), ["L", "t:a", "b"])
+    # One of same-named siblings, as paths are written: name[k], k from 1; a list's name is unique.
+    assert parse_user_path("L/t:a[2]/b[10]", ns, "")[1] == (UserStep("{urn:t}a", 2), UserStep("b", 10))
+    for bad in ("L//a", "L/", "L/x:a", "", "L/a[0]", "L[1]/a", "L/a[x]", "L/a[1"):
         with pytest.raises(PrefixError):
             parse_user_path(bad, ns, "")

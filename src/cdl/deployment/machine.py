@@ -7,10 +7,12 @@ and blocked, counting for each what it still waits for.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from lxml import etree
 
 from ..planning.plan import PlanFacts
+from .status import ComponentState
 
 
 class Machine:
@@ -38,13 +40,13 @@ class Machine:
         #: Lazy values waited for that have a value now.
         self.valued: set[etree._Element] = set()
         #: 'deployed' or 'failed' by number; None otherwise.
-        self.done: list[str | None] = [None] * n
+        self.done: list[Literal["deployed", "failed"] | None] = [None] * n
         self.ready = {i for i in range(1, n) if not self.count[i]}
         self.failed: dict[int, str] = {}
         #: Each blocked component, with the failed components it waits for.
         self.blocked: dict[int, list[int]] = {}
 
-    def state(self, comp: int) -> str:
+    def state(self, comp: int) -> ComponentState:
         done = self.done[comp]
         if done is not None:
             return done

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeAlias, get_args
 
 from ..planning.plan import Plan
 from ..planning.render import to_dot, to_mermaid
 
+#: A component's state (``cdl.ComponentState``; docs/semantics.md, "Deployment sessions").
+ComponentState: TypeAlias = Literal["waiting", "ready", "deployed", "failed", "blocked"]
+
 #: The states, in the order status counts them.
-STATES = ("waiting", "ready", "deployed", "failed", "blocked")
+STATES: tuple[ComponentState, ...] = get_args(ComponentState)
 
 
 @dataclass(frozen=True)
@@ -23,8 +26,8 @@ class ComponentStatus:
     """Where one component of a deployment stands, and why.
 
     Attributes:
-        path: the component, written as ``cdl plan`` writes it, with ``[k]``
-            after a name that ``k - 1`` earlier siblings share.
+        path: the component, written as ``cdl plan`` writes it (``[k]`` after
+            a name that ``k - 1`` earlier siblings share).
         state: 'waiting', 'ready', 'deployed', 'failed' or 'blocked'.
         supplies: its lazy properties (as the plan's ``supplies``): the
             values to give when it is reported deployed.
@@ -40,7 +43,7 @@ class ComponentStatus:
     """
 
     path: str
-    state: str
+    state: ComponentState
     supplies: tuple[str, ...] = ()
     releases: tuple[str, ...] = ()
     waits_for: tuple[tuple[str, str | None], ...] = ()
@@ -85,12 +88,10 @@ class ComponentStatus:
 class DeploymentStatus:
     """The status of every component of a deployment (or of one), with the plan it follows."""
 
-    def __init__(self, components: Sequence[ComponentStatus], plan: Plan, drawn: Sequence[str] = ()) -> None:
+    def __init__(self, components: Sequence[ComponentStatus], plan: Plan) -> None:
         #: One entry per component, in document order.
         self.components: tuple[ComponentStatus, ...] = tuple(components)
         self._plan = plan
-        #: Each component's path as the plan's pictures name it.
-        self._drawn = tuple(drawn) or tuple(c.path for c in components)
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{n} {state}" for state, n in self.counts().items() if n)
@@ -121,13 +122,13 @@ class DeploymentStatus:
         return to_mermaid(self._plan, self._states())
 
     def _states(self) -> dict[str, str]:
-        """Each component's state, by its path as the plan's pictures name it."""
-        return {drawn: c.state for c, drawn in zip(self.components, self._drawn)}
+        """Each component's state, by its path (the plan's)."""
+        return {c.path: c.state for c in self.components}
 
 
 def counted_states(states: Iterable[str]) -> dict[str, int]:
     """How many of ``states`` are each state (every state, in the order of :data:`STATES`)."""
-    counts = dict.fromkeys(STATES, 0)
+    counts: dict[str, int] = dict.fromkeys(STATES, 0)
     for state in states:
         counts[state] += 1
     return counts

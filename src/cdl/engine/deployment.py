@@ -34,17 +34,16 @@ from lxml import etree
 
 from ..deployment.journal import Journal, journal_header
 from ..deployment.machine import Machine
-from ..deployment.names import ComponentNames
 from ..deployment.status import ComponentStatus, DeploymentStatus, counted_states
 from ..errors import CdlError, DeploymentError, DeployValueError, JournalError
 from ..model.suggest import did_you_mean
-from ..planning.plan import Plan, PlannedComponent, build_plan_facts
+from ..planning.plan import Plan, build_plan_facts
 from ..resolution.laziness import Round, apply_round, check_round, left_unresolved, supplyable
 from ..resolution.output import build_output, to_bytes, to_data
 from .phases import Loaded, copy_working, cyclic_gc_paused, resolve_working
-from .resolution import Resolution
+from .resolution import Resolution, resolution_of
 
-__all__ = ["Deployment"]
+__all__ = ["Deployment", "deployment_of"]
 
 
 class Deployment:
@@ -61,11 +60,15 @@ class Deployment:
     are applied one at a time, whichever thread calls; a refused event raises
     :class:`cdl.CdlError` and changes neither the state nor the journal.
     Paths of components are written as ``cdl plan`` writes them (see
-    :class:`ComponentStatus`); values as for ``--set``.
+    :class:`ComponentStatus`); values as for ``--set``. Made by
+    :meth:`cdl.Document.deploy` (the constructor refuses).
     """
 
-    def __init__(self, loaded: Loaded, journal: str | os.PathLike[str] | None = None) -> None:
-        """Made by :meth:`cdl.Document.deploy`, not by callers."""
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("cdl.Deployment is not made by callers: Document.deploy() gives one")
+
+    def _open(self, loaded: Loaded, journal: str | os.PathLike[str] | None) -> None:
+        """Start the deployment, replaying ``journal`` if it has events: see :func:`deployment_of`."""
         self._loaded = loaded
         self._lock = threading.RLock()
         #: Warnings from opening the journal (a torn last line dropped).
@@ -85,7 +88,7 @@ class Deployment:
         with cyclic_gc_paused():
             self._plan, self._facts = build_plan_facts(self._ws, self._resolver)
         self._machine = Machine(self._facts)
-        self._names = ComponentNames(self._facts)
+        self._paths = self._facts.paths
         self._rounds: list[Round] = []
         #: Each element given a value by an event: the value and the event's number.
         self._supplied: dict[etree._Element, tuple[str, int]] = {}
@@ -140,7 +143,7 @@ class Deployment:
         with self._lock:
             left = left_unresolved(self._resolver, self._left)  # pending at opening: all that can be now
             working = copy_working((self._ws, self._resolver, left))
-            return Resolution(self._loaded, self._rounds, False, working)
+            return resolution_of(self._loaded, self._rounds, False, working)
 
     def ready(self) -> list[str]:
         """The ready components, in document order."""
@@ -151,8 +154,7 @@ class Deployment:
         """The state of every component (or only of ``path``), and why."""
         with self._lock:
             numbers = range(1, len(self._facts.parent)) if path is None else [self._component(path)]
-            drawn = [self._plan._tree.paths[c] for c in numbers]
-            return DeploymentStatus([self._status(c) for c in numbers], self._plan, drawn)
+            return DeploymentStatus([self._status(c) for c in numbers], self._plan)
 
     @overload
     def configuration(self, path: str, format: Literal["data"] = "data") -> dict[str, Any]: ...
@@ -182,7 +184,7 @@ class Deployment:
         ready is refused (``NOT_READY``, naming what it waits for)."""
         with self._lock:
             comp = self._component(path)
-            event = {"event": "deployed", "path": self._names.path(comp), **_given(values, release)}
+            event = {"event": "deployed", "path": self._paths[comp], **_given(values, release)}
             return self._named(self._commit(event))
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> list[str]:
@@ -196,14 +198,14 @@ class Deployment:
         directly or through others, its ancestors among them)."""
         with self._lock:
             comp = self._component(path)
-            return self._named(self._commit({"event": "failed", "path": self._names.path(comp), "reason": str(reason)}))
+            return self._named(self._commit({"event": "failed", "path": self._paths[comp], "reason": str(reason)}))
 
     def retry(self, path: str) -> list[str]:
         """Take failed component ``path`` back to its computed state, its blocked
         dependants with it; returns the components now ready."""
         with self._lock:
             comp = self._component(path)
-            return self._named(self._commit({"event": "retry", "path": self._names.path(comp)}))
+            return self._named(self._commit({"event": "retry", "path": self._paths[comp]}))
 
     # -- closing ------------------------------------------------------------------------
 
@@ -329,11 +331,11 @@ class Deployment:
     # -- components --------------------------------------------------------------------
 
     def _named(self, numbers: Sequence[int]) -> list[str]:
-        return [self._names.path(c) for c in numbers]
+        return [self._paths[c] for c in numbers]
 
     def _component(self, path: str) -> int:
         """The component ``path`` names (a leading ``/`` optional); COMPONENT_NOT_FOUND otherwise."""
-        found = self._names.find(path) if isinstance(path, str) and path.strip("/") else ("", [])
+        found = self._paths.find(path) if isinstance(path, str) and path.strip("/") else ("", [])
         if isinstance(found, int):
             return found
         step, there = found
@@ -350,7 +352,7 @@ class Deployment:
             return
         status = self._status(comp)
         why = status.why()
-        path = self._names.path(comp)
+        path = self._paths[comp]
         if verb == "retry":
             raise DeploymentError(f"retry {path}: it has not failed, it is {now}", code="NOT_FAILED", url=self._loaded.url, path=path)
         hint = "; retry it first" if now == "failed" else ""
@@ -366,9 +368,9 @@ class Deployment:
         return counted_states(state(c) for c in range(1, len(self._facts.parent)))
 
     def _status(self, comp: int) -> ComponentStatus:
-        machine, facts, path = self._machine, self._facts, self._names.path
+        machine, facts, path = self._machine, self._facts, self._paths.__getitem__
         state = machine.state(comp)
-        planned = PlannedComponent(self._plan._tree, comp)
+        planned = facts.planned(comp)
         mine = (planned.supplies, planned.releases)
         if state in ("deployed", "ready"):
             return ComponentStatus(path(comp), state, *mine)
@@ -387,18 +389,26 @@ class Deployment:
 
     def _owner_path(self, value: etree._Element) -> str | None:
         owner = self._facts.owner.get(value)
-        return None if owner is None else self._names.path(owner)
+        return None if owner is None else self._paths[owner]
 
     def _after(self, comp: int) -> tuple[str, ...]:
         """The siblings ``comp`` comes after in the plan made again now: those
         not deployed with a lazy value it waits for still without one."""
         valued, done = self._machine.valued, self._machine.done
         return tuple(
-            self._names.path(sibling)
+            self._paths[sibling]
             for sibling, values in self._facts.after.get(comp, {}).items()
             if done[sibling] != "deployed" and any(v not in valued for v in values)
         )
 
+
+
+def deployment_of(loaded: Loaded, journal: str | os.PathLike[str] | None = None) -> Deployment:
+    """A deployment of ``loaded``'s system (:meth:`cdl.Document.deploy`):
+    with ``journal``, created or replayed, and appended to with each event."""
+    deployment = object.__new__(Deployment)
+    deployment._open(loaded, journal)
+    return deployment
 
 #: An event as the log keeps it: (kind, the pairs of its other fields), all
 #: tuples and strings. A live deployment logs one per event for as long as

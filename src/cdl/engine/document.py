@@ -7,39 +7,36 @@ The phases themselves are composed once, in ``phases``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from lxml import etree
 
 from ..errors import DeployValueError
-from ..loading.imports import LoadOptions, Resolver
+from ..loading.imports import LoadOptions
 from ..loading.schema import schemas_of
 from ..model.limits import Limits
 from ..model.naming import counted
 from ..planning.diff import Diff
-from ..resolution.laziness import Round
-from .deployment import Deployment
+from ..resolution.laziness import Round, RoundLike
+from .deployment import Deployment, deployment_of
 from .diff import diff_loaded
 from .phases import Loaded, load_loaded
-from .resolution import Resolution
-
-RoundLike = Round | Mapping[str, Any]
+from .resolution import Resolution, resolution_of
 
 
 class Document:
     """A loaded CDL document with everything it imports. Never modified.
 
-    Create it with :func:`cdl.load`. Each :meth:`resolve` works on fresh
-    copies, so one Document can be resolved many times with different
-    deploy-time values.
+    Made by :func:`cdl.load` (the constructor refuses). Each :meth:`resolve`
+    works on fresh copies, so one Document can be resolved many times with
+    different deploy-time values.
     """
 
     __slots__ = ("_loaded",)
+    _loaded: Loaded
 
-    def __init__(self, loaded: Loaded) -> None:
-        """Made by :func:`cdl.load`, not by callers."""
-        self._loaded = loaded
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("cdl.Document is not made by callers: cdl.load() gives one")
 
     @property
     def url(self) -> str:
@@ -89,7 +86,7 @@ class Document:
         steps = [_round(r) for r in rounds]
         if values or release:
             steps.append(Round(dict(values or {}), tuple(release)))
-        return Resolution(self._loaded, steps, validate)
+        return resolution_of(self._loaded, steps, validate)
 
     def diff(self, other: Document, *, rounds: Iterable[RoundLike] = (), select: str | None = None) -> Diff:
         """What differs between this version's system and ``other``'s (the new
@@ -115,7 +112,7 @@ class Document:
         made durable before the call returns, and opening it again resumes.
         Raises :class:`cdl.CdlError` as :meth:`resolve` and :meth:`Resolution.plan` do.
         """
-        return Deployment(self._loaded, journal)
+        return deployment_of(self._loaded, journal)
 
 
 def _round(value: RoundLike) -> Round:
@@ -132,7 +129,7 @@ def load(
     *,
     allow_remote: bool = False,
     import_paths: Sequence[str | os.PathLike[str]] = (),
-    resolver: Resolver | None = None,
+    resolver: Callable[[str], bytes] | None = None,
     limits: Limits | None = None,
     name: str | None = None,
     catalogs: Sequence[str | os.PathLike[str]] = (),
@@ -165,7 +162,14 @@ def load_with(
     source: str | os.PathLike[str] | bytes, options: LoadOptions, name: str | None = None, base: str | os.PathLike[str] | None = None
 ) -> Document:
     """:func:`load` with the options built (``cdl lsp`` adds its open buffers)."""
-    return Document(load_loaded(source, options, name, base))
+    return document_of(load_loaded(source, options, name, base))
+
+
+def document_of(loaded: Loaded) -> Document:
+    """The :class:`Document` of a loaded document set (what :func:`load` returns)."""
+    document = object.__new__(Document)
+    document._loaded = loaded
+    return document
 
 
 def loaded_of(document: Document) -> Loaded:

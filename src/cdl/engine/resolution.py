@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from lxml import etree
 
@@ -25,14 +26,18 @@ from ..model.workspace import Workspace
 from ..planning.plan import Plan, build_plan
 from ..resolution.explain import Explanation, Recorder, explain, path_namespaces, prune
 from ..resolution.explain import select as select_paths
-from ..resolution.laziness import Pending, PendingItem, Round, pending_items, pending_report
-from ..resolution.output import Data, build_output, to_bytes, to_data
+from ..resolution.laziness import Pending, PendingItem, Round, pending_items, pending_report, still_pending
+from ..resolution.output import build_output, to_bytes, to_data
 from ..resolution.references import ReferenceResolver, items_in
 from .phases import LIST_TAGS, Loaded, Working, cyclic_gc_paused, resolve_working
 
 
 class Resolution:
-    """The result of resolving a :class:`Document`, possibly with deploy-time values."""
+    """The result of resolving a :class:`Document`, possibly with deploy-time values.
+
+    Made by :meth:`cdl.Document.resolve`, :meth:`supply` and
+    :meth:`cdl.Deployment.resolution` (the constructor refuses).
+    """
 
     __slots__ = (
         "_loaded",
@@ -48,9 +53,13 @@ class Resolution:
         "_outputs",
     )
 
-    def __init__(self, loaded: Loaded, rounds: Sequence[Round], validate: bool = False, working: Working | None = None) -> None:
-        """Made by :meth:`cdl.Document.resolve` and :meth:`cdl.Deployment.resolution`
-        (from ``working``, copies of a deployment's trees), not by callers."""
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError(
+            "cdl.Resolution is not made by callers: Document.resolve() (or Resolution.supply(), Deployment.resolution()) gives one"
+        )
+
+    def _start(self, loaded: Loaded, rounds: Sequence[Round], validate: bool, working: Working | None) -> None:
+        """Resolve (or, with ``working``, take a deployment's copied trees): see :func:`resolution_of`."""
         self._loaded = loaded
         self.rounds: tuple[Round, ...] = tuple(rounds)
         self.validate = validate
@@ -83,7 +92,14 @@ class Resolution:
     def __repr__(self) -> str:
         n = len(self.rounds)
         rounds = f"{counted(n, 'round')}, " if n else ""
-        left = len(self.pending)
+        # Counted, not reported: the report reads each item's kind and what it
+        # waits on and writes their paths, which waits until ``pending`` is read.
+        if self._pending_items is not None:
+            left = len(self._pending_items[1])
+        else:  # the trees are whole: an output notes the items before it takes them
+            items = self._unresolved()
+            assert self._resolver is not None  # set with the trees
+            left = len(still_pending(self._resolver, items))
         return f"<cdl.Resolution {self._loaded.url!r} ({rounds}{left or 'nothing'} pending)>"
 
     def check_types(self) -> tuple[list[CdlError], list[str]]:
@@ -96,7 +112,7 @@ class Resolution:
             return where.url, where.line
 
         root = build_output(ws, keep_origins=True)
-        errors, warnings = check_types(root, schemas_of(self._loaded.docs), origin, ctx.prefixes.path_of)
+        errors, warnings = check_types(root, schemas_of(self._loaded.docs), origin, ctx.prefixes.writer())
         return list(errors), warnings
 
     @property
@@ -143,7 +159,7 @@ class Resolution:
         that supplies values as components come up uses :meth:`Document.deploy`,
         whose events cost what they touch.
         """
-        return Resolution(self._loaded, [*self.rounds, Round(dict(values or {}), tuple(release))], self.validate)
+        return resolution_of(self._loaded, [*self.rounds, Round(dict(values or {}), tuple(release))], self.validate)
 
     def tree(self, system_only: bool = False, select: Sequence[str] = ()) -> etree._Element:
         """The resolved ``cdl:cdl`` document as a new lxml tree.
@@ -157,11 +173,15 @@ class Resolution:
         """The resolved document as UTF-8 XML (``select``: as for :meth:`tree`)."""
         return to_bytes(self._selected(system_only, select), pretty)
 
-    def to_data(self, system_only: bool = False, select: Sequence[str] = ()) -> dict[str, Data]:
+    def to_data(self, system_only: bool = False, select: Sequence[str] = ()) -> dict[str, Any]:
         """The resolved lists as plain Python data (dicts, lists, strings), in
         xmltodict's convention: attributes as ``"@name"`` keys, ``"#text"``,
         ``""`` for an empty value (README.md, "JSON output"; ``select``: as
-        for :meth:`tree`)."""
+        for :meth:`tree`).
+
+        Each value is a :data:`cdl.Data`; they are typed ``Any`` so that a
+        script can index its way down (``["system"]["db"]["port"]``) without
+        narrowing each level, as with ``json.loads``."""
         return to_data(self._selected(system_only, select))
 
     # -- provenance and selection (issue 15) ------------------------------------------
@@ -203,7 +223,7 @@ class Resolution:
         list_names = [names.path_of(el).lstrip("/") for el in lists]
         namespaces = path_namespaces(main.nsmap, names.by_uri)
         chosen = [
-            el for text in select for el in select_paths(text, lookup, list_names, namespaces, main.target_ns, names.path_of, main.url)
+            el for text in select for el in select_paths(text, lookup, list_names, namespaces, main.target_ns, names.writer(), main.url)
         ]
         return prune(out, chosen)
 
@@ -278,10 +298,19 @@ class Resolution:
     def _working(self) -> Workspace:
         """The resolved working trees, resolved again if an output took them."""
         if self._ws is None:
-            again = Resolution(self._loaded, self.rounds)
+            again = resolution_of(self._loaded, self.rounds)
             self._ws, self._resolver, self._left = again._working(), again._resolver, again._left
         return self._ws
 
     def write(self, path: str | os.PathLike[str], system_only: bool = False) -> None:
         """Write the resolved document to ``path`` atomically (never a partial file)."""
         write_atomically(path, self.to_bytes(system_only))
+
+
+def resolution_of(loaded: Loaded, rounds: Sequence[Round], validate: bool = False, working: Working | None = None) -> Resolution:
+    """Resolve ``loaded`` with ``rounds`` (:meth:`cdl.Document.resolve`), or
+    take ``working``, copies of a deployment's resolved trees
+    (:meth:`cdl.Deployment.resolution`)."""
+    resolution = object.__new__(Resolution)
+    resolution._start(loaded, rounds, validate, working)
+    return resolution

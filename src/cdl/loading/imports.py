@@ -83,6 +83,7 @@ def load_set(
     """
     tables = Tables()
     catalogs = Catalogs(options.catalogs, options.limits.max_bytes)
+    directory: Path | None
     if isinstance(source, bytes):
         display = name or "<bytes>"
         # The base directory takes the place of a file's own directory: its
@@ -90,17 +91,17 @@ def load_set(
         directory = _base_directory(base)
         main = Location(display, f"bytes:{display}", directory.as_uri().rstrip("/") + "/")
         data = source
-        roots = [directory]
     else:
         if base is not None:
             raise TypeError("base applies to a document given as bytes; a file's imports resolve against its directory")
         main = locate_main(os.fspath(source), options, catalogs)
         data = read_document(main, options, where=None)
-        roots = [main.file.parent] if main.file is not None else []
-    roots += [Path(p).resolve() for p in options.import_paths]
+        directory = main.file.parent if main.file is not None else None
+    roots = import_roots(directory, options)
 
     docs: list[SourceDoc] = []
-    seen: set[str] = {main.key}
+    #: The index of each document loaded, by its key.
+    seen: dict[str, int] = {main.key: 0}
     # Depth-first in declaration order, without recursion: a stack of
     # (document, its remaining imports).
     first = load_document(data, main.display, 0, tables, options.limits, fast_paths=options.fast_paths)
@@ -115,9 +116,12 @@ def load_set(
         imp = pending.pop(0)
         location = (imp.get("location") or "").strip()
         target = locate_import(location, loc, doc, imp, roots, options, catalogs)
-        if target.key in seen:
+        known = seen.get(target.key)
+        if known is not None:
+            doc.loaded_imports.append(known)
             continue
-        seen.add(target.key)
+        seen[target.key] = len(docs)
+        doc.loaded_imports.append(len(docs))
         if len(docs) > options.limits.max_imports:
             raise LimitError(
                 f"more than {options.limits.max_imports} documents are imported (max_imports)",
@@ -140,6 +144,14 @@ def load_set(
         docs.append(imported)
         stack.append((imported, target, _import_elements(imported)))
     return docs, tables
+
+
+def import_roots(directory: Path | None, options: LoadOptions) -> list[Path]:
+    """The directories imported files may lie under: the main document's
+    own (``directory``: its file's directory, the base directory of one
+    given as bytes, None for a URL) and each of ``options.import_paths``
+    (the directories of the catalogs read are added as they are read)."""
+    return ([directory] if directory is not None else []) + [Path(p).resolve() for p in options.import_paths]
 
 
 def _base_directory(base: str | os.PathLike[str] | None) -> Path:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 from ..errors import CdlError, ExpressionError, LazinessError, LimitError, LoadError, NameResolutionError, ReferenceResolutionError
 from ..model import expressions as _expressions
-from ..model.elements import has_value, replace_with_text, tag_of
+from ..model.elements import depth_in_list, has_value, replace_with_text, tag_of
 from ..model.limits import Limits
 from ..model.paths import PathSyntaxError, PrefixError, is_ncname, parse_name_ref, parse_path, parse_qname, relative_ref
 from ..model.places import written_as
@@ -44,6 +44,7 @@ from ..model.vocabulary import (
     A_REFROOT,
     A_TYPE,
     A_USE,
+    CDL_ATTRIBUTES,
     CDL_NS,
     ENGINE_NS,
     LIST_PARENTS,
@@ -66,7 +67,6 @@ from ..model.workspace import Problems, SourceDoc
 from ..text.tags import attribute_line
 
 _ORDER = {T_IMPORT: 0, T_TYPES: 1, T_CONFIGURATION: 2, T_SYSTEM: 3}
-_KNOWN_ATTRIBUTES = frozenset((A_EXTENDS, A_CREF, A_REFROOT, A_LAZY, A_TYPE, A_USE))
 _CDL_PREFIX = "{" + CDL_NS + "}"
 _BOOLEANS = {"true": "true", "1": "true", "false": "false", "0": "false"}
 
@@ -481,7 +481,7 @@ def _normalize(doc: SourceDoc, tables: Tables, limits: Limits, problems: Problem
                     continue
                 drop, put, content_check, by_depth = form
                 if put is None:
-                    put = by_depth.get(_depth(el))
+                    put = by_depth.get(depth_in_list(el))
                 if put is not None and not (content_check and (len(el) or ((text := el.text) and text.strip()))):
                     if drop is None:
                         el.attrib.clear()
@@ -638,20 +638,6 @@ class _LoadCache:
         return {prefix: uri for prefix, uri in el.nsmap.items() if uri != ENGINE_NS}
 
 
-def _depth(el: etree._Element) -> int:
-    """Steps from ``el`` up to its top level list (0 for the list itself).
-
-    Walked up each time: only references without cdl:refroot ask, a few
-    steps each, and a table of every element met would cost more.
-    """
-    depth = 0
-    cur = el.getparent()
-    while cur is not None and cur.tag not in LIST_PARENTS:
-        depth += 1
-        cur = cur.getparent()
-    return depth
-
-
 def _remember_form(el: etree._Element, before: _Attributes, form: _AttributeForm | None, cache: _LoadCache) -> None:
     """Remember the working form that :func:`_parse_attributes` just gave
     ``el``, whose attributes were ``before`` (``form``: what is remembered of
@@ -683,7 +669,7 @@ def _remember_form(el: etree._Element, before: _Attributes, form: _AttributeForm
             None if len(drop) == len(before) else drop, None if depth_bound else put, content_check, {}
         )
     if form.put is None:
-        form.by_depth[_depth(el)] = _changed(before, after)
+        form.by_depth[depth_in_list(el)] = _changed(before, after)
 
 
 def _changed(before: _Attributes, after: _Attributes) -> _Attributes:
@@ -695,10 +681,10 @@ def _changed(before: _Attributes, after: _Attributes) -> _Attributes:
 def _parse_attributes(el: etree._Element, doc: SourceDoc, tables: Tables, cache: _LoadCache) -> None:
     """Check the CDL attributes of ``el`` and rewrite them into their working form (the one definition)."""
     attrib = el.attrib
-    unknown = [k for k in attrib if k.startswith(_CDL_PREFIX) and k not in _KNOWN_ATTRIBUTES]
+    unknown = [k for k in attrib if k.startswith(_CDL_PREFIX) and k not in CDL_ATTRIBUTES]
     if unknown:
         names = ["cdl:" + split_clark(k)[1] for k in unknown]
-        known = sorted("cdl:" + split_clark(k)[1] for k in _KNOWN_ATTRIBUTES)
+        known = sorted("cdl:" + split_clark(k)[1] for k in CDL_ATTRIBUTES)
         near = [close for name in names for close in nearest(name, known)]
         message = f"unknown CDL attribute {', '.join(names)}" + suggestion(list(dict.fromkeys(near)))
         raise LoadError(message, url=doc.url, line=el.sourceline)
@@ -860,7 +846,7 @@ def _ref_index(
     -1 when the caller knows it changes nothing."""
     if depth is None:
         # With a refroot the depth changes nothing.
-        depth = -1 if refroot_text is not None else _depth(el)
+        depth = -1 if refroot_text is not None else depth_in_list(el)
     if not cache.shared:
         return tables.add_ref(_parse_ref_text(text, refroot_text, cache.nsmap(el), depth, doc, el, None))
     # Same text, same depth, same namespaces: same reference.
@@ -882,7 +868,7 @@ def _parse_ref(
 ) -> Ref:
     """Parse a reference written on ``written_on`` that acts for property ``holder``."""
     # With a refroot the depth changes nothing.
-    depth = -1 if refroot_text is not None else _depth(holder)
+    depth = -1 if refroot_text is not None else depth_in_list(holder)
     if cache.shared:
         # Same text, same depth, same namespaces: same reference.
         key = (text, refroot_text, depth)

@@ -22,7 +22,6 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lxml import etree
@@ -32,7 +31,7 @@ from ..model.naming import Prefixes
 from ..model.vocabulary import A_CREF, A_LAZY, A_TYPE, CDL_NS, LIST_PARENTS, T_CDL, T_DOCUMENTATION, T_EXPRESSION, T_IMPORT, T_TYPES, XSD_NS
 from ..model.workspace import SourceDoc
 from .catalog import Catalogs
-from .imports import LoadOptions, Location, locate_import, locate_main, read_document
+from .imports import LoadOptions, Location, import_roots, locate_import, locate_main, read_document
 from .parse import hardened_parser
 
 if TYPE_CHECKING:
@@ -155,7 +154,7 @@ def _validate_with_imports(
     """Validate ``source`` and its imports not in ``seen``; raise what stops
     ``source`` itself from being read."""
     main = locate_main(source, options, catalogs)
-    roots = ([main.file.parent] if main.file is not None else []) + [Path(p).resolve() for p in options.import_paths]
+    roots = import_roots(main.file.parent if main.file is not None else None, options)
     todo: list[tuple[Location, SourceDoc, etree._Element]] = []
 
     def visit(location: Location, where: tuple[SourceDoc, etree._Element] | None) -> None:

@@ -13,21 +13,15 @@ LSP types, paths are real file paths.
 
 from __future__ import annotations
 
+import functools
 import os
 import urllib.parse
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..engine.document import Document, load_with, loaded_of
-from ..engine.resolution import Resolution
-from ..errors import CdlError
-from ..loading.imports import LoadOptions
-from ..loading.urls import local_path
-from ..model.workspace import SourceDoc
 from ._diagnostics import Loaded, Problem, by_url, problems_of
-from ._positions import Lines, encoded
-from ._source import decode
+from ._engine import CdlError, Document, Lines, LoadOptions, Resolution, SourceDoc, decode, encode, load_with, loaded_of, local_path
 
 
 @dataclass(frozen=True)
@@ -91,7 +85,7 @@ class _Overlay(Mapping[str, bytes]):
 
     def __getitem__(self, key: str) -> bytes:
         self.asked.add(key)
-        return encoded(self._buffers[key])
+        return encode(self._buffers[key])
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._buffers)
@@ -143,6 +137,23 @@ class Analysis:
     memo: dict[str, object] = field(default_factory=dict)
 
 
+def text_of(url: str, buffers: Mapping[str, str], read: Iterable[Mapping[str, str]]) -> str | None:
+    """The text of the document ``url``: the editor's buffer when it is open
+    (``buffers``: real path -> text), else as a load read it (``read``: each
+    load's texts by url, looked at in order), else the file's; None when it
+    cannot be read."""
+    real = os.path.realpath(url) if os.path.isabs(url) else url
+    if real in buffers:
+        return buffers[real]
+    for texts in read:
+        if url in texts:
+            return texts[url]
+    try:
+        return decode(Path(real).read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
 def analyse(path: str, buffers: Mapping[str, str], settings: Settings) -> Analysis:
     """Load and resolve the document at ``path``, reading ``buffers`` (path -> text) instead of files."""
     overlay = _Overlay(buffers)
@@ -167,19 +178,8 @@ def analyse(path: str, buffers: Mapping[str, str], settings: Settings) -> Analys
         texts = _Texts(docs, buffers)
         loaded = Loaded([d.url for d in docs], [d.importer for d in docs])
 
-    def text_of(url: str) -> str | None:
-        if url in texts:
-            return texts[url]
-        real = os.path.realpath(url)
-        if real in buffers:
-            return buffers[real]
-        try:
-            return decode(Path(real).read_bytes())
-        except (OSError, ValueError):
-            return None
-
     warnings = resolution.warnings if resolution is not None else []
-    problems = by_url(problems_of(errors, warnings, path, loaded, text_of))
+    problems = by_url(problems_of(errors, warnings, path, loaded, functools.partial(text_of, buffers=buffers, read=(texts,))))
     return Analysis(path, document, resolution, problems, frozenset(overlay.asked), texts)
 
 
@@ -230,16 +230,8 @@ class Buffers:
     def text_of(self, url: str, analysis: Analysis | None = None) -> str | None:
         """The text of the document ``url``: the editor's if open, else as
         ``analysis`` (or any analysis) read it, else the file's."""
-        real = os.path.realpath(url) if os.path.isabs(url) else url
-        if real in self.texts:
-            return self.texts[real]
-        for source in (analysis, *self.analyses.values()):
-            if source is not None and url in source.texts:
-                return source.texts[url]
-        try:
-            return decode(Path(real).read_bytes())
-        except (OSError, ValueError):
-            return None
+        read = (source.texts for source in (analysis, *self.analyses.values()) if source is not None)
+        return text_of(url, self.texts, read)
 
     def readers_of(self, path: str) -> set[str]:
         """The open documents to analyse again when ``path`` changes (itself, if open, among them)."""

@@ -24,15 +24,9 @@ from pathlib import Path
 
 from lxml import etree
 
-from ..errors import CdlError
-from ..loading.urls import join_url, local_path
-from ..text.tags import _ATTRIBUTE, _START_TAG, _unescape
-from ._positions import Lines, encoded
+from ._engine import CdlError, Lines, join_url, local_path, scan, tags_reaching, unescape
 
 ERROR, WARNING = "error", "warning"
-
-_TAG = re.compile(_START_TAG.pattern.decode())
-_ATTR = re.compile(_ATTRIBUTE.pattern.decode())
 
 #: The attributes (local names) an error of each code is about, in the
 #: order they are looked for on its start tag.
@@ -197,22 +191,22 @@ class _Marker:
 
     def mark(self, url: str, line: int | None, attributes: Sequence[str], name: str | None) -> Place:
         """The value of the first of ``attributes`` on the start tag at ``line``
-        (1-based), or that tag's name, or the line's text."""
-        number = max((line or 1) - 1, 0)
+        (the parser's, 1-based), or that tag's name, or the line's text."""
         lines = self.lines(url)
         if lines is None:
-            return Place(url, number, 0, 0)
-        number = min(number, len(lines) - 1)
-        tags = _tags_at(lines, number)
+            return Place(url, max((line or 1) - 1, 0), 0, 0)
+        start, end = _parser_line(lines, line)
+        tags = tags_reaching(lines.text, start, end)
         if name is not None:  # the element the error's path names first
-            tags.sort(key=lambda tag: tag.group(1).rpartition(":")[2] != name)
+            tags.sort(key=lambda tag: tag.local != name)
         for attribute in attributes:
             for tag in tags:
-                value = _attribute_value(tag, attribute)
-                if value is not None:
-                    return _span(lines, url, *value)
+                attr = tag.attr(attribute)
+                if attr is not None and attr.value_start is not None:
+                    return Place(url, *lines.span(attr.value_start, attr.value_end))
         if tags:
-            return _span(lines, url, tags[0].start(1), tags[0].end(1))
+            return Place(url, *lines.span(tags[0].name_start, tags[0].name_end))
+        number = lines.position_of(start)[0]
         text = lines.line(number)
         return Place(url, number, len(text) - len(text.lstrip()), len(text.rstrip()))
 
@@ -224,74 +218,49 @@ class _Marker:
             return Place(main, 0, 0, 0)
         first = None
         base = Path(main).resolve().as_uri()
-        for tag in _TAG.finditer(lines.text):
-            value = _attribute_value(tag, "location") if tag.group(1).rpartition(":")[2] == "import" else None
-            if value is None:
+        for tag in scan(lines.text):
+            value = tag.attr("location") if tag.local == "import" else None
+            if value is None or value.value_start is None or not value.closed:
                 continue
             first = first or value
-            target = local_path(urllib.parse.urlsplit(join_url(base, _unescape(lines.text[value[0] : value[1]]).strip())))
+            written = unescape(lines.text[value.value_start : value.value_end]).strip()
+            target = local_path(urllib.parse.urlsplit(join_url(base, written)))
             if target is not None and os.path.realpath(target) == os.path.realpath(url):
-                return _span(lines, main, *value)
-        if first is not None:
-            return _span(lines, main, *first)
+                return Place(main, *lines.span(value.value_start, value.value_end))
+        if first is not None and first.value_start is not None:
+            return Place(main, *lines.span(first.value_start, first.value_end))
         return self.mark(main, 1, (), None)
 
     def syntax(self, url: str, line: int | None) -> Place:
-        """The place libxml2 reports a syntax error at, parsing the text again
-        for its column (the error keeps only the line)."""
+        """The character libxml2 reports a syntax error at (the one before it
+        at a line's end), parsing the text again for its column: the error
+        keeps only the line. Parsed as UTF-8 whatever the text declares, so
+        that libxml2's columns count the text's characters (a character the
+        declared encoding cannot hold would be written as a longer character
+        reference)."""
         lines = self.lines(url)
         if lines is None:
             return Place(url, max((line or 1) - 1, 0), 0, 0)
-        number, column = max((line or 1) - 1, 0), 0
+        start, end = _parser_line(lines, line)
+        column = 0
+        parser = etree.XMLParser(encoding="utf-8", resolve_entities=False, no_network=True, huge_tree=False)
         try:
-            etree.fromstring(encoded(lines.text), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False))
+            etree.fromstring(lines.text.encode("utf-8", "surrogatepass"), parser)
         except etree.XMLSyntaxError as exc:
             if exc.position and exc.position[0] == line:
                 column = max(exc.position[1] - 1, 0)
-        except ValueError:  # not what the engine parsed (an encoding it refused): the line stands
-            pass
-        number = min(number, len(lines) - 1)
-        column = min(column, len(lines.line(number)))
-        # The character at the position, or the one before it at a line's end.
-        start = column - 1 if column and column == len(lines.line(number)) else column
-        return Place(url, number, start, max(column, start + 1) if lines.line(number) else start)
+        number, column = lines.position_of(min(start + column, end))
+        length = len(lines.line(number))
+        first = column - 1 if column and column == length else column
+        return Place(url, number, first, max(column, first + 1) if length else first)
 
 
-def _tags_at(lines: Lines, number: int) -> list[re.Match[str]]:
-    """The start tags that reach line ``number``: the one begun on an earlier
-    line, if any (attribute values hold no '<'), then those begun on it."""
-    text = lines.text
-    start = lines.offset(number, 0)
-    end = lines.offset(number, len(lines.line(number)))
-    candidates = []
-    before = text.rfind("<", 0, start)
-    if before >= 0:
-        candidates.append(before)
-    pos = text.find("<", start, end)
-    while pos >= 0:
-        candidates.append(pos)
-        pos = text.find("<", pos + 1, end)
-    tags = []
-    for pos in candidates:
-        tag = _TAG.match(text, pos)
-        if tag is not None and tag.end() > start:
-            tags.append(tag)
-    return tags
-
-
-def _attribute_value(tag: re.Match[str], local: str) -> tuple[int, int] | None:
-    """Where the value of the attribute named ``local`` (any prefix) is in ``tag``, quotes excluded."""
-    for match in _ATTR.finditer(tag.string, tag.start(2), tag.end(2)):
-        if match.group(1).rpartition(":")[2] == local:
-            return match.start(2) + 1, match.end(2) - 1
-    return None
-
-
-def _span(lines: Lines, url: str, start: int, end: int) -> Place:
-    """The range from index ``start`` to ``end`` of the text, cut at the end of its first line."""
-    line, column = lines.position_of(start)
-    end_line, end_column = lines.position_of(end)
-    return Place(url, line, column, end_column if end_line == line else len(lines.line(line)))
+def _parser_line(lines: Lines, line: int | None) -> tuple[int, int]:
+    """Where the parser's ``line`` (1-based; the last one past the text) starts and ends."""
+    last = lines.parser_line_of(len(lines.text))
+    found = lines.parser_bounds(min(max(line or 1, 1), last))
+    assert found is not None  # a line of the text
+    return found
 
 
 def by_url(problems: Iterable[Problem]) -> Mapping[str, list[Problem]]:

@@ -1,7 +1,17 @@
-"""The state of ``cdl lsp``: :class:`CdlServer` (the open documents, their
-analyses, positions in the client's encoding, publishing diagnostics) and
-:func:`guarded`, which keeps any input from stopping the server. The
-handlers that use it are registered by ``server`` and ``_features``.
+"""The state of ``cdl lsp``: :class:`CdlServer` (the open documents and
+their analyses, when they are analysed, positions in the client's encoding)
+and :func:`guarded`, which keeps any input from stopping the server. The
+handlers that use it are the ``features`` modules, composed by ``server``.
+
+Where analysis happens (one place, for whoever moves it off the request
+loop): the document and workspace handlers (``features.documents``,
+``features.workspace``) ask for it, :meth:`CdlServer.analyse_now` (at once)
+or :meth:`CdlServer.analyse_later` (once typing pauses); it runs in
+:meth:`_buffers.Buffers.analyse`. What it found is consumed by
+:attr:`CdlServer.show_problems` (``features.diagnostics`` publishes them),
+by :meth:`CdlServer.prepare` (the navigation hovers need, built in a worker
+thread), and by the requests, which take the last analysis through
+:meth:`CdlServer.current` (analysing first when a change is pending).
 """
 
 from __future__ import annotations
@@ -19,15 +29,11 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from ._buffers import Analysis, Buffers, path_of_uri
-from ._diagnostics import ERROR, Problem
-from ._navigate import navigator_of
-from ._positions import UTF16, Lines
+from ._engine import UTF16, Lines, __version__
+from ._navigate import navigation_of
 
 #: Seconds after the last change before a document is analysed again.
 DEBOUNCE = 0.3
-#: The files whose changes on disk the client is asked to report (an import
-#: that is not open, changed by another program or a checkout).
-WATCHED = "**/*.{cdl,xml}"
 #: Seconds after an analysis before what hovers need is built from it, if
 #: the document has not changed again by then.
 PREPARE_AFTER = 0.05
@@ -54,18 +60,19 @@ class CdlServer(LanguageServer):
     """The language server with the open documents and their analyses."""
 
     def __init__(self) -> None:
-        from .. import __version__
-
         super().__init__("cdl", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
         self.buffers = Buffers()
         self.encoding = UTF16
         self._timers: dict[str, asyncio.TimerHandle] = {}
-        #: Held by the requests the navigator answers and by its preparation
+        #: Held by the requests the navigation answers and by its preparation
         #: in a worker thread: one at a time.
         self.navigation = threading.Lock()
         self.stopping = False
         #: The workspace's root directory, which relative settings start from.
         self.root: str | None = None
+        #: Shows the problems found in a document (its url; the URI to show
+        #: them at, its own by default): set by ``features.diagnostics``.
+        self.show_problems: Callable[[str, str | None], None] = lambda url, uri: None
         self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cdl-lsp-prepare")
 
     # -- positions --------------------------------------------------------------------
@@ -87,20 +94,24 @@ class CdlServer(LanguageServer):
             return None
         return types.Location(uri, self.range_of(spot, self.lines_of(spot.url, analysis)))
 
-    # -- diagnostics ------------------------------------------------------------------
+    def position(self, path: str, position: types.Position) -> tuple[int, int]:
+        """(line, code-point column) of a client's ``position`` in the open document ``path``."""
+        lines = self.buffers.lines(path)
+        assert lines is not None  # an open document's text is held
+        return lines.from_client(position.line, position.character, self.encoding)
+
+    # -- analysis ---------------------------------------------------------------------
 
     def analyse_now(self, paths: Sequence[str] | set[str]) -> None:
-        """Analyse the open documents ``paths`` and publish what changed."""
+        """Analyse the open documents ``paths`` and show what changed."""
         changed: set[str] = set()
         for path in sorted(paths):
-            timer = self._timers.pop(path, None)
-            if timer is not None:
-                timer.cancel()
-            if path in self.buffers.texts:  # published even when unchanged: the client sees it is current
+            self._cancel(path)
+            if path in self.buffers.texts:  # shown even when unchanged: the client sees it is current
                 nothing: set[str] = set()
                 changed |= guarded(self, f"analysing {path}", functools.partial(self.buffers.analyse, path), nothing) | {path}
         for url in sorted(changed):
-            guarded(self, f"publishing the diagnostics of {url}", functools.partial(self.publish, url), None)
+            guarded(self, f"publishing the diagnostics of {url}", functools.partial(self.show_problems, url, None), None)
         loop = asyncio.get_running_loop()
         for path in paths:
             analysis = self.buffers.analyses.get(path)
@@ -111,34 +122,26 @@ class CdlServer(LanguageServer):
         """Analyse ``paths`` once no change has come for :data:`DEBOUNCE` seconds."""
         loop = asyncio.get_running_loop()
         for path in paths:
-            timer = self._timers.pop(path, None)
-            if timer is not None:
-                timer.cancel()
+            self._cancel(path)
             self._timers[path] = loop.call_later(DEBOUNCE, self.analyse_now, [path])
 
-    def publish(self, url: str, uri: str | None = None) -> None:
-        """Send the problems found in ``url`` to the client (at ``uri``, its own by default)."""
-        uri = uri or self.buffers.uri_of(url)
-        if uri is None:
-            return
-        lines = self.lines_of(url)
-        diagnostics = [self.diagnostic(p, lines) for p in self.buffers.problems_in(url)]
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+    def _cancel(self, path: str) -> None:
+        """Forget the analysis of ``path`` waiting for typing to pause, if any."""
+        timer = self._timers.pop(path, None)
+        if timer is not None:
+            timer.cancel()
 
-    def diagnostic(self, problem: Problem, lines: Lines | None) -> types.Diagnostic:
-        related = []
-        for place, message in problem.related:
-            location = self.location_of(place)
-            if location is not None:
-                related.append(types.DiagnosticRelatedInformation(location, message))
-        return types.Diagnostic(
-            range=self.range_of(problem.place, lines),
-            message=problem.message,
-            severity=types.DiagnosticSeverity.Error if problem.severity == ERROR else types.DiagnosticSeverity.Warning,
-            code=problem.code,
-            source="cdl",
-            related_information=related or None,
-        )
+    def close(self, path: str, uri: str) -> None:
+        """The client closed the open document ``path`` (at ``uri``): what the
+        documents still open find in it is shown there, and they read it from
+        disk now."""
+        self._cancel(path)
+        readers = self.buffers.readers_of(path) - {path}
+        urls = self.buffers.drop(path)
+        self.show_problems(path, uri)
+        self.analyse_now(readers)
+        for url in sorted(urls - {path}):
+            self.show_problems(url, None)
 
     def prepare(self, path: str, analysis: Analysis) -> None:
         """Build what hovers need from ``analysis`` in a worker thread, so that
@@ -150,14 +153,23 @@ class CdlServer(LanguageServer):
         def build() -> None:
             with self.navigation:
                 if self.buffers.analyses.get(path) is analysis:
-                    navigator = navigator_of(analysis)
-                    if navigator is not None:
-                        navigator.prepare()
+                    navigation = navigation_of(analysis)
+                    if navigation is not None:
+                        navigation.prepare()
 
         def done(future: asyncio.Future[None]) -> None:
             guarded(self, f"preparing {path}", future.result, None)
 
         asyncio.get_running_loop().run_in_executor(self._preparer, build).add_done_callback(done)
+
+    def stop(self) -> None:
+        """The client is leaving: no analysis waits any more, and no preparation
+        starts (one under way finishes: a thread cannot be stopped)."""
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        self.stopping = True
+        self._preparer.shutdown(wait=False, cancel_futures=True)
 
     # -- requests ---------------------------------------------------------------------
 
@@ -170,12 +182,6 @@ class CdlServer(LanguageServer):
             self.analyse_now([path])
         analysis = self.buffers.analyses.get(path)
         return (path, analysis) if analysis is not None else None
-
-    def position(self, path: str, position: types.Position) -> tuple[int, int]:
-        """(line, code-point column) of a client's ``position`` in the open document ``path``."""
-        lines = self.buffers.lines(path)
-        assert lines is not None  # an open document's text is held
-        return lines.from_client(position.line, position.character, self.encoding)
 
 
 def guarded(server: LanguageServer, what: str, run: Callable[[], T], fallback: T) -> T:
@@ -205,5 +211,3 @@ def guarded_handler(server: CdlServer, what: str, fallback: Any = None) -> Calla
         return handler
 
     return wrap
-
-

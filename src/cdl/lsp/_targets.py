@@ -16,24 +16,36 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 from lxml import etree
 
-from ..engine.phases import Loaded, resolve_working
-from ..errors import CdlError
-from ..loading.catalog import Catalogs
-from ..loading.imports import Location, locate_import
-from ..model.elements import doc_index_of, tag_of, top_level_of
-from ..model.items import holder_of
-from ..model.paths import path_start, walk
-from ..model.tables import Ref
-from ..model.vocabulary import P_EXPR, P_EXT, P_REF, T_EXPRESSION, T_VARIABLE, engine
-from ..model.workspace import Problems, Workspace
-from ..resolution.explain import Explanation, Recorder, explain
-from ..resolution.references import ReferenceResolver, items_in
+from ._engine import (
+    P_EXPR,
+    P_EXT,
+    P_REF,
+    T_EXPRESSION,
+    T_IMPORT,
+    T_VARIABLE,
+    CdlError,
+    Explanation,
+    Loaded,
+    Problems,
+    Recorder,
+    Ref,
+    ReferenceResolver,
+    Workspace,
+    doc_index_of,
+    engine,
+    explain,
+    holder_of,
+    items_in,
+    path_start,
+    resolve_working,
+    tag_of,
+    top_level_of,
+    walk,
+)
 from ._written import Written
 
 #: How often a walk over the resolution may settle what blocks it (a path
@@ -220,23 +232,10 @@ class Targets:
         return found
 
     def imported(self, el: etree._Element) -> int | None:
-        """The index of the document the cdl:import ``el`` loads."""
-        written = self.written
-        doc = written.docs[doc_index_of(el) or 0]  # (the root carries its document's mark)
-        location = (el.get("location") or "").strip()
-        options = written.loaded.options
-        if doc.file is not None:
-            importer = Location(doc.url, doc.file, Path(doc.file).as_uri(), Path(doc.file))
-        else:
-            importer = Location(doc.url, doc.url, Path(os.path.abspath(doc.url)).as_uri())
-        roots = [Path(d.file).parent for d in written.docs if d.file is not None]
-        roots += [Path(p).resolve() for p in options.import_paths]
-        try:
-            target = locate_import(location, importer, doc, el, roots, options, Catalogs(options.catalogs, options.limits.max_bytes))
-        except (CdlError, OSError, ValueError):
-            return None
-        key = target.key
-        return next((d.index for d in written.docs if key in (d.file, d.url)), None)
+        """The index of the document the cdl:import ``el`` loaded (as the loader recorded it)."""
+        doc = self.written.docs[doc_index_of(el) or 0]  # (the root carries its document's mark)
+        position = next((i for i, imp in enumerate(doc.root.iterchildren(T_IMPORT)) if imp is el), None)
+        return None if position is None or position >= len(doc.loaded_imports) else doc.loaded_imports[position]
 
     # -- who points at what (built once, on first use) --------------------------------
 

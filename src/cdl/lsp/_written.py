@@ -17,15 +17,26 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ..engine.document import Document, loaded_of
-from ..model.children import ChildIndex, children_by_name
-from ..model.elements import doc_index_of, tag_of, top_level_of
-from ..model.naming import Prefixes
-from ..model.paths import PrefixError, parse_qname
-from ..model.tables import NameRef
-from ..model.vocabulary import CDL_NS, ENGINE_NS, T_VARIABLE
-from ..model.workspace import SourceDoc
-from ._source import Attr, Source, Tag, decode, pair, scan
+from ._engine import (
+    CDL_NS,
+    ENGINE_NS,
+    T_VARIABLE,
+    Attr,
+    ChildIndex,
+    Document,
+    NameRef,
+    PrefixError,
+    Prefixes,
+    SourceDoc,
+    Tag,
+    children_by_name,
+    decode,
+    doc_index_of,
+    loaded_of,
+    parse_qname,
+    top_level_of,
+)
+from ._source import Source, pair
 
 
 @dataclass(frozen=True)
@@ -84,6 +95,8 @@ class Written:
         #: over them (the trees never change).
         self.children = ChildIndex()
         self.prefixes = Prefixes([doc.declared for doc in self.docs], self.docs[0].nsmap.get(None))
+        #: How the engine writes each element as a path step (the trees never change).
+        self.steps = self.prefixes.steps()
 
     # -- documents and their texts ------------------------------------------------
 
@@ -105,7 +118,7 @@ class Written:
             text = self.texts.get(doc.url)
             if text is None and doc.file is not None:
                 text = next((t for u, t in self.texts.items() if self.doc_index(u) == index), None)
-            source = scan(decode(doc.data) if text is None else text)
+            source = Source(decode(doc.data) if text is None else text)
             by_tag, by_element = pair(source, doc.root)
             found = self._paired[index] = Paired(doc.url, source, by_tag, by_element)
         return found
@@ -120,7 +133,7 @@ class Written:
             return None
         found = self._others.get(url)
         if found is None:
-            found = self._others[url] = Paired(url, scan(text), {}, {})
+            found = self._others[url] = Paired(url, Source(text), {}, {})
         return found
 
     # -- positions ------------------------------------------------------------------
@@ -211,19 +224,16 @@ class Written:
         return self._names.get(el)
 
     def path_of(self, el: etree._Element) -> str | None:
-        """``/List/child/...`` of an element of a loaded list, written with the
-        prefixes the engine writes paths with (``explain`` selects by it)."""
+        """``/List/child[2]/...`` of an element of a loaded list, as the engine
+        writes paths (``Prefixes.steps_of``) but whole, its list named as the
+        registry names it (``explain`` selects by it)."""
         top = top_level_of(el)
         name = None if top is None else self.list_name(top)
         if top is None or name is None:
             return None
-        steps: list[str] = []
-        cur: etree._Element | None = el
-        while cur is not None and cur is not top:
-            steps.append(self.prefixes.qname(tag_of(cur)))
-            cur = cur.getparent()
-        steps.append(self.prefixes.qname(name))
-        return "/" + "/".join(reversed(steps))
+        steps = self.prefixes.steps_of(el, self.steps)
+        steps[0] = self.prefixes.qname(name)
+        return "/" + "/".join(steps)
 
     def rank(self, el: etree._Element) -> int:
         """How many earlier siblings of loaded ``el`` have its name (all of a

@@ -74,6 +74,20 @@ def top_level_of(el: etree._Element) -> etree._Element | None:
     return None
 
 
+def depth_in_list(el: etree._Element) -> int:
+    """Steps from ``el`` up to its top level list (0 for the list itself).
+
+    Walked up each time: only references without cdl:refroot ask, a few
+    steps each, and a table of every element met would cost more.
+    """
+    depth = 0
+    cur = el.getparent()
+    while cur is not None and cur.tag not in LIST_PARENTS:
+        depth += 1
+        cur = cur.getparent()
+    return depth
+
+
 def doc_index_of(el: etree._Element) -> int | None:
     """The index of the document ``el`` was written in.
 

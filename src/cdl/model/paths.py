@@ -10,6 +10,8 @@ steps with :func:`parent_step` and ``ChildIndex.named``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from lxml import etree
 
@@ -22,6 +24,8 @@ from .workspace import Workspace
 _NCNAME = r"[^\W\d][\w.\-\u00B7\u0300-\u036F\u203F\u2040]*"
 _NCNAME_RE = re.compile(_NCNAME + r"\Z")
 _QNAME_RE = re.compile(rf"(?:({_NCNAME}):)?({_NCNAME})\Z")
+#: A step of a user's path naming one of same-named siblings: ``name[k]``.
+_RANKED_RE = re.compile(r"(.*)\[([0-9]+)\]\Z", re.S)
 
 
 class PathSyntaxError(ValueError):
@@ -82,18 +86,46 @@ def parse_name_ref(text: str, nsmap: dict[str | None, str], target_ns: str) -> N
     return NameRef(local, tuple(candidates))
 
 
-def parse_user_path(text: str, nsmap: dict[str | None, str], target_ns: str) -> tuple[NameRef, tuple[str, ...], list[str]]:
+class UserStep(NamedTuple):
+    """A step of a path a user gives: the children named ``name`` (Clark
+    notation), or with ``rank`` (from 1; 0 for none) the rank-th of them."""
+
+    name: str
+    rank: int
+
+
+def parse_user_path(text: str, nsmap: dict[str | None, str], target_ns: str) -> tuple[NameRef, tuple[UserStep, ...], list[str]]:
     """``LIST/child/...`` as users write it (``--set``, ``--release``, ``explain``,
-    ``--select``; a leading '/' is optional): the list's name, the Clark names
-    of the steps below it, and every part as written (for messages).
+    ``--select``, a deployment's components; a leading '/' is optional): the
+    list's name, the steps below it, and every part as written (for messages).
+    A step may name one of same-named siblings as paths are written
+    (``model.naming``): ``child[k]``, k from 1.
 
     Raises PrefixError saying what is wrong; callers give it their own code.
     """
     parts = text.strip().lstrip("/").split("/")
     if not parts or any(not p.strip() for p in parts):
         raise PrefixError("write LIST/child/... with one name per step")
+    if _RANKED_RE.match(parts[0].strip()):
+        raise PrefixError(f"{parts[0].strip()!r}: a top level list's name is unique, so it takes no [k]")
     list_ref = parse_name_ref(parts[0], nsmap, target_ns)
-    return list_ref, tuple(parse_qname(p, nsmap)[0] for p in parts[1:]), parts
+    return list_ref, tuple(_user_step(p, nsmap) for p in parts[1:]), parts
+
+
+def _user_step(part: str, nsmap: dict[str | None, str]) -> UserStep:
+    ranked = _RANKED_RE.match(part.strip())
+    if ranked is None:
+        return UserStep(parse_qname(part, nsmap)[0], 0)
+    rank = int(ranked.group(2))
+    if rank < 1:
+        raise PrefixError(f"{part.strip()!r}: [k] counts same-named siblings from 1")
+    return UserStep(parse_qname(ranked.group(1), nsmap)[0], rank)
+
+
+def ranked(same: Sequence[etree._Element], rank: int) -> Sequence[etree._Element]:
+    """What a :class:`UserStep` selects among the same-named children of one
+    parent (``same``, in document order): all of them, or the rank-th."""
+    return same if not rank else same[rank - 1 : rank]
 
 
 def parse_path(text: str, nsmap: dict[str | None, str]) -> tuple[bool, tuple[str, ...]]:

@@ -161,5 +161,8 @@ def near_paths(step: str, parents: Iterable[etree._Element], path_of: Callable[[
     """:func:`did_you_mean` for ``step`` of a path a user gives (``explain``,
     ``--select``, ``--set``, ``--release``), which no child of ``parents``
     is named: the paths (as ``path_of`` writes them) of their children."""
-    firsts = {(parent, child.tag): child for parent in parents for child in parent.iterchildren(etree.Element)}
+    firsts: dict[tuple[etree._Element, object], etree._Element] = {}
+    for parent in parents:
+        for child in parent.iterchildren(etree.Element):
+            firsts.setdefault((parent, child.tag), child)
     return did_you_mean(step, (path_of(child) for child in firsts.values()))

@@ -40,6 +40,8 @@ A_LAZY = cdl("lazy")
 A_TYPE = cdl("type")
 A_USE = cdl("use")
 LIST_PARENTS = frozenset((T_CONFIGURATION, T_SYSTEM))
+#: The attributes CDL defines (Appendix A); the loader refuses any other in its namespace.
+CDL_ATTRIBUTES = frozenset((A_EXTENDS, A_CREF, A_REFROOT, A_LAZY, A_TYPE, A_USE))
 
 # Private attributes (values are indexes into Tables, or a document index).
 P_REF = engine("ref")  # the cdl:ref/cdl:refroot pair, as one atomic value

@@ -55,6 +55,9 @@ class SourceDoc:
     #: Where it was imported: the importing document's index and the line of
     #: its cdl:import (None for the main document).
     importer: tuple[int, int | None] | None = None
+    #: The index of the document each of its cdl:import elements loaded, in
+    #: document order (one imported before, or circularly, is loaded once).
+    loaded_imports: list[int] = field(default_factory=list)
 
     def list_parents(self, root: etree._Element | None = None) -> list[etree._Element]:
         """The cdl:configuration and cdl:system elements of this document or a copy of it."""

@@ -29,6 +29,7 @@ list whose serialization is the same in both is not walked).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,11 +43,21 @@ from ..model.vocabulary import LIST_PARENTS, T_DOCUMENTATION
 from ..model.workspace import SourceDoc
 from ..text.tags import start_line
 
-__all__ = ["Written", "WrittenChange", "children_by_name", "written_changes"]
+__all__ = ["Place", "Written", "WrittenChange", "children_by_name", "place", "written_changes"]
 
-#: A place in a version's documents: (document, path, line of the start tag),
-#: as an explanation's step names it.
+#: A place in a version's documents: (document, path without ``[k]``, line
+#: of the start tag), as an explanation's step names it (:func:`place`).
 Place = tuple[str, str, int | None]
+
+_RANK = re.compile(r"\[\d+\]")
+
+
+def place(url: str, path: str, line: int | None) -> Place:
+    """The place of an element written in document ``url`` at ``path``, its
+    start tag on ``line``. The ``[k]`` of same-named siblings is left out:
+    an element's siblings as written (here) and in a resolved tree (an
+    explanation's step) need not be the same, its line and names are."""
+    return url, _RANK.sub("", path), line
 #: How each version (old, new) writes an element's path.
 _PathsOf = tuple[Callable[[etree._Element], str], Callable[[etree._Element], str]]
 
@@ -105,7 +116,7 @@ class WrittenChange:
         path_of = self._paths[side]
         inside = el.iter(etree.Element) if self.change != "changed" else (el,)
         for each in inside:
-            yield doc.url, path_of(each), start_line(doc.data, each)
+            yield place(doc.url, path_of(each), start_line(doc.data, each))
 
 
 def written_changes(

@@ -13,9 +13,9 @@ system, or an element below one with child elements, other than a
 cdl:expression or the property holding one. Its *own configuration* is its
 attributes, its text and its properties (its children that are no
 components); a change in a property changes its component only. Two
-versions' children are paired by name, the k-th with the k-th
+versions' children are paired by name and kind, the k-th with the k-th
 (``changes.children_by_name``); a component or property only one version
-has is added or removed.
+has is added or removed. Paths follow the one rule of ``model.naming``.
 
 Cost: the top level lists of the two versions are compared by their
 serializations (lxml's, in C), and only those that differ are walked; below
@@ -39,13 +39,12 @@ from ..errors import SelectionError
 from ..loading.parse import hardened_parser, parse_written
 from ..model.elements import tag_of
 from ..model.limits import Limits
-from ..model.naming import Prefixes, counted
+from ..model.naming import PATH_KEPT, PATH_SHOWN, Prefixes, counted, shortened
 from ..model.suggest import did_you_mean
 from ..model.vocabulary import T_EXPRESSION
 from ..resolution.explain import Explanation
 from ..resolution.output import Data, element_data
-from .changes import Place, Written, WrittenChange, children_by_name
-from .plan import paths_of
+from .changes import Place, Written, WrittenChange, children_by_name, place
 
 __all__ = [
     "Cause",
@@ -71,7 +70,7 @@ IndexPath = tuple[int, ...]
 @dataclass(frozen=True)
 class ValueChange:
     """One property of a component that differs: ``path`` (its component's
-    path and its name, ``[k]`` for the k-th of a name), ``change``
+    path and its step, ``[k]`` after a name its siblings share), ``change``
     (``added``, ``removed`` or ``changed``), its ``old`` and ``new`` value
     as ``Resolution.to_data`` writes a property (None where that version has
     none) and ``causes``, the numbers of the :class:`Cause` that made the
@@ -92,8 +91,8 @@ class ValueChange:
 class ComponentChange:
     """A component ``added``, ``removed`` or ``changed`` (its own
     configuration differs: ``values``), at ``path`` (as ``cdl plan`` writes
-    it, ``[k]`` after a name k-1 earlier sibling components share); its
-    ``causes`` are those of its values."""
+    it: ``[k]`` after a name its siblings share); its ``causes`` are those
+    of its values."""
 
     path: str
     change: str
@@ -206,22 +205,38 @@ class Comparison:
 
     found: list[_Found] = field(default_factory=list)
     #: For each component visited, by number (0 is the cdl:system element):
-    #: its parent, its depth, its step, and its position among its parent's
-    #: children in each version (None where that version lacks it).
+    #: its parent, its path (the whole one up to PATH_SHOWN steps, else the
+    #: first and last PATH_KEPT steps, carried down: a path costs the same at
+    #: any depth), and its position among its parent's children in each
+    #: version (None where that version lacks it).
     parent: list[int] = field(default_factory=lambda: [-1])
+    paths: list[str] = field(default_factory=lambda: [""])
+    ends: list[tuple[tuple[str, ...], tuple[str, ...]] | None] = field(default_factory=lambda: [None])
     depth: list[int] = field(default_factory=lambda: [0])
-    steps: list[str] = field(default_factory=lambda: [""])
     at: list[tuple[int | None, int | None]] = field(default_factory=lambda: [(None, None)])
-    _paths: Callable[[int], str] | None = None
+
+    def add(self, parent: int, step: str, at: tuple[int | None, int | None]) -> int:
+        """Number the component ``step`` names below ``parent``."""
+        depth = self.depth[parent] + 1
+        if depth <= PATH_SHOWN:
+            path, ends = f"{self.paths[parent]}/{step}", None
+        else:
+            above = self.ends[parent]
+            if above is None:  # the parent's path is whole: PATH_SHOWN steps
+                names = self.paths[parent][1:].split("/")
+                above = (tuple(names[:PATH_KEPT]), tuple(names[-PATH_KEPT:]))
+            ends = (above[0], (*above[1][1:], step))
+            path = shortened(ends[0], depth, ends[1])
+        self.parent.append(parent)
+        self.paths.append(path)
+        self.ends.append(ends)
+        self.depth.append(depth)
+        self.at.append(at)
+        return len(self.parent) - 1
 
     def path(self, number: int) -> str:
-        """Component ``number``'s path, as ``cdl plan`` writes it (asked once the walk is over)."""
-        if self._paths is None or len(self.parent) != self._numbered:
-            self._paths = paths_of(self.parent, self.depth, self.steps.__getitem__)
-            self._numbered = len(self.parent)
-        return self._paths(number)
-
-    _numbered: int = 0
+        """Component ``number``'s path, as ``cdl plan`` writes it."""
+        return self.paths[number]
 
     def index_path(self, number: int, side: int) -> IndexPath:
         """Where component ``number`` is in version ``side`` (0 old, 1 new)."""
@@ -322,16 +337,14 @@ class _Alike:
 
 class _Family:
     """The children of one version of a component: its properties and its
-    child components; for those a diff names, their position among all the
-    children and their step in a path (``name``, or ``name[k]`` when several
-    siblings of its kind share its name, this one the k-th), worked out when
-    first asked (most families have nothing that differs)."""
+    child components, and for those a diff names, their position among all
+    the children (worked out when first asked: most families have nothing
+    that differs)."""
 
-    __slots__ = ("_children", "_position", "_qname", "_steps", "components", "properties")
+    __slots__ = ("_children", "_position", "components", "properties")
 
-    def __init__(self, children: Sequence[_Member], qname: Callable[[str], str], top: bool = False) -> None:
+    def __init__(self, children: Sequence[_Member], top: bool = False) -> None:
         self._children = children
-        self._qname = qname
         self.properties: list[etree._Element] = []
         self.components: list[_Member] = []
         for child in children:
@@ -340,27 +353,11 @@ class _Family:
             else:
                 self.properties.append(child)
         self._position: dict[_Member, int] | None = None
-        self._steps: dict[_Member, str] | None = None
 
     def position(self, member: _Member) -> int:
         if self._position is None:
             self._position = {child: i for i, child in enumerate(self._children)}
         return self._position[member]
-
-    def step(self, member: _Member) -> str:
-        if self._steps is None:
-            self._steps = {}
-            kinds: tuple[Sequence[_Member], ...] = (self.properties, self.components)
-            for kind in kinds:
-                tags = [child.tag if isinstance(child, _Top) else tag_of(child) for child in kind]
-                count: dict[str, int] = {}
-                for tag in tags:
-                    count[tag] = count.get(tag, 0) + 1
-                seen: dict[str, int] = {}
-                for child, tag in zip(kind, tags):
-                    k = seen[tag] = seen.get(tag, 0) + 1
-                    self._steps[child] = self._qname(tag) if count[tag] == 1 else f"{self._qname(tag)}[{k}]"
-        return self._steps[member]
 
 
 def _own(el: etree._Element) -> tuple[dict[str, str], str]:
@@ -409,29 +406,31 @@ class _Walk:
         self.result = Comparison()
         self.alike = _Alike(shortcut, kept)
         self.qname = (prefixes[0].qname, prefixes[1].qname)
+        #: Each version's steps (model.naming: [k] among same-named siblings).
+        self.steps = (prefixes[0].steps(), prefixes[1].steps())
 
     def tops(self) -> tuple[_Family, _Family]:
         """Each version's top level lists, as the family of the system."""
         return (
-            _Family([_Top(tag, i) for i, tag in enumerate(self.kept[0].tags)], self.qname[0], top=True),
-            _Family([_Top(tag, i) for i, tag in enumerate(self.kept[1].tags)], self.qname[1], top=True),
+            _Family([_Top(tag, i) for i, tag in enumerate(self.kept[0].tags)], top=True),
+            _Family([_Top(tag, i) for i, tag in enumerate(self.kept[1].tags)], top=True),
         )
 
-    def family(self, el: etree._Element | None, side: int) -> _Family:
-        return _Family(list(el) if el is not None else (), self.qname[side])  # no comments: the parser drops them
+    def family(self, el: etree._Element | None) -> _Family:
+        return _Family(list(el) if el is not None else ())  # no comments: the parser drops them
+
+    def step(self, member: _Member, side: int) -> str:
+        """``member``'s step in its version (a top level list's name is unique: no ``[k]``)."""
+        return self.qname[side](member.tag) if isinstance(member, _Top) else self.steps[side](member)
 
     def element(self, member: _Member | None, side: int) -> etree._Element | None:
         return self.kept[side].element(member.index) if isinstance(member, _Top) else member
 
     def number(self, parent: int, families: tuple[_Family, _Family], a: _Member | None, b: _Member | None) -> int:
         """A number for the component pair ``a``, ``b`` below component ``parent``."""
-        result = self.result
-        step = families[1].step(b) if b is not None else families[0].step(a)  # type: ignore[arg-type]
-        result.parent.append(parent)
-        result.depth.append(result.depth[parent] + 1)
-        result.steps.append(step)
-        result.at.append((families[0].position(a) if a is not None else None, families[1].position(b) if b is not None else None))
-        return len(result.parent) - 1
+        step = self.step(b, 1) if b is not None else self.step(a, 0)  # type: ignore[arg-type]
+        at = (families[0].position(a) if a is not None else None, families[1].position(b) if b is not None else None)
+        return self.result.add(parent, step, at)
 
     def children(self, number: int, families: tuple[_Family, _Family]) -> list[_Pair]:
         """The pairs of child components that may differ, numbered."""
@@ -454,7 +453,7 @@ class _Walk:
         for x, y in children_by_name(families[0].properties, families[1].properties):
             if x is not None and y is not None and _same_property(x, y):
                 continue
-            step = families[1].step(y) if y is not None else families[0].step(x)  # type: ignore[arg-type]
+            step = self.step(y, 1) if y is not None else self.step(x, 0)  # type: ignore[arg-type]
             kind = "changed" if x is not None and y is not None else ("added" if x is None else "removed")
             old = element_data(x) if x is not None else None
             new = element_data(y) if y is not None else None
@@ -482,14 +481,14 @@ def compare_systems(
     walk = _Walk(kept, prefixes, shortcut)
     if select is not None:
         number, a, b = _selected(walk, select, url)
-        walk.compare(number, a, b, (walk.family(a, 0), walk.family(b, 1)))
+        walk.compare(number, a, b, (walk.family(a), walk.family(b)))
         return walk.result
     stack = walk.children(0, walk.tops())
     walk.alike.top_level_done()
     stack.reverse()
     while stack:  # explicit stack: systems nest as deep as max_depth allows
         number, a, b = stack.pop()
-        families = (walk.family(a, 0), walk.family(b, 1))
+        families = (walk.family(a), walk.family(b))
         walk.compare(number, a, b, families)
         stack.extend(reversed(walk.children(number, families)))
     return walk.result
@@ -504,11 +503,12 @@ def _selected(walk: _Walk, select: str, url: str | None) -> _Pair:
         found: list[_Member | None] = [None, None]
         for side in (0, 1):
             for member in families[side].components:
-                if step in (families[side].step(member), f"{families[side].step(member)}[1]"):
+                written = walk.step(member, side)
+                if step in (written, f"{written}[1]"):
                     found[side] = member
         if found[0] is None and found[1] is None:
             here = walk.result.path(number)
-            names = sorted({f"{here}/{f.step(m)}" for f in families for m in f.components})
+            names = sorted({f"{here}/{walk.step(m, side)}" for side, f in enumerate(families) for m in f.components})
             raise SelectionError(
                 f"{select!r} names no component of either version: {here or 'the system'} has no component {step!r}"
                 + did_you_mean(f"{here}/{step}", names),
@@ -518,7 +518,7 @@ def _selected(walk: _Walk, select: str, url: str | None) -> _Pair:
             )
         number = walk.number(number, families, found[0], found[1])
         pair = (walk.element(found[0], 0), walk.element(found[1], 1))
-        families = (walk.family(pair[0], 0), walk.family(pair[1], 1))
+        families = (walk.family(pair[0]), walk.family(pair[1]))
     return number, pair[0], pair[1]
 
 
@@ -534,7 +534,7 @@ def explanation_places(explanations: Iterable[Explanation]) -> set[Place]:
         e = stack.pop()
         for step in e.steps:
             if step.url is not None and step.path is not None:
-                places.add((step.url, step.path, step.line))
+                places.add(place(step.url, step.path, step.line))
             if step.source is not None:
                 stack.append(step.source)
             stack.extend(step.variables.values())
@@ -609,8 +609,8 @@ def _places_index(changes: Sequence[WrittenChange]) -> tuple[dict[Place, list[in
     index: tuple[dict[Place, list[int]], dict[Place, list[int]]] = ({}, {})
     for i, change in enumerate(changes):
         for side in (0, 1):
-            for place in change.places(side):
-                index[side].setdefault(place, []).append(i)
+            for where in change.places(side):
+                index[side].setdefault(where, []).append(i)
     return index
 
 

@@ -46,11 +46,12 @@ from lxml import etree
 
 from ..errors import PlanError
 from ..model.items import ItemKind, holder_of, item_kind
-from ..model.naming import counted
+from ..model.naming import Steps, counted
 from ..model.vocabulary import T_EXPRESSION, T_SYSTEM
 from ..model.workspace import Problems, Workspace
 from ..resolution.references import ReferenceResolver, waits_if_attempted
 from . import render
+from .paths import ComponentPaths
 
 __all__ = ["Plan", "PlanFacts", "PlannedComponent", "build_plan", "build_plan_facts", "waves_of"]
 
@@ -60,9 +61,6 @@ __all__ = ["Plan", "PlanFacts", "PlannedComponent", "build_plan", "build_plan_fa
 _LAZY_KINDS = (ItemKind.LAZY_PROPERTY, ItemKind.LAZY_REFERENCE, ItemKind.LAZY_EXPRESSION)
 #: Those a component releases (rather than supplies) when it is ready to deploy.
 _RELEASED_KINDS = (ItemKind.LAZY_REFERENCE, ItemKind.LAZY_EXPRESSION)
-
-#: Paths longer than this many steps are shortened as Prefixes.path_of does.
-_PATH_SHOWN = 16
 
 _NO_REASONS: Mapping[str, tuple[str, ...]] = MappingProxyType({})
 
@@ -83,61 +81,6 @@ _EMPTY_LISTS = '"supplies": [], "releases": [], "after": [], "waits_for": []'
 _json_string: Any = json.encoder.encode_basestring
 
 
-class _Paths:
-    """Component paths, written when first read (most are read only when the
-    plan is written out): each is its parent's path and its own name, as
-    ``Prefixes.path_of`` writes it, shortened in the middle when deep.
-    ``name`` gives a component's own name, from its number."""
-
-    __slots__ = ("_cache", "_depth", "_heads", "_name", "_parent", "_tails")
-
-    def __init__(self, parent: list[int], depth: list[int], name: Callable[[int], str]) -> None:
-        self._parent, self._depth, self._name = parent, depth, name
-        self._cache: list[str | None] = [None] * len(parent)
-        self._cache[0] = ""
-        # The first and last _HALF names of components deeper than _PATH_SHOWN.
-        self._heads: dict[int, tuple[str, ...]] = {}
-        self._tails: dict[int, tuple[str, ...]] = {}
-
-    def __getitem__(self, i: int) -> str:
-        cache = self._cache
-        found = cache[i]
-        if found is not None:
-            return found
-        climbed = []  # explicit stack: up to the nearest written ancestor
-        j = i
-        while cache[j] is None:
-            climbed.append(j)
-            j = self._parent[j]
-        for j in reversed(climbed):
-            p = self._parent[j]
-            d = self._depth[j]
-            name = self._name(j)
-            cache[j] = cache[p] + "/" + name if d <= _PATH_SHOWN else self._deep(j, p, d, name)  # type: ignore[operator]
-        return cache[i]  # type: ignore[return-value]
-
-    def _names(self, p: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        head = self._heads.get(p)
-        if head is None:  # the parent's path is whole: _PATH_SHOWN names
-            names = self[p][1:].split("/")
-            return tuple(names[:_HALF]), tuple(names[-_HALF:])
-        return head, self._tails[p]
-
-    def _deep(self, i: int, p: int, d: int, name: str) -> str:
-        head, tail = self._names(p)
-        tail = (*tail[1:], name)
-        self._heads[i], self._tails[i] = head, tail
-        return "/" + "/".join([*head, f"...({d - 2 * _HALF} more)...", *tail])
-
-    def child(self, owner: int, name: str) -> str:
-        """The path of a leaf called ``name`` (a QName as written) of component ``owner``."""
-        d = self._depth[owner] + 1
-        if d <= _PATH_SHOWN:
-            return self[owner] + "/" + name
-        head, tail = self._names(owner)
-        return "/" + "/".join([*head, f"...({d - 2 * _HALF} more)...", *tail[1:], name])
-
-
 class _Tree:
     """A computed plan, as arrays indexed by component number (0 is the
     ``cdl:system`` element above the top level lists).
@@ -152,7 +95,7 @@ class _Tree:
 
     def __init__(
         self,
-        paths: _Paths | list[str],
+        paths: ComponentPaths,
         children: dict[int, list[int]],
         wave: dict[int, int],
         details: dict[int, _Details],
@@ -301,9 +244,19 @@ class PlannedComponent:
 
     __slots__ = ("_index", "_tree")
 
-    def __init__(self, tree: _Tree, index: int) -> None:
-        self._tree = tree
-        self._index = index
+    _tree: _Tree
+    _index: int
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("cdl.PlannedComponent is not made by callers: a cdl.Plan hands them out (Plan.components(), Plan.waves)")
+
+    @classmethod
+    def _of(cls, tree: _Tree, index: int) -> PlannedComponent:
+        """Component ``index`` of ``tree`` (the one way to make one)."""
+        made = cls.__new__(cls)
+        made._tree = tree
+        made._index = index
+        return made
 
     @property
     def path(self) -> str:
@@ -336,7 +289,7 @@ class PlannedComponent:
     @property
     def waves(self) -> tuple[tuple[PlannedComponent, ...], ...]:
         tree = self._tree
-        return tuple(tuple(PlannedComponent(tree, c) for c in row) for row in tree.rows(self._index))
+        return tuple(tuple(PlannedComponent._of(tree, c) for c in row) for row in tree.rows(self._index))
 
     def to_data(self) -> dict[str, Any]:
         """The component in the JSON shape of ``cdl plan --format json`` (README.md)."""
@@ -364,13 +317,22 @@ class Plan:
 
     __slots__ = ("_tree",)
 
-    def __init__(self, tree: _Tree) -> None:
-        self._tree = tree
+    _tree: _Tree
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("cdl.Plan is not made by callers: Resolution.plan() (or Deployment.plan) gives one")
+
+    @classmethod
+    def _of(cls, tree: _Tree) -> Plan:
+        """The plan ``tree`` holds (the one way to make one)."""
+        made = cls.__new__(cls)
+        made._tree = tree
+        return made
 
     @property
     def waves(self) -> tuple[tuple[PlannedComponent, ...], ...]:
         tree = self._tree
-        return tuple(tuple(PlannedComponent(tree, c) for c in row) for row in tree.rows(0))
+        return tuple(tuple(PlannedComponent._of(tree, c) for c in row) for row in tree.rows(0))
 
     def __repr__(self) -> str:
         waves, n = len(self._tree.rows(0)), sum(1 for _ in self.components())
@@ -392,7 +354,7 @@ class Plan:
         the waves are the fewest those orders allow. ``teardown()`` of a
         teardown is the deployment order again.
         """
-        return Plan(self._tree.reversed())
+        return Plan._of(self._tree.reversed())
 
     def components(self) -> Iterator[PlannedComponent]:
         """Every component, depth first, each before its children, waves in order."""
@@ -400,7 +362,7 @@ class Plan:
         stack = [c for row in reversed(tree.rows(0)) for c in reversed(row)]
         while stack:
             v = stack.pop()
-            yield PlannedComponent(tree, v)
+            yield PlannedComponent._of(tree, v)
             if v in tree.children:
                 stack.extend(c for row in reversed(tree.rows(v)) for c in reversed(row))
 
@@ -429,15 +391,6 @@ class Plan:
 
 # ---------------------------------------------------------------------------
 # Computing the plan
-
-_HALF = _PATH_SHOWN // 2
-
-
-def paths_of(parent: list[int], depth: list[int], name: Callable[[int], str]) -> Callable[[int], str]:
-    """Component paths as a plan writes them (shortened in the middle when
-    deep), each component named by ``name`` (a deployment's, ``src/cdl/engine/deployment.py``)."""
-    return _Paths(parent, depth, name).__getitem__
-
 
 class _Components:
     """The component tree, numbered depth first in document order.
@@ -525,21 +478,23 @@ class _Components:
             children[0] = tops
         self.children = children
         self.size = len(parent)
-        self.paths = _Paths(parent, depth, lambda j: qname(elements[j].tag))  # type: ignore[arg-type]
+        #: How the plan's paths write each step (one for all of them: see model.naming.Steps).
+        self.steps = Steps(qname)
+        self.paths = ComponentPaths(parent, depth, elements, children, self.steps)
 
-    def child_path(self, owner: int, tag: str) -> str:
-        """The path of a leaf named ``tag`` of component ``owner``."""
-        return self.paths.child(owner, self.qname(tag))
+
+def _no_components(ws: Workspace) -> ComponentPaths:
+    """The paths of a system without components (a document without one)."""
+    return ComponentPaths([-1], [0], [ws.roots[0]], {}, ws.ctx.prefixes.steps())
 
 
 @dataclass
 class PlanFacts:
     """What a live deployment (``src/cdl/engine/deployment.py``) needs of a plan beyond its
     public view, by component number (0 is the ``cdl:system`` element;
-    numbers follow document order, as :class:`_Tree`'s)."""
+    numbers follow document order, as the plan's)."""
 
     parent: list[int]
-    depth: list[int]
     children: dict[int, list[int]]
     elements: list[etree._Element]
     #: The lazy values each component waits for (those of ``waits_for``, in its order).
@@ -549,8 +504,14 @@ class PlanFacts:
     #: For each component, the siblings it comes after (``after``), each with
     #: the lazy values of the sibling's subtree it waits for (``because``).
     after: dict[int, dict[int, tuple[etree._Element, ...]]]
-    #: A tag as paths write it (``prefix:local``).
-    qname: Callable[[str], str]
+    #: Each component's lazy properties (the elements of ``supplies``, in its order).
+    supplies: dict[int, tuple[etree._Element, ...]]
+    #: Each component's lazy references and expressions (the properties of ``releases``).
+    releases: dict[int, tuple[etree._Element, ...]]
+    #: The components' paths, the plan's.
+    paths: ComponentPaths
+    #: The plan's view of a component, by number.
+    planned: Callable[[int], PlannedComponent]
 
 
 @dataclass
@@ -701,16 +662,17 @@ class _Planner:
     def _path(self, comps: _Components, el: etree._Element, owner: int | None) -> str:
         holder = holder_of(el)
         if owner is None:
-            return self.ctx.prefixes.path_of(holder)
+            return self.ctx.prefixes.path_of(holder, comps.steps)
         if comps.index.get(holder) == owner:  # a top level list that is itself an item
             return comps.paths[owner]
-        return comps.child_path(owner, holder.tag)  # type: ignore[arg-type]
+        return comps.paths.child(owner, holder)
 
     def _described(self, chain: Sequence[etree._Element]) -> str:
         ctx = self.ctx
+        write = ctx.prefixes.writer()
         parts = []
         for el in chain:
-            parts.append(f"{ctx.prefixes.path_of(holder_of(el))} ({ctx.at(el)})")
+            parts.append(f"{write(holder_of(el))} ({ctx.at(el)})")
         return " -> ".join(parts)
 
     # -- the plan ---------------------------------------------------------------
@@ -719,7 +681,7 @@ class _Planner:
         ws = self.ws
         system = ws.roots[0].find(T_SYSTEM)
         if system is None:
-            return Plan(_Tree([""], {}, {}, {}))
+            return Plan._of(_Tree(_no_components(ws), {}, {}, {}))
         # What each pending item waits for first, so that the components are
         # found knowing which of them own something.
         found: list[tuple[etree._Element, ItemKind, frozenset[etree._Element], etree._Element | None]] = []
@@ -762,8 +724,8 @@ class _Planner:
             if number is not None:  # else a template's item: templates are not deployed
                 by_owner.setdefault(number, []).append((el, kind, needs))
         lazy_numbers = {lazy: (None if o is None else index.get(o)) for lazy, o in lazy_owners.items()}
-        supplies: dict[int, list[str]] = {}
-        releases: dict[int, list[str]] = {}
+        supplies: dict[int, list[etree._Element]] = {}
+        releases: dict[int, list[etree._Element]] = {}
         waits_for: dict[int, dict[etree._Element, None]] = {}
         queries: list[_Query] = []
         read: set[tuple[int, int]] = set()  # (owner, id of a reach set) already read
@@ -774,10 +736,10 @@ class _Planner:
                 group.sort(key=lambda f: self._sort_key(f[0]))
             for el, kind, needs in group:
                 if kind is ItemKind.LAZY_PROPERTY:
-                    supplies.setdefault(owner, []).append(self._path(comps, el, owner))
+                    supplies.setdefault(owner, []).append(el)
                     continue
                 if kind in _RELEASED_KINDS:
-                    releases.setdefault(owner, []).append(self._path(comps, el, owner))
+                    releases.setdefault(owner, []).append(el)
                 key = (owner, id(needs))
                 if key in read or not needs:
                     continue
@@ -963,8 +925,8 @@ class _Planner:
     def _build(
         self,
         comps: _Components,
-        supplies: dict[int, list[str]],
-        releases: dict[int, list[str]],
+        supplies: dict[int, list[etree._Element]],
+        releases: dict[int, list[etree._Element]],
         waits_for: dict[int, dict[etree._Element, None]],
         edges: dict[int, dict[int, list[_Query]]],
         wave: dict[int, int],
@@ -983,8 +945,8 @@ class _Planner:
             mine = edges.get(v)
             after = sorted(mine) if mine else []  # siblings are numbered in document order
             details[v] = _Details(
-                supplies=tuple(supplies.get(v, ())),
-                releases=tuple(releases.get(v, ())),
+                supplies=tuple(self._path(comps, el, v) for el in supplies.get(v, ())),
+                releases=tuple(self._path(comps, el, v) for el in releases.get(v, ())),
                 after=tuple(paths[b] for b in after),
                 because=MappingProxyType(
                     {paths[b]: tuple(dict.fromkeys(lazy_path(q.lazy) for q in self._by_order(mine[b]))) for b in after}
@@ -994,7 +956,7 @@ class _Planner:
                 waits_for=tuple(lazy_path(el) for el in self._sorted(waits_for.get(v, {}))),
             )
         after_numbers = {v: tuple(sorted(mine)) for v, mine in edges.items() if mine}
-        return Plan(_Tree(paths, comps.children, wave, details, after_numbers))
+        return Plan._of(_Tree(paths, comps.children, wave, details, after_numbers))
 
     def _by_order(self, queries: list[_Query]) -> list[_Query]:
         return sorted(queries, key=lambda q: self._sort_key(q.lazy)) if len(queries) > 1 else queries
@@ -1042,8 +1004,8 @@ class _FactsPlanner(_Planner):
     def _build(
         self,
         comps: _Components,
-        supplies: dict[int, list[str]],
-        releases: dict[int, list[str]],
+        supplies: dict[int, list[etree._Element]],
+        releases: dict[int, list[etree._Element]],
         waits_for: dict[int, dict[etree._Element, None]],
         edges: dict[int, dict[int, list[_Query]]],
         wave: dict[int, int],
@@ -1056,7 +1018,22 @@ class _FactsPlanner(_Planner):
             for v, mine in edges.items()
             if mine
         }
-        self.facts = PlanFacts(comps.parent, comps.depth, comps.children, comps.elements, waits, owner, after, comps.qname)
+        # A deployment's components keep their paths: a pending reference
+        # resolved to several targets adds same-named siblings.
+        comps.paths.fix(self.resolver.pending_items())
+        tree = plan._tree
+        self.facts = PlanFacts(
+            comps.parent,
+            comps.children,
+            comps.elements,
+            waits,
+            owner,
+            after,
+            {v: tuple(holder_of(el) for el in items) for v, items in supplies.items()},
+            {v: tuple(holder_of(el) for el in items) for v, items in releases.items()},
+            comps.paths,
+            lambda v: PlannedComponent._of(tree, v),
+        )
         return plan
 
 
@@ -1065,5 +1042,6 @@ def build_plan_facts(ws: Workspace, resolver: ReferenceResolver) -> tuple[Plan, 
     planner = _FactsPlanner(ws, resolver)
     plan = planner.run()
     if planner.facts is None:  # no cdl:system: no components
-        return plan, PlanFacts([-1], [0], {}, [], {}, {}, {}, ws.ctx.prefixes.qname)
+        tree = plan._tree
+        return plan, PlanFacts([-1], {}, [], {}, {}, {}, {}, {}, tree.paths, lambda v: PlannedComponent._of(tree, v))
     return plan, planner.facts

@@ -57,7 +57,7 @@ from ..errors import SelectionError
 from ..model.elements import doc_index_of
 from ..model.items import holder_of, is_unresolved
 from ..model.naming import counted
-from ..model.paths import PrefixError, parse_user_path
+from ..model.paths import PrefixError, parse_user_path, ranked
 from ..model.places import element_line
 from ..model.suggest import did_you_mean, near_paths
 from ..model.tables import NameRef, Ref
@@ -347,9 +347,8 @@ class _State:
         self.is_pending = is_pending
         self.waits_on = waits_on
         self.nested = 0
-
-    def path(self, el: etree._Element) -> str:
-        return self.ctx.prefixes.path_of(el)
+        #: Paths of this explanation's elements (the trees do not change while it is made).
+        self.path = ws.ctx.prefixes.writer()
 
     def url(self, el: etree._Element) -> str | None:
         return self.url_of(doc_index_of(el))
@@ -395,7 +394,7 @@ def explain(
     main = ws.ctx.docs[0]
     names = [ws.ctx.prefixes.qname(name) for name in ws.lists]
     namespaces = path_namespaces(main.nsmap, ws.ctx.prefixes.by_uri)
-    selected = select(path, ws.lookup, names, namespaces, main.target_ns, ws.ctx.prefixes.path_of, main.url)
+    selected = select(path, ws.lookup, names, namespaces, main.target_ns, ws.ctx.prefixes.writer(), main.url)
     return explain_elements(ws, recorder, selected, settle, is_pending, waits_on)
 
 
@@ -675,7 +674,7 @@ def select(
                 url=url,
                 path=text,
             )
-        found = [child for el in current for child in el.iterchildren(step)]
+        found = [child for el in current for child in ranked(list(el.iterchildren(step.name)), step.rank)]
         if not found:
             raise SelectionError(
                 f"{text!r} selects nothing: {path_of(current[0])} has no {parts[i + 1]}" + near_paths(parts[i + 1], current, path_of),
@@ -753,6 +752,7 @@ def _describe(step: Step) -> str:
     kind = step.kind
     if kind == "written":
         parent, _, name = _name(step.path).rpartition("/")
+        name = name.partition("[")[0]  # the tag as written: its [k] is in the path
         return f"<{name}> in {parent}" if parent else f"<{name}>"
     if kind == "inherited":
         return f"{_name(step.path)} extends {step.from_list}"

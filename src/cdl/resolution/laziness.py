@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from lxml import etree
 
@@ -21,7 +22,7 @@ from ..errors import DeployValueError, LazinessError, RequiredPropertyError
 from ..model.elements import doc_index_of, has_value, tag_of, top_level_of
 from ..model.items import has_lazy_variables, holder_of, is_lazy, item_kind
 from ..model.naming import Prefixes
-from ..model.paths import PrefixError, parse_user_path
+from ..model.paths import PrefixError, parse_user_path, ranked
 from ..model.scan import ListScan
 from ..model.suggest import did_you_mean, near_paths
 from ..model.vocabulary import A_LAZY, A_USE, CDL_NS, LIST_PARENTS, P_REF, T_EXPRESSION, T_SYSTEM
@@ -54,6 +55,12 @@ class Round:
 
     set: Mapping[str, str]
     release: Sequence[str] = ()
+
+
+#: A round as ``Document.resolve(rounds=...)`` takes it (``cdl.RoundLike``): a
+#: :class:`Round`, or a mapping ``{"set": {path: value}, "release": [path]}``
+#: whose keys are both optional (any other key is ``BAD_SET``).
+RoundLike: TypeAlias = Round | Mapping[str, Any]
 
 
 def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round, *, live: bool = False) -> list[etree._Element]:
@@ -185,9 +192,9 @@ def _select_in(ws: Workspace, text: str, verb: str) -> list[etree._Element]:
                 f"{verb} {text!r}: {ws.ctx.prefixes.path_of(blocked[0])} is still an unresolved reference",
                 code="SET_NOT_FOUND",
             )
-        found = [child for el in current for child in ws.children.named(el, step)]
+        found = [child for el in current for child in ranked(ws.children.named(el, step.name), step.rank)]
         if not found:
-            near = near_paths(parts[i + 1], current, ws.ctx.prefixes.path_of)
+            near = near_paths(parts[i + 1], current, ws.ctx.prefixes.writer())
             raise DeployValueError(f"{verb} {text!r}: no {parts[i + 1]} at step {i + 2}" + near, code="SET_NOT_FOUND")
         current = found
     return current
@@ -395,7 +402,7 @@ def pending_items(
     written later, when the report is read, from the places the output
     leaves the holders in (it moves the lists whole, with what they hold).
     """
-    pending = [el for el in items if resolver.is_pending(el)]
+    pending = still_pending(resolver, items)
     if system_only:
         needed: set[etree._Element] = set()
         stack = [el for el in pending if in_part(el, T_SYSTEM)]
@@ -411,6 +418,12 @@ def pending_items(
     ]
 
 
+def still_pending(resolver: ReferenceResolver, items: Sequence[etree._Element]) -> list[etree._Element]:
+    """The items of ``items`` still pending, in their order: one per entry of
+    the report (:func:`pending_items`), without reading anything more."""
+    return [el for el in items if resolver.is_pending(el)]
+
+
 def pending_report(
     prefixes: Prefixes,
     pending: Sequence[PendingItem],
@@ -422,11 +435,12 @@ def pending_report(
     each item waiting on it, and writing a path is not cheap).
     """
     written = {} if paths is None else paths
+    write = prefixes.writer()
 
     def where(el: etree._Element, holder: etree._Element) -> str:
         path = written.get(el)
         if path is None:
-            path = written[el] = prefixes.path_of(holder)
+            path = written[el] = write(holder)
         return path
 
     waiting: dict[etree._Element, list[str]] = {}

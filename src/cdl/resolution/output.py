@@ -63,6 +63,9 @@ from ..model.vocabulary import (
 from ..model.workspace import Context, SourceDoc, Workspace, variables_of
 from .references import in_part
 
+#: One value of the plain data an output gives (``cdl.Data``; README.md, "JSON
+#: output"): a string, an object of values by name, or a list of the values of
+#: a repeated name.
 Data: TypeAlias = str | dict[str, "Data"] | list["Data"]
 
 _NS = {"e": ENGINE_NS, "cdl": CDL_NS}

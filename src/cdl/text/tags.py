@@ -1,39 +1,117 @@
-"""The line a start tag begins on, or an attribute is written on, read from
-the source text (errors and explanations only).
+"""Start tags where they are written in a document's text: the one scanner.
 
-Entry points: :func:`start_line`, :func:`attribute_line` (``model.places``
-applies them to the documents of a run). libxml2 records an
-element at the line where its start tag *ends*, expat (the path for very deep
-documents) where it *begins*; for a start tag spread over several lines, an
-error or an explanation step about the element should point at its ``<name``,
-one about one of its attributes at the attribute. Neither parser records attribute
-positions, so this looks the start tag up in the document's bytes, which the
-loader keeps (:attr:`SourceDoc.data`: the bytes it read anyway, no copy).
+Neither XML parser records columns, nor where an attribute is, and libxml2
+records an element at the line where its start tag *ends* (expat, the path
+for very deep documents, where it begins). What needs more reads the text
+again, here:
 
-It runs only when an error is reported or an explanation built, never during
-resolution: the first lookup in a text finds where each of its lines starts
-(linear in its size, once), and each lookup after it costs a few steps.
-Documents in encodings that are not ASCII-compatible (UTF-16, ...) keep the
-element's line.
+- :func:`read_start_tag` reads the start tag whose ``<`` is at an offset: its
+  name, and each attribute's name and value, where they are. Strict, it
+  reads only a well-formed tag; *tolerant*, also one being typed (an
+  unterminated attribute value ends at the next ``<``, which a value cannot
+  hold; a tag without its ``>`` ends there too; a stray quote, ``=`` or
+  ``/`` is stepped over).
+- :func:`scan` reads every start tag of a text, tolerantly, with its parent
+  (the language server's navigation); :func:`tags_reaching` the well-formed
+  ones that reach a line (where an error on that line is about).
+- :func:`start_line` and :func:`attribute_line` give an element's start tag's
+  line, or one of its attributes', for errors and explanations
+  (``model.places`` applies them to the documents of a run): an error about
+  an element spread over several lines points at its ``<name``, one about an
+  attribute at the attribute. They read the bytes the loader kept
+  (:attr:`SourceDoc.data`, no copy), decoded once per text
+  (``text.encoding``) when the first error or explanation asks, never during
+  resolution.
+
+Offsets are code points of the text (a ``str``'s indexes); white space is
+XML's (space, tab, CR, LF).
 """
 
 from __future__ import annotations
 
-import array
 import functools
 import re
+from dataclasses import dataclass, field
 
 from lxml import etree
 
-_START_TAG = re.compile(
-    rb"<([^\s/>!?][^\s/>]*)((?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)\s*/?>"
+from .encoding import decode
+from .lines import Lines
+
+#: A start tag's name (after its '<').
+_ELEMENT_NAME = re.compile(r"""[^ \t\r\n/>=<"'!?]+""")
+#: An attribute's name, being typed or not.
+_NAME = re.compile(r"""[^ \t\r\n/>=<"']+""")
+_SPACE = re.compile(r"[ \t\r\n]*")
+#: The attributes of a well-formed start tag up to its end, and its '/' if empty.
+_ATTRIBUTES = re.compile(r"""((?:[ \t\r\n]+[^ \t\r\n=/>"'<]+[ \t\r\n]*=[ \t\r\n]*(?:"[^"<]*"|'[^'<]*'))*)[ \t\r\n]*(/?)>""")
+_ATTRIBUTE = re.compile(r"""([^ \t\r\n=/>"'<]+)[ \t\r\n]*=[ \t\r\n]*(?:"([^"<]*)"|'([^'<]*)')""")
+#: One piece of markup. Text content holds no '<', nor do attribute values,
+#: so every '<' of a well-formed text begins one of these; what a comment,
+#: a CDATA section or a processing instruction holds is passed over (one not
+#: ended runs to the end of the text).
+_MARKUP = re.compile(
+    r"<(?:!--.*?(?:-->|\Z)|!\[CDATA\[.*?(?:\]\]>|\Z)|\?.*?(?:\?>|\Z)|![^>]*>?"
+    r"""|/(?P<close>[^ \t\r\n/>=<"']+)|(?P<open>[^ \t\r\n/>=<"'!?]+))""",
+    re.S,
 )
-_ATTRIBUTE = re.compile(rb"([^\s=]+)\s*=\s*(\"[^\"]*\"|'[^']*')")
 #: The predefined entities (a catalog or DTD cannot add any: they are refused).
 _ENTITIES = (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&apos;", "'"), ("&amp;", "&"))
 
 
-def _unescape(text: str) -> str:
+@dataclass(slots=True)
+class Attr:
+    """One attribute as written: its name and where its value's text lies
+    (inside the quotes; ``value_start`` is None when no value was written)."""
+
+    name: str
+    name_start: int
+    value_start: int | None
+    value_end: int
+    #: Whether the closing quote was written.
+    closed: bool = True
+
+    @property
+    def local(self) -> str:
+        return self.name.rpartition(":")[2]
+
+
+@dataclass(slots=True)
+class Tag:
+    """One start tag: ``<name`` begins at ``start``; ``end`` is the offset
+    after its ``>`` (where the scan stopped when it has none). ``parent`` is
+    the index of the tag it is in, among those :func:`scan` found (-1: none,
+    or not scanned)."""
+
+    name: str
+    start: int
+    end: int
+    attrs: list[Attr]
+    parent: int = -1
+    children: list[int] = field(default_factory=list)
+    #: Whether its ``>`` was written (a tag being typed may have none).
+    terminated: bool = True
+    #: Whether it ends with ``/>``.
+    empty: bool = False
+
+    @property
+    def name_start(self) -> int:
+        return self.start + 1
+
+    @property
+    def name_end(self) -> int:
+        return self.start + 1 + len(self.name)
+
+    @property
+    def local(self) -> str:
+        return self.name.rpartition(":")[2]
+
+    def attr(self, local: str) -> Attr | None:
+        """The first attribute of that local name (any prefix)."""
+        return next((a for a in self.attrs if a.local == local), None)
+
+
+def unescape(text: str) -> str:
     """An attribute value as parsed, for the predefined entities (xml.sax.saxutils
     would import urllib.request at start-up)."""
     for entity, char in _ENTITIES:
@@ -41,42 +119,147 @@ def _unescape(text: str) -> str:
     return text
 
 
-def _tags_ending_on(data: bytes, el: etree._Element) -> tuple[int, int, list[re.Match[bytes]]] | None:
-    """The start tags named like ``el`` that reach its recorded line.
+def read_start_tag(text: str, pos: int, *, tolerant: bool = False, parent: int = -1, local: str | None = None) -> Tag | None:
+    """The start tag whose ``<`` is at ``pos``; None when there is none, or,
+    unless ``tolerant``, when it is not well-formed (see the module
+    docstring), or, given ``local``, when its name's local part is another."""
+    named = _ELEMENT_NAME.match(text, pos + 1)
+    if named is None:
+        return None
+    name = named.group()
+    if local is not None and name.rpartition(":")[2] != local:
+        return None  # before its attributes are read: a line may hold thousands of tags
+    whole = _ATTRIBUTES.match(text, named.end())
+    if whole is not None:  # well-formed: its attributes at once
+        attrs = []
+        for written in _ATTRIBUTE.finditer(text, whole.start(1), whole.end(1)):
+            value = 2 if written.start(2) >= 0 else 3
+            attrs.append(Attr(written.group(1), written.start(1), written.start(value), written.end(value)))
+        return Tag(name, pos, whole.end(), attrs, parent, empty=bool(whole.group(2)))
+    return _typed_tag(text, pos, name, parent) if tolerant else None
 
-    Returns (that line, the offset where it starts, the tags), or None when
-    the text cannot be searched. The first tag is the one that begins on an
-    earlier line, if any: the last '<' before the line (attribute values
-    cannot hold '<'); then every tag that begins on the line.
-    """
-    line = el.sourceline
-    if not line or not data or data.startswith((b"\xff\xfe", b"\xfe\xff")) or not isinstance(el.tag, str):
-        return None
-    start = _line_start(data, line)
-    if start is None:
-        return None
-    local = etree.QName(el.tag).localname.encode()
-    end = data.find(b"\n", start)
-    end = len(data) if end < 0 else end
+
+def _typed_tag(text: str, pos: int, name: str, parent: int) -> Tag:
+    """The start tag being typed whose ``<name`` is at ``pos``, read attribute by attribute."""
+    attrs: list[Attr] = []
+    i = pos + 1 + len(name)
+    size = len(text)
+    while True:
+        i = _SPACE.match(text, i).end()  # type: ignore[union-attr]  # a '*' always matches
+        if i >= size or text[i] == "<":
+            return Tag(name, pos, i, attrs, parent, terminated=False)
+        if text.startswith("/>", i):
+            return Tag(name, pos, i + 2, attrs, parent, empty=True)
+        if text[i] == ">":
+            return Tag(name, pos, i + 1, attrs, parent)
+        found = _NAME.match(text, i)
+        if found is None:  # a stray quote, '=' or '/': step over it
+            i += 1
+            continue
+        j = _SPACE.match(text, found.end()).end()  # type: ignore[union-attr]
+        if j >= size or text[j] != "=":
+            attrs.append(Attr(found.group(), i, None, found.end()))
+            i = found.end()
+            continue
+        j = _SPACE.match(text, j + 1).end()  # type: ignore[union-attr]
+        if j >= size or text[j] not in "\"'":
+            attrs.append(Attr(found.group(), i, None, j))
+            i = j
+            continue
+        close = text.find(text[j], j + 1)
+        stop = text.find("<", j + 1, close if close >= 0 else size)
+        if close < 0 or stop >= 0:  # unterminated: the value ends where a value cannot go on
+            end = size if stop < 0 else stop
+            attrs.append(Attr(found.group(), i, j + 1, end, closed=False))
+            return Tag(name, pos, end, attrs, parent, terminated=False)
+        attrs.append(Attr(found.group(), i, j + 1, close))
+        i = close + 1
+
+
+def scan(text: str) -> list[Tag]:
+    """Every start tag of ``text`` with its parent and children, in document
+    order, read tolerantly (one pass; markup that is no element is skipped,
+    an end tag closes up to the open tag of its name)."""
+    tags: list[Tag] = []
+    open_tags: list[int] = []
+    for token in _MARKUP.finditer(text):
+        kind = token.lastgroup
+        if kind == "close":
+            name = token.group("close")
+            for depth in range(len(open_tags) - 1, -1, -1):
+                if tags[open_tags[depth]].name == name:
+                    del open_tags[depth:]
+                    break
+            continue
+        if kind != "open":
+            continue  # a comment, CDATA section, processing instruction or declaration
+        parent = open_tags[-1] if open_tags else -1
+        tag = read_start_tag(text, token.start(), tolerant=True, parent=parent)
+        assert tag is not None  # the token is a '<' and a name
+        if parent >= 0:
+            tags[parent].children.append(len(tags))
+        if tag.terminated and not tag.empty:
+            open_tags.append(len(tags))
+        tags.append(tag)
+    return tags
+
+
+def tags_reaching(text: str, start: int, end: int, local: str | None = None) -> list[Tag]:
+    """The well-formed start tags that reach the text from ``start`` to ``end``
+    (a line): the one begun before it, if any (the last '<' before it:
+    attribute values hold no '<'), then those begun in it; given ``local``,
+    only those whose name's local part it is."""
     candidates = []
-    before = data.rfind(b"<", 0, start)
+    before = text.rfind("<", 0, start)
     if before >= 0:
         candidates.append(before)
-    pos = data.find(b"<", start, end)
+    pos = text.find("<", start, end)
     while pos >= 0:
         candidates.append(pos)
-        pos = data.find(b"<", pos + 1, end)
+        pos = text.find("<", pos + 1, end)
     tags = []
     for pos in candidates:
-        tag = _START_TAG.match(data, pos)
-        if tag is not None and tag.end() > start and tag.group(1).rpartition(b":")[2] == local:
+        tag = read_start_tag(text, pos, local=local)
+        if tag is not None and tag.end > start:
             tags.append(tag)
-    return line, start, tags
+    return tags
 
 
-def _line_of(line: int, start: int, offset: int, data: bytes) -> int:
-    """The line of ``offset``, given that ``line`` starts at ``start``."""
-    return line + data.count(b"\n", start, offset) - data.count(b"\n", offset, start)
+# -- the lines of errors and explanations -----------------------------------------------
+
+
+@functools.lru_cache(maxsize=4)
+def _lines_of(data: bytes) -> Lines:
+    """A document's text and its lines, made once per text: an explanation
+    asks for the line of every step, and reading the text again each time
+    would grow with the square of the document. The few texts kept are
+    those of the documents being reported on (bytes hash once, and a lookup
+    finds the same object)."""
+    return Lines(decode(data))
+
+
+def _tags_ending_on(data: bytes, el: etree._Element) -> tuple[Lines, int, int, list[Tag]] | None:
+    """The start tags named like ``el`` that reach its recorded line: (the
+    document's lines, where that line starts and where it ends, the tags),
+    or None when the text cannot tell."""
+    line = el.sourceline
+    if not line or not data or not isinstance(el.tag, str):
+        return None
+    return _named_tags_on(data, line, etree.QName(el.tag).localname)
+
+
+@functools.lru_cache(maxsize=16)
+def _named_tags_on(data: bytes, line: int, local: str) -> tuple[Lines, int, int, list[Tag]] | None:
+    """:func:`_tags_ending_on` for the parser's ``line`` of ``data`` and the
+    local name ``local``, read once: errors about same-named siblings written
+    on one line (up to ``max_errors`` of them, each asking for its start line
+    and its attribute's) would each read every tag of that line again."""
+    lines = _lines_of(data)
+    bounds = lines.parser_bounds(line)
+    if bounds is None:
+        return None
+    start, end = bounds
+    return lines, start, end, tags_reaching(lines.text, start, end, local)
 
 
 def start_line(data: bytes, el: etree._Element) -> int | None:
@@ -90,27 +273,27 @@ def start_line(data: bytes, el: etree._Element) -> int | None:
     found = _tags_ending_on(data, el)
     if found is None:
         return el.sourceline or None
-    line, start, tags = found
-    end = data.find(b"\n", start)
-    ending = [tag for tag in tags if end < 0 or tag.end() <= end + 1]
+    lines, start, end, tags = found
+    ending = [tag for tag in tags if tag.end <= end]
     if not ending:
-        return line
+        return el.sourceline
     # Several tags of that name may end on the line (one spread over lines
     # before it, some written on it): the one whose attributes ``el`` still
     # has the most of, the one spread over lines on a tie.
     have = {(etree.QName(name).localname, value) for name, value in el.attrib.items()}
-    tag = max(ending, key=lambda tag: (_shared(tag, have), tag.start() < start))
-    return _line_of(line, start, tag.start(), data) if tag.start() < start else line
+    tag = max(ending, key=lambda tag: (_shared(lines.text, tag, have), tag.start < start))
+    return lines.parser_line_of(tag.start) if tag.start < start else el.sourceline
 
 
-def _shared(tag: re.Match[bytes], have: set[tuple[str, str]]) -> int:
+def _shared(text: str, tag: Tag, have: set[tuple[str, str]]) -> int:
     """How many of the attributes written in ``tag`` are in ``have`` (local
     name, value)."""
-    count = 0
-    for match in _ATTRIBUTE.finditer(tag.string, tag.start(2), tag.end(2)):
-        name = match.group(1).decode("utf-8", "replace").rpartition(":")[2]
-        count += (name, _unescape(match.group(2)[1:-1].decode("utf-8", "replace"))) in have
-    return count
+    return sum((attr.local, _value(text, attr)) in have for attr in tag.attrs)
+
+
+def _value(text: str, attr: Attr) -> str:
+    """The value of a well-formed attribute as parsed."""
+    return unescape(text[attr.value_start : attr.value_end])
 
 
 def attribute_line(data: bytes, el: etree._Element, attribute: str, value: str | None = None) -> int | None:
@@ -125,48 +308,23 @@ def attribute_line(data: bytes, el: etree._Element, attribute: str, value: str |
     found = _tags_ending_on(data, el)
     if found is None:
         return el.sourceline
-    line, start, tags = found
+    lines, _, _, tags = found
     for tag in tags:
-        offset = _find_attribute(tag, el, attribute, value)
+        offset = _find_attribute(lines.text, tag, el, attribute, value)
         if offset is not None:
-            return _line_of(line, start, offset, data)
-    return line
+            return lines.parser_line_of(offset)
+    return el.sourceline
 
 
-def _line_start(data: bytes, line: int) -> int | None:
-    """The offset where ``line`` (1-based) starts, or None past the end."""
-    starts = _line_starts(data)
-    return starts[line - 1] if 0 < line <= len(starts) else None
-
-
-@functools.lru_cache(maxsize=4)
-def _line_starts(data: bytes) -> array.array[int]:
-    """Where each line of ``data`` starts (line 1 at index 0), found once per
-    text: an explanation asks for the line of every step, and counting the
-    newlines up to each element every time would grow with the square of
-    the document. The few texts kept are those of the documents being
-    reported on (bytes hash once, and a lookup finds the same object)."""
-    starts = array.array("q", [0])
-    starts.extend(match.end() for match in _NEWLINE.finditer(data))
-    return starts
-
-
-_NEWLINE = re.compile(b"\n")
-
-
-def _find_attribute(tag: re.Match[bytes], el: etree._Element, attribute: str, value: str | None) -> int | None:
-    """Offset of ``attribute`` in the start tag matched by ``tag``, or None."""
+def _find_attribute(text: str, tag: Tag, el: etree._Element, attribute: str, value: str | None) -> int | None:
+    """Offset of ``attribute`` in the start tag ``tag``, or None."""
     uri, _, local = attribute[1:].partition("}") if attribute.startswith("{") else ("", "", attribute)
-    for match in _ATTRIBUTE.finditer(tag.string, tag.start(2), tag.end(2)):
-        prefix, colon, name = match.group(1).decode("utf-8", "replace").rpartition(":")
+    for attr in tag.attrs:
+        prefix, colon, name = attr.name.rpartition(":")
         # An unprefixed attribute is in no namespace (never the default one).
         if name != local or (el.nsmap.get(prefix) if colon else "") != uri:
             continue
-        if value is not None:
-            written = _unescape(match.group(2)[1:-1].decode("utf-8", "replace"))
-            if written.strip() != value.strip():
-                continue
-        return match.start(1)
+        if value is not None and _value(text, attr).strip() != value.strip():
+            continue
+        return attr.name_start
     return None
-
-

@@ -1,13 +1,13 @@
-"""Completion for ``cdl lsp`` (issue 25, point 4): what may be written at a
-position of a start tag.
+"""Completion (``textDocument/completion``; issue 25, point 4): what may be
+written at a position of a start tag.
 
-Entry point: :func:`complete`. In a cdl:extends or cdl:refroot value, the top
+Entry points: :func:`completion` (in code points) and :func:`register`. In a cdl:extends or cdl:refroot value, the top
 level lists, each written as the engine would read it there (a candidate
 writing is kept only when ``model.paths.parse_name_ref`` at that place finds that
 very list); in a cdl:ref value, the children of what the path's complete steps
 select (the engine's path parsing and walk, over the resolved trees when the
 document resolves, so inherited children are offered too); between attributes,
-the CDL attributes the loader knows (``loading.parse``) and the tag has not got; in
+the CDL attributes (``model.vocabulary.CDL_ATTRIBUTES``) the tag has not got; in
 cdl:lazy and cdl:use, their values.
 """
 
@@ -18,16 +18,38 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lsprotocol import types
 from lxml import etree
 
-from ..loading.parse import _KNOWN_ATTRIBUTES, _depth
-from ..model.elements import doc_index_of, tag_of
-from ..model.items import holder_of
-from ..model.paths import PathSyntaxError, PrefixError, parse_name_ref, parse_path, parse_qname, relative_ref, walk
-from ..model.tables import NameRef
-from ..model.vocabulary import A_CREF, A_EXTENDS, A_LAZY, A_REFROOT, A_USE, CDL_NS, T_CDL, T_VARIABLE, split_clark
-from ._targets import Targets
-from ._written import VARIABLE_ATTRIBUTES, Cursor, Written, attribute_name, is_variable
+from .._engine import (
+    A_CREF,
+    A_EXTENDS,
+    A_LAZY,
+    A_REFROOT,
+    A_USE,
+    CDL_ATTRIBUTES,
+    CDL_NS,
+    T_CDL,
+    T_VARIABLE,
+    NameRef,
+    PathSyntaxError,
+    PrefixError,
+    depth_in_list,
+    doc_index_of,
+    holder_of,
+    parse_name_ref,
+    parse_path,
+    parse_qname,
+    relative_ref,
+    split_clark,
+    tag_of,
+    walk,
+)
+from .._navigate import Navigation
+from .._requests import at, request
+from .._session import CdlServer
+from .._targets import Targets
+from .._written import VARIABLE_ATTRIBUTES, Cursor, Written, attribute_name, is_variable
 
 
 @dataclass(frozen=True)
@@ -53,8 +75,21 @@ _ATTRIBUTE_DETAILS = {
 _VALUES = {A_LAZY: ("true", "false"), A_USE: ("required", "optional")}
 
 
-def complete(written: Written, targets: Targets, cursor: Cursor) -> list[Completion]:
-    """What may be written at ``cursor`` (see the module docstring)."""
+_KINDS = {
+    "template": types.CompletionItemKind.Class,
+    "child": types.CompletionItemKind.Field,
+    "attribute": types.CompletionItemKind.Property,
+    "value": types.CompletionItemKind.Value,
+}
+
+
+def completion(navigation: Navigation, url: str, line: int, column: int) -> list[Completion]:
+    """What may be written at (line, column) of document ``url`` (see the module docstring)."""
+    cursor = navigation.at(url, line, column)
+    return [] if cursor is None else _complete(navigation.written, navigation.targets, cursor)
+
+
+def _complete(written: Written, targets: Targets, cursor: Cursor) -> list[Completion]:
     if cursor.tag is None:
         return []
     tag = cursor.doc.source.tags[cursor.tag]
@@ -95,10 +130,10 @@ def _attributes(cursor: Cursor, nsmap: dict[str | None, str]) -> list[Completion
     if prefix is None:
         return []
     have: set[str | None] = {attribute_name(a.name, nsmap, False) for a in tag.attrs}
-    order = [*_ATTRIBUTE_DETAILS, *sorted(_KNOWN_ATTRIBUTES - set(_ATTRIBUTE_DETAILS))]
+    order = [*_ATTRIBUTE_DETAILS, *sorted(CDL_ATTRIBUTES - set(_ATTRIBUTE_DETAILS))]
     found = []
     for name in order:
-        if name in _KNOWN_ATTRIBUTES and name not in have:
+        if name in CDL_ATTRIBUTES and name not in have:
             label = f"{prefix}:{split_clark(name)[1]}"
             found.append(Completion(label, "attribute", _ATTRIBUTE_DETAILS.get(name, "a CDL attribute"), label))
     return found
@@ -158,7 +193,7 @@ def _children(
         absolute, steps = (True, ()) if typed.startswith("/") and head == "" else ((False, ()) if not head else parse_path(head, nsmap))
     except (PrefixError, PathSyntaxError):
         return []
-    ref = relative_ref(head, refroot, absolute, steps, -1 if refroot is not None else _depth(holder))
+    ref = relative_ref(head, refroot, absolute, steps, -1 if refroot is not None else depth_in_list(holder))
     nodes: tuple[etree._Element, ...] = ()
     resolved = targets.resolved()
     if resolved is not None:
@@ -184,3 +219,19 @@ def _step_reads(text: str, nsmap: dict[str | None, str], name: str) -> bool:
         return parse_qname(text, nsmap)[0] == name
     except PrefixError:
         return False
+
+
+def register(server: CdlServer) -> None:
+    options = types.CompletionOptions(trigger_characters=['"', "'", ":", "/", " "])
+
+    @request(server, types.TEXT_DOCUMENT_COMPLETION, "completing", options)
+    def on_completion(params: types.CompletionParams) -> types.CompletionList | None:
+        found = at(server, params.text_document.uri, params.position)
+        if found is None:
+            return None
+        navigation, _, url, line, column = found
+        items = [
+            types.CompletionItem(label=c.label, kind=_KINDS.get(c.kind), detail=c.detail or None, insert_text=c.insert_text or None)
+            for c in completion(navigation, url, line, column)
+        ]
+        return types.CompletionList(is_incomplete=False, items=items)

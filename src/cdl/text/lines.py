@@ -1,0 +1,126 @@
+"""The lines of a text: positions as (line, column) and as offsets, both ways.
+
+Entry point: :class:`Lines`. Two counts of lines meet here. The XML parser's
+(libxml2's ``sourceline``, the lines of the engine's errors, 1-based) ends a
+line at ``\\n`` only (``\\r\\n`` is one line end). An editor's, as the
+Language Server Protocol counts them (0-based lines, columns in code units
+of the encoding the client and the server agreed on: UTF-16 unless the
+client offers UTF-8 or UTF-32), ends a line at ``\\n`` or ``\\r\\n`` too.
+Columns here count code points (a ``str``'s indexes);
+:meth:`Lines.to_client` and :meth:`Lines.from_client` convert them.
+"""
+
+from __future__ import annotations
+
+import array
+import bisect
+import re
+
+#: The encodings a client may count columns in, as LSP names them.
+UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
+ENCODINGS = (UTF8, UTF16, UTF32)
+
+_LINE_END = re.compile(r"\r?\n")
+
+
+def _units(text: str, encoding: str) -> int:
+    """How many code units of ``encoding`` ``text`` takes."""
+    if encoding == UTF32 or text.isascii():
+        return len(text)
+    if encoding == UTF8:
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+
+
+class Lines:
+    """The lines of one text, to convert positions on them.
+
+    Built once per text (linear); each conversion looks at one line.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        #: Where each line starts and where its content ends (before its line end).
+        self._starts = array.array("q", [0])
+        self._ends = array.array("q")
+        for match in _LINE_END.finditer(text):
+            self._ends.append(match.start())
+            self._starts.append(match.end())
+        self._ends.append(len(text))
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def line(self, number: int) -> str:
+        """The text of line ``number`` (0-based) without its line end; '' past the end."""
+        if not 0 <= number < len(self._starts):
+            return ""
+        return self.text[self._starts[number] : self._ends[number]]
+
+    def bounds(self, number: int) -> tuple[int, int]:
+        """Where line ``number`` (0-based, within the text) starts and where its
+        content ends (before its line end), as offsets into the text."""
+        return self._starts[number], self._ends[number]
+
+    def offset(self, line: int, column: int) -> int:
+        """The offset of code-point ``column`` on ``line`` (both clamped to the text)."""
+        line = min(max(line, 0), len(self._starts) - 1)
+        return min(self._starts[line] + max(column, 0), self._ends[line])
+
+    def position_of(self, offset: int) -> tuple[int, int]:
+        """(line, code-point column) of ``offset`` (in a line end: the end of its line)."""
+        line = bisect.bisect_right(self._starts, offset) - 1
+        return line, min(offset, self._ends[line]) - self._starts[line]
+
+    def span(self, start: int, end: int) -> tuple[int, int, int]:
+        """(line, first column, column after the last) of the text from
+        ``start`` to ``end``, cut at the end of ``start``'s line: a range on
+        one line, as the ranges of errors and names are."""
+        line, column = self.position_of(start)
+        first, stop = self.bounds(line)
+        return line, column, max(column, min(end, stop) - first)
+
+    # -- the XML parser's lines ------------------------------------------------------
+
+    def parser_bounds(self, number: int) -> tuple[int, int] | None:
+        """Where the parser's line ``number`` (1-based, as an element's
+        ``sourceline`` or an error's line counts) starts and where its content
+        ends; None past the text."""
+        if not 0 < number <= len(self._starts):
+            return None
+        return self.bounds(number - 1)
+
+    def parser_line_of(self, offset: int) -> int:
+        """The parser's line (1-based) that ``offset`` is on."""
+        return self.position_of(offset)[0] + 1
+
+    # -- the client's columns --------------------------------------------------------
+
+    def to_client(self, line: int, column: int, encoding: str) -> tuple[int, int]:
+        """(line, column in code units) of code-point ``column`` on ``line``, clamped to the text."""
+        if line >= len(self._starts):
+            return len(self._starts) - 1, _units(self.line(len(self._starts) - 1), encoding)
+        line = max(line, 0)
+        return line, _units(self.line(line)[: max(column, 0)], encoding)
+
+    def from_client(self, line: int, units: int, encoding: str) -> tuple[int, int]:
+        """(line, code-point column) of the position ``units`` code units into ``line``.
+
+        A position inside a character (half of a surrogate pair, part of a
+        UTF-8 sequence) falls on that character; one past the end of the line
+        on its end.
+        """
+        if line >= len(self._starts):
+            last = len(self._starts) - 1
+            return last, len(self.line(last))
+        line = max(line, 0)
+        text = self.line(line)
+        if encoding == UTF32 or text.isascii():
+            return line, min(max(units, 0), len(text))
+        count = 0
+        for column, char in enumerate(text):
+            step = _units(char, encoding)
+            if count + step > units:
+                return line, column
+            count += step
+        return line, len(text)
