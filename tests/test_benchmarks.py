@@ -67,12 +67,15 @@ def test_deploy_runs_and_prints_every_target() -> None:
     """benchmarks/deploy.py drives whole deployments and checks every target
     (tiny systems may miss one: nothing here is timed), exit 1 exactly when
     one was missed."""
-    proc = _run("benchmarks/deploy.py", "--sizes", "30,60", "--shapes", "base,wide", "--reps", "1")
+    proc = _run("benchmarks/deploy.py", "--sizes", "30,60", "--shapes", "base,wide", "--reps", "1", "--chains", "10", "--length", "5")
     assert not proc.stderr, proc.stderr
     verdicts = [line.split()[-1] for line in proc.stdout.splitlines() if line.startswith("  ") and "target <=" in line]
-    assert set(verdicts) <= {"ok", "MISSED"} and len(verdicts) == 2 * 8  # each shape: 4 at the size, 3 growths, fsyncs
+    # Each shape: 4 at the size, 3 growths, fsyncs; failures in chains: 3 events x 2, refusals x 2, reopening.
+    assert set(verdicts) <= {"ok", "MISSED"} and len(verdicts) == 2 * 8 + 9
     assert proc.returncode == (1 if "MISSED" in verdicts else 0)
     for label in ("open / static", "whole deployment / static", "median event", "99th percentile event", "growth 30 -> 60", "fsyncs per event"):
+        assert label in proc.stdout
+    for label in ("failed: median event", "supply: 99th percentile event", "retry: median event", "refused event: median", "reopen / reopen"):
         assert label in proc.stdout
 
 

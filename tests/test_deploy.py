@@ -140,10 +140,11 @@ LAZY_CHAIN = b"""<cdl:cdl xmlns:cdl="http://www.gridforum.org/namespaces/2005/02
 </cdl:cdl>"""
 
 
-def test_refusals_found_after_applying_are_undone() -> None:
-    """A released reference that cannot resolve yet (LAZY_UNRESOLVED) and a
-    required property left empty (REQUIRED_MISSING) are only found once the
-    round is applied: the trees are made again, and nothing shows it."""
+def test_refusals_of_what_resolving_would_find_come_first() -> None:
+    """A released reference that waits for a value still missing
+    (LAZY_UNRESOLVED) and a required property left empty (REQUIRED_MISSING)
+    are refused before the round changes anything (issue 30, point 6;
+    tests/internals/test_deploy.py checks that nothing is made again)."""
     doc = cdl.load(LAZY_CHAIN, name="chain.cdl")
     deployment = doc.deploy()
     assert deployment.ready() == ["/a"]
@@ -161,6 +162,107 @@ def test_refusals_found_after_applying_are_undone() -> None:
     assert deployment.deployed("/b", release=["b/r"]) == ["/c"]
     assert deployment.resolution().to_bytes() == doc.resolve(rounds=deployment.rounds).to_bytes()
     assert deployment.configuration("c") == {"system": {"c": {"x": "1"}}}
+
+
+def test_a_round_naming_one_reference_twice_is_refused_before_it_changes_anything() -> None:
+    """A value and a release of one lazy reference in one event (or two
+    releases, or two values by two paths) is SET_CONFLICT from the one
+    check of a round (issue 30, point 6): before, the check let it through
+    and applying it failed half way."""
+    doc = cdl.load(LAZY_CHAIN, name="chain.cdl")
+    deployment = doc.deploy()
+    deployment.deployed("/a", {"a/v": "1", "a/w": "2"})
+    before = snapshot(deployment)
+    for values, release in (({"b/r": "x"}, ["b/r"]), ({}, ["b/r", "/b/r"]), ({"b/r": "x", "b/r[1]": "y"}, [])):
+        with pytest.raises(cdl.CdlError) as caught:
+            deployment.deployed("/b", values, release)
+        assert caught.value.code == "SET_CONFLICT", caught.value
+        assert "is named by" in caught.value.message or "takes one value" in caught.value.message
+        assert snapshot(deployment) == before
+    # Resolving alone says the same: a round names each property once.
+    with pytest.raises(cdl.CdlError) as caught:
+        doc.resolve({"a/v": "1", "b/r": "x"}, release=["b/r"])
+    assert caught.value.code == "SET_CONFLICT"
+    assert deployment.deployed("/b", release=["b/r"]) == ["/c"]
+
+
+# -- values owed: no silent stall (issue 30, point 2) ----------------------------------------
+
+
+def test_a_component_deployed_without_its_values_is_refused_naming_them(farm: cdl.Document) -> None:
+    deployment = farm.deploy()
+    before = snapshot(deployment)
+    with pytest.raises(cdl.CdlError) as caught:
+        deployment.deployed("/monitor", {"monitor/hostname": "mon"})
+    error = caught.value
+    assert error.code == "VALUES_MISSING"
+    assert "/monitor/dashboardUrl" in error.message and "/monitor/hostname" not in error.message.partition(";")[0]
+    assert "--set monitor/dashboardUrl=VALUE" in error.message and "--later monitor/dashboardUrl" in error.message
+    assert "supply" in error.message
+    assert snapshot(deployment) == before
+    # A lazy reference it releases counts too.
+    for path, values in reports_until(deployment, "/balancer").items():
+        deployment.deployed(path, values)
+    with pytest.raises(cdl.CdlError) as caught:
+        deployment.deployed("/balancer", {"balancer/hostname": "lb", "balancer/publicAddress": "1.2.3.4"})
+    assert caught.value.code == "VALUES_MISSING"
+    assert "--release balancer/certificate" in caught.value.message
+
+
+def reports_until(deployment: cdl.Deployment, last: str) -> dict[str, dict[str, str]]:
+    """Every component's values, in an order that makes ``last`` ready (it not among them)."""
+    order = ["/db", "/monitor", "/apps/schema", "/apps/app1", "/apps/app2", "/apps"]
+    return {path: dict.fromkeys(deployment.status(path).components[0].supplies, "v") for path in order if path != last}
+
+
+def test_values_said_to_come_later_are_shown_until_supplied(farm: cdl.Document, tmp_path: Path) -> None:
+    journal = tmp_path / "farm.journal"
+    with farm.deploy(journal=journal) as deployment:
+        assert deployment.deployed("/db", later=["db/hostname"]) == []  # nothing that waits for it is ready
+        db = deployment.status("/db").components[0]
+        assert (db.state, db.later, db.why()) == ("deployed", ("/db/hostname",), "later: /db/hostname")
+        assert "deployed /db  (later: /db/hostname)" in deployment.status().to_text()
+        assert deployment.status().to_data()["components"][0]["later"] == ["/db/hostname"]
+    assert '"later":["db/hostname"]' in journal.read_text().replace(" ", "")
+    with farm.deploy(journal=journal) as deployment:  # the journal keeps it
+        assert deployment.status("/db").components[0].later == ("/db/hostname",)
+        assert deployment.supply({"db/hostname": "db1"}) == ["/apps/schema"]
+        assert deployment.status("/db").components[0].later == ()
+
+
+def test_a_component_gives_only_its_own_values(farm: cdl.Document) -> None:
+    """Another component's lazy value, or one no component owns, goes through supply (NOT_OWNER)."""
+    deployment = farm.deploy()
+    before = snapshot(deployment)
+    mine = {"monitor/hostname": "m", "monitor/dashboardUrl": "d"}
+    for values, later in (({**mine, "db/hostname": "x"}, []), (mine, ["db/hostname"])):
+        with pytest.raises(cdl.CdlError) as caught:
+            deployment.deployed("/monitor", values, later=later)
+        assert caught.value.code == "NOT_OWNER"
+        assert "/db/hostname" in caught.value.message and "of /db, not of /monitor" in caught.value.message
+        assert "supply" in caught.value.message
+        assert snapshot(deployment) == before
+    with pytest.raises(cdl.CdlError) as caught:  # a release of another's lazy reference
+        deployment.deployed("/monitor", mine, release=["balancer/certificate"])
+    assert caught.value.code == "NOT_OWNER"
+    assert "release 'balancer/certificate'" in caught.value.message and "of /balancer, not of /monitor" in caught.value.message
+    assert snapshot(deployment) == before
+    assert deployment.supply({"db/hostname": "x"}) == ["/apps/schema"]  # from elsewhere: accepted
+
+
+def test_a_templates_lazy_value_is_no_components() -> None:
+    doc = cdl.load(
+        f"""<cdl:cdl xmlns:cdl="{cdl.CDL_NS}"><cdl:configuration><T><clock cdl:lazy="true"/></T></cdl:configuration>
+        <cdl:system><a><k>1</k></a><b><t cdl:refroot="T" cdl:ref="/clock"/><k>1</k></b></cdl:system></cdl:cdl>""".encode(),
+        name="t.cdl",
+    )
+    deployment = doc.deploy()
+    assert deployment.ready() == ["/a"]
+    with pytest.raises(cdl.CdlError) as caught:
+        deployment.deployed("/a", {"T/clock": "1"})
+    assert caught.value.code == "NOT_OWNER"
+    assert "no component's lazy value" in caught.value.message
+    assert deployment.supply({"T/clock": "1"}) == ["/b"]
 
 
 def test_state_refusals(farm: cdl.Document) -> None:
@@ -218,6 +320,7 @@ def test_status_shapes(farm: cdl.Document, tmp_path: Path) -> None:
         "after": ["/apps/schema"],
         "upstream": [],
         "reason": None,
+        "later": [],
     }
     text = deployment.status().to_text()
     assert "failed   /monitor  (reason: no quota)" in text
@@ -356,7 +459,7 @@ def test_events_are_applied_one_at_a_time(farm: cdl.Document) -> None:
     entered, go = threading.Event(), threading.Event()
     done: list[str] = []
     first = threading.Thread(target=lambda: done.extend(["db", *deployment.deployed("/db", SlowValues({"db/hostname": "h"}, entered, go))]))
-    second = threading.Thread(target=lambda: done.extend(["monitor", *deployment.deployed("/monitor")]))
+    second = threading.Thread(target=lambda: done.extend(["monitor", *deployment.deployed("/monitor", later=["monitor/hostname", "monitor/dashboardUrl"])]))
     first.start()
     assert entered.wait(10)
     second.start()
@@ -375,6 +478,59 @@ def farm_copy(tmp_path: Path) -> Path:
     for name in ("system.cdl", "templates.cdl"):
         (tmp_path / name).write_bytes((WEBFARM.parent / name).read_bytes())
     return tmp_path / "system.cdl"
+
+
+def test_every_refusal_leaves_the_journal_and_the_state_as_they_were(tmp_path: Path) -> None:
+    """Issue 30, point 7: each kind of refused event, with a journal, among
+    same-named siblings and an open failure: the journal's bytes, the
+    status, the rounds and the resolution are unchanged, and the deployment
+    goes on."""
+    main = tmp_path / "farm.cdl"
+    main.write_text(SAME_NAMED)
+    journal = tmp_path / "farm.journal"
+    with cdl.load(main).deploy(journal=journal) as deployment:
+        deployment.deployed("/apps/web[1]", {"apps/web[1]/host": "a"})
+        deployment.failed("/apps/web[2]", "down")
+        written, before = journal.read_bytes(), snapshot(deployment)
+        refusals = {
+            "NOT_READY": lambda: deployment.deployed("/lb"),
+            "NOT_FAILED": lambda: deployment.retry("/apps/web[1]"),
+            "COMPONENT_NOT_FOUND": lambda: deployment.failed("/apps/web", "x"),
+            "SET_NOT_FOUND": lambda: deployment.supply({"apps/web[3]/host": "c"}),
+            "SET_NOT_LAZY": lambda: deployment.supply({"apps/web[1]/port": "81"}),
+            "BAD_SET": lambda: deployment.supply({"apps/web[0]/host": "c"}),
+            "SET_CONFLICT": lambda: deployment.supply({"apps/web[1]/host": "b"}),
+            "LAZY_UNRESOLVED": lambda: deployment.supply(release=["lb/cert"]),
+        }
+        for code, call in refusals.items():
+            with pytest.raises(cdl.CdlError) as caught:
+                call()
+            assert caught.value.code == code, caught.value
+            assert journal.read_bytes() == written and snapshot(deployment) == before, code
+        deployment.retry("/apps/web[2]")
+        written, before = journal.read_bytes(), snapshot(deployment)
+        for code, call in {
+            "VALUES_MISSING": lambda: deployment.deployed("/apps/web[2]"),
+            "NOT_OWNER": lambda: deployment.deployed("/apps/web[2]", {"apps/web[2]/host": "b", "apps/web[1]/host": "a"}),
+            "SET_CONFLICT": lambda: deployment.deployed("/apps/web[2]", {"apps/web[2]/host": "b", "apps/web/host": "c"}),
+        }.items():
+            with pytest.raises(cdl.CdlError) as caught:
+                call()
+            assert caught.value.code == code, caught.value
+            assert journal.read_bytes() == written and snapshot(deployment) == before, code
+        assert deployment.deployed("/apps/web[2]", {"apps/web[2]/host": "b"}) == ["/apps", "/lb"]
+
+
+SAME_NAMED = f"""<cdl:cdl xmlns:cdl="{cdl.CDL_NS}">
+  <cdl:system>
+    <apps>
+      <web><host cdl:lazy="true"/><port>80</port></web>
+      <web><host cdl:lazy="true"/></web>
+    </apps>
+    <lb><backends cdl:refroot="apps" cdl:ref="/web/host"/><cert cdl:lazy="true" cdl:refroot="apps" cdl:ref="/web/host"/></lb>
+  </cdl:system>
+</cdl:cdl>
+"""
 
 
 def test_journal_resumes_where_it_stopped(tmp_path: Path) -> None:

@@ -446,17 +446,27 @@ def deploy_ready(file: str, journal: str, **options: Any) -> None:
 @_session_options
 @click.argument("component")
 @_deploy_options
+@click.option(
+    "--later",
+    multiple=True,
+    metavar="LIST/PATH",
+    help="A lazy value of COMPONENT this event does not give: it comes later, with `cdl deploy set` (repeatable).",
+)
 @_load_options
 @_reports_errors
-def deploy_done(file: str, journal: str, component: str, values: dict[str, str], release: tuple[str, ...], **options: Any) -> None:
+def deploy_done(
+    file: str, journal: str, component: str, values: dict[str, str], release: tuple[str, ...], later: tuple[str, ...], **options: Any
+) -> None:
     """Record that COMPONENT is deployed, with the values it supplies.
 
     COMPONENT must be ready (NOT_READY otherwise, naming what it waits for).
-    --set and --release go into the same event. Prints the components that
-    became ready because of it, one path per line.
+    --set and --release go into the same event; every lazy value COMPONENT
+    supplies or releases is given there or named with --later
+    (VALUES_MISSING otherwise), and only COMPONENT's own (NOT_OWNER). Prints
+    the components that became ready because of it, one path per line.
     """
     with _deployment(file, journal, options) as deployment:
-        _echo_paths(deployment.deployed(component, values, release))
+        _echo_paths(deployment.deployed(component, values, release, later))
 
 
 @deploy.command("fail")

@@ -87,7 +87,9 @@ CODES: dict[str, str] = {
     "COMPONENT_NOT_FOUND": "a deployment event, or cdl diff --select, names no component of the plan",
     "NOT_READY": "a deployment event names a component that is not ready (it waits, is deployed, failed or blocked)",
     "NOT_FAILED": "retry names a component that has not failed",
-    "SET_CONFLICT": "a deploy-time value differs from the one already supplied for that lazy property",
+    "SET_CONFLICT": "a deploy-time value differs from the one already supplied for that lazy property, or one round names a property twice",
+    "VALUES_MISSING": "a component is reported deployed without a lazy value it supplies or releases, and without saying it comes later",
+    "NOT_OWNER": "a component's deployment reports a lazy value of another component (or of a template): give it with supply",
     "DEPLOYMENT_CLOSED": "an event is given to a deployment whose journal was closed",
     # limits and validation
     "LIMIT_EXCEEDED": "a configured limit was exceeded",

@@ -18,6 +18,7 @@ from typing import Any
 from lxml import etree
 
 import cdl
+from cdl.deployment.machine import Machine
 from cdl.engine.document import loaded_of
 from cdl.engine.phases import resolve_working
 from cdl.model.tables import Tables
@@ -89,3 +90,26 @@ def counted_attempts() -> Iterator[list[int]]:
         yield count
     finally:
         ReferenceResolver.run = real  # type: ignore[method-assign]
+
+
+def machine_of(deployment: cdl.Deployment) -> Machine:
+    """The states of a deployment's components, by number (``deployment.machine``)."""
+    return deployment._machine
+
+
+@contextmanager
+def counted_calls(owner: Any, name: str) -> Iterator[list[int]]:
+    """Count the calls of ``owner.name`` (a function or method) while the body
+    runs (one int, in the list it yields): work counted, untimed."""
+    count = [0]
+    real = getattr(owner, name)
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        count[0] += 1
+        return real(*args, **kwargs)
+
+    setattr(owner, name, counting)
+    try:
+        yield count
+    finally:
+        setattr(owner, name, real)

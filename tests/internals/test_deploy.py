@@ -1,6 +1,8 @@
 """Deployment sessions seen from inside: an event whose journal append fails
-is undone (the fault injected at ``Journal.append``), and an event attempts
-only the items that wait on what it gives, counted at the resolver
+is undone (the fault injected at ``Journal.append``), an event attempts
+only the items that wait on what it gives, counted at the resolver, no
+refusal makes the deployment again, what each failure blocks is kept
+exactly as a recomputation finds it, and an event's work is counted
 (tests/test_deploy.py has the sessions through the public API)."""
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import cdl
 from synthetic import generate
 from test_deploy import farm_copy, snapshot
 
-from .inside import counted_attempts
+from .inside import counted_attempts, counted_calls, machine_of
 
 
 def test_a_failed_append_undoes_the_event(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -23,7 +25,7 @@ def test_a_failed_append_undoes_the_event(tmp_path: Path, monkeypatch: pytest.Mo
     main = farm_copy(tmp_path)
     journal = tmp_path / "deploy.journal"
     deployment = cdl.load(main).deploy(journal=journal)
-    deployment.deployed("/monitor", {"monitor/hostname": "m"})
+    deployment.deployed("/monitor", {"monitor/hostname": "m", "monitor/dashboardUrl": "d"})
     before = snapshot(deployment)
     written = journal.read_bytes()
 
@@ -61,3 +63,176 @@ def test_an_event_attempts_only_what_waits_on_it(tmp_path: Path) -> None:
     (reopening every pending item after each value would)."""
     small, large = deploy_all_counting(tmp_path, 100), deploy_all_counting(tmp_path, 1000)
     assert 0 < small and large < 15 * small  # about 10x; reopening every pending item gives about 100x
+
+
+# -- issue 30, point 6: cost tracks the event ---------------------------------------------------
+
+
+def test_no_refusal_makes_the_deployment_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every refusal is found by the checks that run before an event changes
+    anything (check_round, then the deployment's own): none of them rebuilds
+    the state from the events."""
+    from cdl.engine.deployment import Deployment
+    from test_deploy import LAZY_CHAIN
+
+    def no_rebuild(self: Deployment, log: object) -> None:
+        raise AssertionError("a refusal made the deployment again")
+
+    main = farm_copy(tmp_path)
+    deployment = cdl.load(main).deploy()
+    chain = cdl.load(LAZY_CHAIN, name="chain.cdl").deploy()
+    monkeypatch.setattr(Deployment, "_rebuild", no_rebuild)
+    refusals = [
+        (lambda: deployment.deployed("/balancer"), "NOT_READY"),
+        (lambda: deployment.deployed("/db", {"db/hostname": "a", "db/hostname[1]": "b"}), "SET_CONFLICT"),
+        (lambda: deployment.deployed("/db", {"db/nothing": "a"}), "SET_NOT_FOUND"),
+        (lambda: deployment.deployed("/db", {"db/image": "a"}), "SET_NOT_LAZY"),
+        (lambda: deployment.deployed("/db"), "VALUES_MISSING"),
+        (lambda: deployment.deployed("/db", {"db/hostname": "a", "monitor/hostname": "m"}), "NOT_OWNER"),
+        (lambda: deployment.supply(release=["balancer/certificate", "balancer/certificate[1]"]), "SET_CONFLICT"),
+        (lambda: deployment.retry("/db"), "NOT_FAILED"),
+        (lambda: deployment.failed("/nothing", "x"), "COMPONENT_NOT_FOUND"),
+        (lambda: chain.supply(release=["b/r"]), "LAZY_UNRESOLVED"),
+        (lambda: chain.deployed("/a", {"a/v": "1", "a/w": " "}), "REQUIRED_MISSING"),
+        (lambda: chain.deployed("/a", {"a/v": "1", "a/w": "2", "b/r": "3"}), "NOT_OWNER"),
+    ]
+    for call, code in refusals:
+        with pytest.raises(cdl.CdlError) as caught:
+            call()
+        assert caught.value.code == code, (code, caught.value)
+    assert chain.deployed("/a", {"a/v": "1", "a/w": "2"}) == ["/b"]
+
+
+def recomputed_blocks(deployment: cdl.Deployment) -> dict[int, set[int]]:
+    """What each failure blocks, found again from nothing: what reaches it
+    through the components that wait for others (the rule of
+    docs/semantics.md), not through another failure."""
+    machine = machine_of(deployment)
+    found: dict[int, set[int]] = {}
+    for failed in machine.failed:
+        seen: set[int] = set()
+        stack = [failed]
+        while stack:
+            for comp in machine._dependants(stack.pop()):
+                if comp not in seen and comp not in machine.failed:
+                    seen.add(comp)
+                    stack.append(comp)
+        found[failed] = seen
+    return found
+
+
+def test_what_each_failure_blocks_is_kept_as_a_recomputation_finds_it(tmp_path: Path) -> None:
+    """Random failures, retries, values from elsewhere and deployments over
+    the synthetic system: after each event, each failure's kept blocked set
+    and each blocked component's failures are what a walk from every
+    failure finds again."""
+    import random
+
+    rng = random.Random(30)
+    doc = cdl.load(generate(60, tmp_path, "base")[1])
+    deployment = doc.deploy()
+    machine = machine_of(deployment)
+    components = [c.path for c in deployment.status().components]
+    for _ in range(400):
+        status = {c.path: c for c in deployment.status().components}
+        ready = [p for p, c in status.items() if c.state == "ready"]
+        failed = [p for p, c in status.items() if c.state == "failed"]
+        owed = [(v, s) for c in status.values() if c.state in ("blocked", "waiting") for v, s in c.waits_for if s in failed]
+        choice = rng.random()
+        if owed and choice < 0.15:
+            value, _ = rng.choice(owed)
+            deployment.supply({value.lstrip("/"): "given"})
+        elif failed and choice < 0.35:
+            deployment.retry(rng.choice(failed))
+        elif ready and choice < 0.7:
+            deployment.failed(rng.choice(ready), "no")
+        elif ready:
+            path = rng.choice(ready)
+            c = status[path]
+            try:
+                deployment.deployed(path, dict.fromkeys(c.supplies, "v"), c.releases)
+            except cdl.CdlError as error:  # a value given from elsewhere already, say
+                assert error.code in ("SET_CONFLICT", "SET_NOT_LAZY", "LAZY_UNRESOLVED"), error
+        kept = {f: set(blocked) for f, blocked in machine.blocks.items()}
+        assert kept == recomputed_blocks(deployment)
+        by_component: dict[int, set[int]] = {}
+        for f, blocked in kept.items():
+            for comp in blocked:
+                by_component.setdefault(comp, set()).add(f)
+        assert machine.blocked == by_component
+    assert len(components) > 100
+
+
+def test_an_event_costs_what_it_touches_not_the_open_failures(tmp_path: Path) -> None:
+    """With many failures open in chains (each blocks what waits for it),
+    failing, retrying and giving a value owed by one chain walk that chain
+    only: counted in the walks' steps (Machine._dependants), whatever the
+    number of other failures (before, each event walked from every one)."""
+    from cdl.deployment.machine import Machine
+
+    def chains(n: int) -> str:
+        # n chains of 5: each link waits for the value of the one before.
+        lists = []
+        for c in range(n):
+            lists.append(f"<c{c}_0><v cdl:lazy='true'/></c{c}_0>")
+            lists += [f"<c{c}_{k}><w cdl:refroot='c{c}_{k - 1}' cdl:ref='/v'/><v cdl:lazy='true'/></c{c}_{k}>" for k in range(1, 5)]
+        return f"<cdl:cdl xmlns:cdl='{cdl.CDL_NS}'><cdl:system>{''.join(lists)}</cdl:system></cdl:cdl>"
+
+    def steps(n: int) -> list[int]:
+        deployment = cdl.load(chains(n).encode(), name="chains.cdl").deploy()
+        for c in range(1, n):
+            deployment.failed(f"/c{c}_0", "down")
+        counted = []
+        for event in (
+            lambda: deployment.failed("/c0_0", "down"),
+            lambda: deployment.supply({"c0_0/v": "up"}),
+            lambda: deployment.retry("/c0_0"),
+            lambda: deployment.retry("/c1_0"),
+        ):
+            with counted_calls(Machine, "_dependants") as calls:
+                event()
+            counted.append(calls[0])
+        return counted
+
+    few, many = steps(10), steps(400)
+    assert few == many
+    assert max(many) <= 10
+
+
+def test_a_path_among_thousands_of_same_named_siblings_is_found_by_index() -> None:
+    """8,000 same-named components: the first ready() ranks the family once
+    (one table of its children), and an event names one by a lookup."""
+    from cdl.model import naming
+
+    web = "".join("<web><h cdl:lazy='true'/></web>" for _ in range(8000))
+    doc = cdl.load(f"<cdl:cdl xmlns:cdl='{cdl.CDL_NS}'><cdl:system><farm>{web}</farm></cdl:system></cdl:cdl>".encode(), name="w.cdl")
+    deployment = doc.deploy()
+    with counted_calls(naming, "children_by_name") as tables:
+        ready = deployment.ready()
+        assert deployment.deployed("farm/web[7999]", {"farm/web[7999]/h": "x"}) == []
+        status = deployment.status("/farm/web[8000]").components[0]
+    assert ready[:2] == ["/farm/web[1]", "/farm/web[2]"] and len(ready) == 8000
+    assert status.supplies == ("/farm/web[8000]/h",)
+    assert tables[0] <= 1
+
+
+def test_a_journal_of_the_first_version_with_values_left_out_is_read(tmp_path: Path) -> None:
+    """A ``deployed`` event that journals of version 1 recorded without all of
+    its component's values (nothing asked for them then) is replayed: the
+    values it left out count as said to come later, and status shows them."""
+    import json
+
+    from cdl.deployment.journal import journal_header
+
+    from .inside import sources
+
+    main = farm_copy(tmp_path)
+    doc = cdl.load(main)
+    header = {**journal_header([(d.url, d.data) for d in sources(doc)], []), "version": 1}
+    event = {"seq": 1, "time": "2026-01-01T00:00:00.000000Z", "event": "deployed", "path": "/db", "values": {}, "release": []}
+    journal = tmp_path / "v1.journal"
+    journal.write_text(json.dumps(header) + "\n" + json.dumps(event) + "\n")
+    with doc.deploy(journal=journal) as deployment:
+        db = deployment.status("/db").components[0]
+        assert (db.state, db.later) == ("deployed", ("/db/hostname",))
+        assert deployment.supply({"db/hostname": "db1"}) == ["/apps/schema"]

@@ -50,7 +50,16 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "retry": ("path",),
 }
 
-_FIELD_KINDS = {"path": "a string", "reason": "a string", "values": "an object of strings", "release": "a list of strings"}
+#: Fields an event may leave out: a ``deployed`` event's ``later`` (written only when not empty).
+OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {"deployed": ("later",)}
+
+_FIELD_KINDS = {
+    "path": "a string",
+    "reason": "a string",
+    "values": "an object of strings",
+    "release": "a list of strings",
+    "later": "a list of strings",
+}
 
 
 def journal_header(sources: Sequence[tuple[str, bytes]], catalogs: Sequence[str]) -> dict[str, Any]:
@@ -273,9 +282,10 @@ def _event_problem(event: dict[str, Any]) -> str | None:
     fields = EVENT_FIELDS.get(kind)
     if fields is None:
         return f"unknown event {kind!r} (known: {', '.join(EVENT_FIELDS)})"
-    if set(event) != set(fields):
+    optional = OPTIONAL_FIELDS.get(kind, ())
+    if not set(fields) <= set(event) <= {*fields, *optional}:
         return f"a {kind!r} event has the fields {', '.join(fields)}, not {', '.join(sorted(event)) or 'none'}"
-    for field in fields:
+    for field in event:
         if not _holds(field, event[field]):
             return f"its {field} is not {_FIELD_KINDS[field]}"
     return None
@@ -284,7 +294,7 @@ def _event_problem(event: dict[str, Any]) -> str | None:
 def _holds(field: str, value: Any) -> bool:
     if field == "values":
         return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
-    if field == "release":
+    if field in ("release", "later"):
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
     return isinstance(value, str)
 

@@ -1,7 +1,8 @@
 """The states of a deployment's components (docs/semantics.md, "Deployment
 sessions"): :class:`Machine` moves each component, by its number in the
 plan (``planning.plan.PlanFacts``), through waiting, ready, deployed, failed
-and blocked, counting for each what it still waits for.
+and blocked, counting for each what it still waits for, and keeping for
+each failure what it blocks.
 """
 
 from __future__ import annotations
@@ -16,7 +17,20 @@ from .status import ComponentState
 
 
 class Machine:
-    """The states of the components, by number (``PlanFacts``), and what each still waits for."""
+    """The states of the components, by number (``PlanFacts``), and what each still waits for.
+
+    *What waits for a component* (:meth:`_dependants`): its parent, and the
+    components that wait for one of its lazy values still without one. A
+    component is blocked while a failed one reaches it through that
+    relation. It only loses edges (a child once deployed stays so, a value
+    once given stays), never closes a cycle (the plan refuses those), and a
+    ready or failed component is never reached (its children are deployed
+    and its values given). So each failure keeps what it blocks, each
+    blocked component counting how many of the failure's reached components
+    (the failure among them) it waits for: a failure costs what it blocks,
+    a retry what it stops blocking, and a value given costs, per failure
+    that blocks its owner, what stops being blocked.
+    """
 
     def __init__(self, facts: PlanFacts) -> None:
         n = len(facts.parent)
@@ -43,8 +57,11 @@ class Machine:
         self.done: list[Literal["deployed", "failed"] | None] = [None] * n
         self.ready = {i for i in range(1, n) if not self.count[i]}
         self.failed: dict[int, str] = {}
-        #: Each blocked component, with the failed components it waits for.
-        self.blocked: dict[int, list[int]] = {}
+        #: For each failed component, each component it blocks, with how many
+        #: of the components the failure reaches (itself included) it waits for.
+        self.blocks: dict[int, dict[int, int]] = {}
+        #: Each blocked component, with the failed components that block it.
+        self.blocked: dict[int, set[int]] = {}
 
     def state(self, comp: int) -> ComponentState:
         done = self.done[comp]
@@ -54,25 +71,29 @@ class Machine:
             return "ready"
         return "blocked" if comp in self.blocked else "waiting"
 
+    def upstream(self, comp: int) -> list[int]:
+        """The failed components that block ``comp``, in document order."""
+        return sorted(self.blocked.get(comp, ()))
+
     def given(self, items: Sequence[etree._Element]) -> list[int]:
         """Items given a value or released: the components that became ready."""
         became = []
-        unblocks = False
         for item in items:
             comps = self.waiting.get(item)
             if comps is None or item in self.valued:
                 continue
-            # A value a failed or blocked component owed, given from elsewhere.
             owner = self.owner.get(item)
-            unblocks = unblocks or owner in self.failed or owner in self.blocked
+            # A value a failed or blocked component owed, given from elsewhere:
+            # what waits for it no longer waits for its owner.
+            if owner is not None and (owner in self.failed or owner in self.blocked):
+                for failure in [*self.blocked.get(owner, ()), *((owner,) if owner in self.failed else ())]:
+                    self._unreach(failure, comps)
             self.valued.add(item)
             for comp in comps:
                 self.count[comp] -= 1
                 if not self.count[comp] and self.done[comp] is None:
                     self.ready.add(comp)
                     became.append(comp)
-        if unblocks:
-            self._reblock()
         return became
 
     def deploy(self, comp: int) -> list[int]:
@@ -89,18 +110,30 @@ class Machine:
 
     def fail(self, comp: int, reason: str) -> list[int]:
         """Mark ``comp`` (ready) failed: the components it blocks (some may
-        be blocked by another failure too)."""
+        be blocked by another failure too), in document order."""
         self.ready.discard(comp)
         self.done[comp] = "failed"
         self.failed[comp] = reason
-        self._reblock()
-        return sorted(c for c, upstream in self.blocked.items() if comp in upstream)
+        reached: dict[int, int] = {}
+        stack = [comp]
+        while stack:  # each reached component once, counting the edges into it
+            for dependant in self._dependants(stack.pop()):
+                if dependant in reached:
+                    reached[dependant] += 1
+                else:
+                    reached[dependant] = 1
+                    stack.append(dependant)
+        self.blocks[comp] = reached
+        for blocked in reached:
+            self.blocked.setdefault(blocked, set()).add(comp)
+        return sorted(reached)
 
     def retry(self, comp: int) -> list[int]:
         """Take failed ``comp`` back: the components ready again (itself)."""
         self.done[comp] = None
         del self.failed[comp]
-        self._reblock()
+        for blocked in self.blocks.pop(comp):
+            self._unblock(blocked, comp)
         if not self.count[comp]:
             self.ready.add(comp)
             return [comp]
@@ -117,20 +150,23 @@ class Machine:
                 found.extend(self.waiting[value])
         return found
 
-    def _reblock(self) -> None:
-        """Work out the blocked components again, from each failed one: what
-        waits for it, directly or through others. Asked when a component
-        fails or is retried, or a value it owed comes from elsewhere: it
-        costs what the failures block."""
-        blocked: dict[int, list[int]] = {}
-        for failed in self.failed:
-            seen = {failed}
-            stack = [failed]
-            while stack:
-                for comp in self._dependants(stack.pop()):
-                    if comp not in seen and comp not in self.failed:
-                        seen.add(comp)
-                        blocked.setdefault(comp, []).append(failed)
-                        stack.append(comp)
-        self.blocked = {c: sorted(f) for c, f in blocked.items()}
+    def _unreach(self, failure: int, lost: list[int]) -> None:
+        """The edges from a component ``failure`` reaches to ``lost`` are gone
+        (a value given): drop from its blocked set what it no longer reaches."""
+        counts = self.blocks[failure]
+        stack = list(lost)
+        while stack:
+            comp = stack.pop()
+            left = counts[comp] - 1
+            if left:
+                counts[comp] = left
+                continue
+            del counts[comp]
+            self._unblock(comp, failure)
+            stack.extend(self._dependants(comp))
 
+    def _unblock(self, comp: int, failure: int) -> None:
+        upstream = self.blocked[comp]
+        upstream.discard(failure)
+        if not upstream:
+            del self.blocked[comp]

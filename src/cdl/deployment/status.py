@@ -40,6 +40,8 @@ class ComponentStatus:
         upstream: for a blocked component, each failed component it waits
             for (directly or through others) with that failure's reason.
         reason: for a failed component, the reason given.
+        later: for a deployed component, the lazy values its deployment said
+            come later (given with ``supply``) that still have none.
     """
 
     path: str
@@ -51,6 +53,7 @@ class ComponentStatus:
     after: tuple[str, ...] = ()
     upstream: tuple[tuple[str, str], ...] = ()
     reason: str | None = None
+    later: tuple[str, ...] = ()
 
     def to_data(self) -> dict[str, Any]:
         """Plain data: the attributes, ``waits_for`` and ``upstream`` as lists of dicts."""
@@ -64,11 +67,15 @@ class ComponentStatus:
             "after": list(self.after),
             "upstream": [{"path": path, "reason": reason} for path, reason in self.upstream],
             "reason": self.reason,
+            "later": list(self.later),
         }
 
     def why(self) -> str:
-        """Why it is in its state, in one line (empty for ready and deployed)."""
+        """Why it is in its state, in one line (empty for ready, and for deployed
+        unless values it supplies come later)."""
         parts = []
+        if self.later:
+            parts.append("later: " + ", ".join(self.later))
         if self.reason is not None:
             parts.append(f"reason: {self.reason}")
         if self.upstream:

@@ -34,11 +34,13 @@ from lxml import etree
 
 from ..deployment.journal import Journal, journal_header
 from ..deployment.machine import Machine
+from ..deployment.owners import Owners
 from ..deployment.status import ComponentStatus, DeploymentStatus, counted_states
 from ..errors import CdlError, DeploymentError, DeployValueError, JournalError
+from ..model.items import holder_of
 from ..model.suggest import did_you_mean
-from ..planning.plan import Plan, build_plan_facts
-from ..resolution.laziness import Round, apply_round, check_round, left_unresolved, supplyable
+from ..planning.plan import Plan, PlannedComponent, build_plan_facts
+from ..resolution.laziness import CheckedRound, Round, apply_round, check_round, left_unresolved, select_path
 from ..resolution.output import build_output, to_bytes, to_data
 from .phases import Loaded, copy_working, cyclic_gc_paused, resolve_working
 from .resolution import Resolution, resolution_of
@@ -88,7 +90,10 @@ class Deployment:
         with cyclic_gc_paused():
             self._plan, self._facts = build_plan_facts(self._ws, self._resolver)
         self._machine = Machine(self._facts)
+        self._owners = Owners(self._facts)
         self._paths = self._facts.paths
+        #: The properties of each deployed component's lazy values it said come later.
+        self._later: dict[int, tuple[etree._Element, ...]] = {}
         self._rounds: list[Round] = []
         #: Each element given a value by an event: the value and the event's number.
         self._supplied: dict[etree._Element, tuple[str, int]] = {}
@@ -177,14 +182,22 @@ class Deployment:
 
     # -- events ---------------------------------------------------------------------
 
-    def deployed(self, path: str, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> list[str]:
+    def deployed(
+        self, path: str, values: Mapping[str, str] | None = None, release: Sequence[str] = (), later: Sequence[str] = ()
+    ) -> list[str]:
         """Mark component ``path`` deployed, supplying ``values`` (``{"LIST/child":
         value}``) and releasing ``release`` (lazy references) in the same event;
         returns the components that became ready. A component that is not
-        ready is refused (``NOT_READY``, naming what it waits for)."""
+        ready is refused (``NOT_READY``, naming what it waits for). Every
+        lazy value it supplies or releases is given now, or named in
+        ``later`` (paths as for ``values``: given afterwards with
+        :meth:`supply`) (``VALUES_MISSING``); a value of another component
+        is refused (``NOT_OWNER``)."""
         with self._lock:
             comp = self._component(path)
             event = {"event": "deployed", "path": self._paths[comp], **_given(values, release)}
+            if later:
+                event["later"] = _paths_list(later, "later")
             return self._named(self._commit(event))
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> list[str]:
@@ -230,7 +243,7 @@ class Deployment:
         if self._closed:
             raise DeploymentError("the deployment's journal is closed: open the deployment again", code="DEPLOYMENT_CLOSED")
         log = len(self._log)
-        result = self._apply(event)
+        result = self._apply(event, live=True)
         if len(self._log) == log:
             return result  # changed nothing (values already supplied alike): nothing to record
         if self._journal is not None:
@@ -241,16 +254,19 @@ class Deployment:
                 raise
         return result
 
-    def _apply(self, event: dict[str, Any]) -> list[int]:
-        """Apply one event (live or replayed) and log it: the component
-        numbers it returns; a refusal raises and changes nothing."""
+    def _apply(self, event: dict[str, Any], live: bool = False) -> list[int]:
+        """Apply one event (``live``, or replayed) and log it: the component
+        numbers it returns; a refusal raises and changes nothing. A replayed
+        ``deployed`` event was accepted when it was recorded: whose values it
+        gives is not asked again, and what it left without a value (a journal
+        of an earlier version, which did not ask) counts as ``later``."""
         kind = event["event"]
         machine = self._machine
         if kind in ("deployed", "supply"):
             comp = self._component(event["path"]) if kind == "deployed" else None
             if comp is not None:
                 self._require(comp, "ready", "deployed")
-            became = self._give(event["values"], event["release"])
+            became = self._give(event["values"], event["release"], comp, event.get("later", ()), live)
             if comp is None and became is None:
                 return []  # nothing new: not an event to record
             self._log.append(_logged(event))
@@ -268,48 +284,85 @@ class Deployment:
             return machine.retry(comp)
         raise DeploymentError(f"unknown event {kind!r}", code="JOURNAL_CORRUPT")
 
-    def _give(self, values: Mapping[str, str], release: Sequence[str]) -> list[int] | None:
-        """Supply ``values`` and release ``release`` on the live trees: the
-        components that became ready, or None when the event gives nothing
-        new (every value already supplied alike, nothing released)."""
-        step, given = self._round(values, release)
-        if step is None:
+    def _give(
+        self, values: Mapping[str, str], release: Sequence[str], comp: int | None, later: Sequence[str], live: bool
+    ) -> list[int] | None:
+        """Supply ``values`` and release ``release`` on the live trees, as
+        component ``comp``'s deployment (None: from elsewhere): the components
+        that became ready, or None when the event gives nothing new (every
+        value already supplied alike, nothing released). Every rule is
+        checked before anything changes (:meth:`_checked`)."""
+        checked, given, left = self._checked(values, release, comp, later, live)
+        if comp is not None and left:
+            self._later[comp] = left
+        if not checked.sets and not checked.releases:
             return None
         try:
-            items = apply_round(self._ws, self._resolver, step, live=True)
+            items = apply_round(self._ws, self._resolver, checked, live=True)
         except BaseException:
-            # Rare (a released reference that cannot resolve, a limit): the
-            # trees are half changed; they are made again from the events so far.
+            # What only resolving tells (docs/semantics.md): the trees are
+            # half changed; they are made again from the events so far.
             self._rebuild(self._log)
             raise
         number = len(self._log) + 1
-        self._rounds.append(step)
+        self._rounds.append(checked.round())
         for el, value in given.items():
             self._supplied[el] = (value, number)
         return self._machine.given(items)
 
-    def _round(self, values: Mapping[str, str], release: Sequence[str]) -> tuple[Round | None, dict[etree._Element, str]]:
+    def _checked(
+        self, values: Mapping[str, str], release: Sequence[str], comp: int | None, later: Sequence[str], live: bool
+    ) -> tuple[CheckedRound, dict[etree._Element, str], tuple[etree._Element, ...]]:
         """The round an event makes of its values, without those already
-        supplied alike (``SET_CONFLICT`` for one supplied otherwise), every
-        value and release checked first; with the elements it gives values."""
+        supplied alike, with every rule checked (:meth:`_checked_round`),
+        then, for ``comp``'s deployment, whose values they are (``NOT_OWNER``,
+        live only), what it leaves out (``VALUES_MISSING``, live only) and
+        its releases (``LAZY_UNRESOLVED``): the checked round, the elements
+        it gives values, and the properties of ``comp``'s lazy values left
+        for later (``later``, and on replay what it left)."""
         ws = self._ws
-        named = check_round(ws, Round(dict(values), tuple(release)))
-        kept: dict[str, str] = {}
+        if values or release:
+            checked, given, named = self._checked_round(values, release)
+        else:  # most components supply nothing: no round to check
+            checked, given, named = _NO_ROUND, {}, []
+        left: tuple[etree._Element, ...] = ()
+        if comp is not None:
+            later_named = [(path, el) for path in later for el in select_path(ws, path, "later")]
+            if live:
+                named += [("release", path, el) for path, elements in checked.releases for el in elements]
+                named += [("later", path, el) for path, el in later_named]
+                self._owners.check_own(ws, comp, named, self._paths.__getitem__)
+            missing = self._owners.missing(comp, checked, [el for _, el in later_named], self._resolver.is_pending)
+            if missing and live:
+                self._owners.refuse_missing(ws, comp, self._paths[comp], missing)
+            if later_named or missing:
+                left = tuple(dict.fromkeys([*(el for _, el in later_named), *(holder_of(item) for item in missing)]))
+        self._owners.check_releases(ws, checked, self._resolver.is_pending)
+        return checked, given, left
+
+    def _checked_round(
+        self, values: Mapping[str, str], release: Sequence[str]
+    ) -> tuple[CheckedRound, dict[etree._Element, str], list[tuple[str, str, etree._Element]]]:
+        """``check_round`` of an event's values and releases, each value's
+        elements narrowed to those it gives now (``SET_CONFLICT`` for one
+        given another value): the round, the elements it gives values, and
+        every element a value names (given alike before or not)."""
+        number = len(self._log) + 1
         given: dict[etree._Element, str] = {}
-        for path, value, elements in named:
-            fresh = [el for el in elements if el not in self._supplied and el not in given]
+        named: list[tuple[str, str, etree._Element]] = []
+
+        def fresh(path: str, value: str, elements: list[etree._Element]) -> list[etree._Element]:
+            named.extend(("set", path, el) for el in elements)
+            new = [el for el in elements if el not in self._supplied and el not in given]
             for el in elements:
-                earlier = self._supplied.get(el) or ((given[el], len(self._log) + 1) if el in given else None)
-                if earlier is not None and (earlier[0] != value or fresh):
+                earlier = self._supplied.get(el) or ((given[el], number) if el in given else None)
+                if earlier is not None and (earlier[0] != value or new):
                     self._conflict(path, el, value, earlier)
-            for el in fresh:
-                supplyable(ws, el, path)
-                given[el] = value
-            if fresh:
-                kept[path] = value
-        if not kept and not release:
-            return None, {}
-        return Round(kept, tuple(release)), given
+            given.update((el, value) for el in new)
+            return new
+
+        checked = check_round(self._ws, Round(dict(values), tuple(release)), fresh=fresh, live=True)
+        return checked, given, named
 
     def _conflict(self, path: str, el: etree._Element, value: str, earlier: tuple[str, int]) -> None:
         ctx = self._ws.ctx
@@ -373,7 +426,7 @@ class Deployment:
         planned = facts.planned(comp)
         mine = (planned.supplies, planned.releases)
         if state in ("deployed", "ready"):
-            return ComponentStatus(path(comp), state, *mine)
+            return ComponentStatus(path(comp), state, *mine, later=self._later_paths(comp, planned))
         # The plan writes the paths of the values a component waits for in the order of facts.waits.
         waits = zip(facts.waits.get(comp, ()), planned.waits_for)
         return ComponentStatus(
@@ -383,9 +436,18 @@ class Deployment:
             waits_for=tuple((written, self._owner_path(v)) for v, written in waits if v not in machine.valued),
             children=tuple(path(c) for c in facts.children.get(comp, ()) if machine.done[c] != "deployed"),
             after=self._after(comp),
-            upstream=tuple((path(f), machine.failed[f]) for f in machine.blocked.get(comp, ())),
+            upstream=tuple((path(f), machine.failed[f]) for f in machine.upstream(comp)),
             reason=machine.failed.get(comp),
         )
+
+    def _later_paths(self, comp: int, planned: PlannedComponent) -> tuple[str, ...]:
+        """The plan's paths of the lazy values ``comp``'s deployment said come later that still have none."""
+        later = self._later.get(comp)
+        if not later:
+            return ()
+        written = dict(zip(self._owners.items.get(comp, ()), planned.supplies + planned.releases))
+        items = (self._owners.held[el][0] for el in later)
+        return tuple(written[item] for item in items if self._resolver.is_pending(item))
 
     def _owner_path(self, value: etree._Element) -> str | None:
         owner = self._facts.owner.get(value)
@@ -440,8 +502,17 @@ def _event(entry: _Logged) -> dict[str, Any]:
     return event
 
 
+#: The round of an event that gives no value and releases nothing.
+_NO_ROUND = CheckedRound((), ())
+
+
 def _given(values: Mapping[str, str] | None, release: Sequence[str]) -> dict[str, Any]:
     """An event's ``values`` and ``release`` as the journal records them."""
-    if isinstance(release, str):  # one path where a list was meant: its letters would be paths
-        raise DeployValueError(f"release {release!r}: give a list of paths, not one string", code="BAD_SET")
-    return {"values": dict(values or {}), "release": list(release)}
+    return {"values": dict(values or {}), "release": _paths_list(release, "release")}
+
+
+def _paths_list(paths: Sequence[str], what: str) -> list[str]:
+    """``release`` or ``later`` as the journal records them: a list of paths."""
+    if isinstance(paths, str):  # one path where a list was meant: its letters would be paths
+        raise DeployValueError(f"{what} {paths!r}: give a list of paths, not one string", code="BAD_SET")
+    return list(paths)

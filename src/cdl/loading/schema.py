@@ -21,7 +21,6 @@ import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import TYPE_CHECKING
 
 from lxml import etree
@@ -68,6 +67,10 @@ def _schema_source() -> tuple[bytes, str]:
     It is package data, ``cdl/xsd/cdl.xsd`` (in a checkout
     ``src/cdl/xsd/cdl.xsd``, its one source).
     """
+    # Imported here: importlib.resources imports tempfile, which a run that
+    # validates nothing never needs (tests/test_startup.py).
+    from importlib import resources
+
     installed = resources.files("cdl") / "xsd" / "cdl.xsd"
     return installed.read_bytes(), str(installed)
 

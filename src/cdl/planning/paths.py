@@ -36,7 +36,9 @@ class ComponentPaths:
     component before it (each family's steps indexed once).
     """
 
-    __slots__ = ("_cache", "_children", "_deep", "_depth", "_elements", "_families", "_heads", "_parent", "_step", "_steps", "_tails")
+    __slots__ = (
+        "_cache", "_children", "_deep", "_depth", "_elements", "_families", "_found", "_heads", "_parent", "_step", "_steps", "_tails"
+    )  # fmt: skip
 
     def __init__(
         self, parent: list[int], depth: list[int], elements: list[etree._Element], children: dict[int, list[int]], steps: Steps
@@ -56,6 +58,9 @@ class ComponentPaths:
         #: deep component's k when its shortened path is shared; made when
         #: the first deep path is read or looked for.
         self._deep: tuple[dict[str, int], dict[int, int]] | None = None
+        #: Each whole path found so far, to its component: a path is looked
+        #: for again at each event that names it.
+        self._found: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self._parent)
@@ -108,6 +113,9 @@ class ComponentPaths:
         A step names a child by its step as written (``web[2]``); ``web[1]``
         also names a ``web`` that has no same-named sibling."""
         text = text if text.startswith("/") else "/" + text
+        known = self._found.get(text)
+        if known is not None:
+            return known
         if "...(" in text:  # a shortened path: only the deep ones hold one
             found = self._deep_index()[0].get(text)
             return (text, []) if found is None else found
@@ -120,6 +128,7 @@ class ComponentPaths:
             if child is None:
                 return step, [self[c] for c in self._children.get(comp, ())]
             comp = child
+        self._found[text] = comp
         return comp
 
     def _plain(self, i: int) -> str:

@@ -478,8 +478,7 @@ class _Components:
             children[0] = tops
         self.children = children
         self.size = len(parent)
-        #: How the plan's paths write each step (one for all of them: see model.naming.Steps).
-        self.steps = Steps(qname)
+        self.steps = Steps(qname)  # one for every path of the plan (model.naming.Steps)
         self.paths = ComponentPaths(parent, depth, elements, children, self.steps)
 
 
@@ -504,10 +503,12 @@ class PlanFacts:
     #: For each component, the siblings it comes after (``after``), each with
     #: the lazy values of the sibling's subtree it waits for (``because``).
     after: dict[int, dict[int, tuple[etree._Element, ...]]]
-    #: Each component's lazy properties (the elements of ``supplies``, in its order).
+    #: Each component's lazy properties (the items of ``supplies``, in its order).
     supplies: dict[int, tuple[etree._Element, ...]]
-    #: Each component's lazy references and expressions (the properties of ``releases``).
+    #: Each component's lazy references and expressions (the items of ``releases``, in its order).
     releases: dict[int, tuple[etree._Element, ...]]
+    #: What each of those waits for once released: the lazy values it reaches.
+    released_waits: dict[etree._Element, frozenset[etree._Element]]
     #: The components' paths, the plan's.
     paths: ComponentPaths
     #: The plan's view of a component, by number.
@@ -541,6 +542,8 @@ class _Planner:
         self.comps: _Components | None = None
         self.problems = Problems(ws.ctx.limits.max_errors)
         self._kinds: dict[etree._Element, ItemKind] = {}
+        #: What each lazy reference (or lazy expression) waits for once released.
+        self.released: dict[etree._Element, frozenset[etree._Element]] = {}
 
     # -- items ----------------------------------------------------------------
 
@@ -610,7 +613,8 @@ class _Planner:
         """What a lazy reference (or lazy expression) waits for once released."""
         deps = waits_if_attempted(self.ws, el)
         self.direct[el] = deps
-        return self._union([self._reach(d) for d in deps])
+        found = self.released[el] = self._union([self._reach(d) for d in deps])
+        return found
 
     def _chain(self, item: etree._Element, lazy: etree._Element) -> list[etree._Element]:
         """The items from ``item`` to ``lazy``, each waiting for the next."""
@@ -1029,8 +1033,9 @@ class _FactsPlanner(_Planner):
             waits,
             owner,
             after,
-            {v: tuple(holder_of(el) for el in items) for v, items in supplies.items()},
-            {v: tuple(holder_of(el) for el in items) for v, items in releases.items()},
+            {v: tuple(items) for v, items in supplies.items()},
+            {v: tuple(items) for v, items in releases.items()},
+            {el: self.released[el] for items in releases.values() for el in items},
             comps.paths,
             lambda v: PlannedComponent._of(tree, v),
         )
@@ -1043,5 +1048,5 @@ def build_plan_facts(ws: Workspace, resolver: ReferenceResolver) -> tuple[Plan, 
     plan = planner.run()
     if planner.facts is None:  # no cdl:system: no components
         tree = plan._tree
-        return plan, PlanFacts([-1], {}, [], {}, {}, {}, {}, {}, tree.paths, lambda v: PlannedComponent._of(tree, v))
+        return plan, PlanFacts([-1], {}, [], {}, {}, {}, {}, {}, {}, tree.paths, lambda v: PlannedComponent._of(tree, v))
     return plan, planner.facts

@@ -2,9 +2,10 @@
 
 Entry points: :func:`apply_round` (deploy-time values: supply a lazy
 property's value, replace a lazy reference by a value, or release a lazy
-reference so it resolves; ``live`` for a deployment's events, with
-:func:`check_round` and :func:`supplyable` checking an event before it
-changes anything), :func:`check_required` (with :func:`required_tags`,
+reference so it resolves; ``live`` for a deployment's events), after
+:func:`check_round`, the one definition of a round's rules, checked before
+anything changes (a deployment checks each event with it and hands apply the
+:class:`CheckedRound`), :func:`check_required` (with :func:`required_tags`,
 found once per Document, its fast path walks only the tags a required
 property can have), :func:`left_unresolved`, :func:`pending_items` (taken before an
 output takes the trees apart) and :func:`pending_report` (paths written when read).
@@ -12,13 +13,13 @@ output takes the trees apart) and :func:`pending_report` (paths written when rea
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from lxml import etree
 
-from ..errors import DeployValueError, LazinessError, RequiredPropertyError
+from ..errors import CdlError, DeployValueError, LazinessError, RequiredPropertyError
 from ..model.elements import doc_index_of, has_value, tag_of, top_level_of
 from ..model.items import has_lazy_variables, holder_of, is_lazy, item_kind
 from ..model.naming import Prefixes
@@ -57,38 +58,55 @@ class Round:
     release: Sequence[str] = ()
 
 
+@dataclass(frozen=True)
+class CheckedRound:
+    """A round whose paths are selected and whose rules (7.5) are all met,
+    as :func:`check_round` found it: what :func:`apply_round` changes."""
+
+    #: (path, value, the elements it gives that value), for each value, in order.
+    sets: tuple[tuple[str, str, tuple[etree._Element, ...]], ...]
+    #: (path, the elements it releases), for each release, in order.
+    releases: tuple[tuple[str, tuple[etree._Element, ...]], ...]
+
+    def round(self) -> Round:
+        """The paths and values of this round, as :class:`Round` holds them."""
+        return Round({path: value for path, value, _ in self.sets}, tuple(path for path, _ in self.releases))
+
+
+#: How a deployment narrows what a value's path selects (see :func:`check_round`).
+Fresh = Callable[[str, str, list[etree._Element]], list[etree._Element]]
+
+
 #: A round as ``Document.resolve(rounds=...)`` takes it (``cdl.RoundLike``): a
 #: :class:`Round`, or a mapping ``{"set": {path: value}, "release": [path]}``
 #: whose keys are both optional (any other key is ``BAD_SET``).
 RoundLike: TypeAlias = Round | Mapping[str, Any]
 
 
-def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round, *, live: bool = False) -> list[etree._Element]:
+def apply_round(
+    ws: Workspace, resolver: ReferenceResolver, step: Round | CheckedRound, *, live: bool = False
+) -> list[etree._Element]:
     """Apply one round of deploy-time values, then resolve what waited on them.
 
-    Returns the items given a value or released. With ``live`` (a
-    deployment, ``src/cdl/engine/deployment.py``), only what waits on those items is
+    ``step`` is checked first (:func:`check_round`), unless it was: nothing
+    changes before every rule of the round is met. Returns the items given a
+    value or released. With ``live`` (a deployment,
+    ``src/cdl/engine/deployment.py``), only what waits on those items is
     attempted again (:meth:`ReferenceResolver.reopen_waiting`) and the
     required check (7.4.2) looks at what the round changed; otherwise every
     pending item is, and :func:`check_required` runs after the last round.
+    What only resolving can tell (a released reference that still cannot
+    resolve, a required property a reference leaves empty) is refused after
+    the changes (``LAZY_UNRESOLVED``, ``REQUIRED_MISSING``).
     """
-    problems = Problems(ws.ctx.limits.max_errors)
+    checked = step if isinstance(step, CheckedRound) else check_round(ws, step, live=live)
     released: list[etree._Element] = []
     changed: list[etree._Element] = []
-    for path, value in step.set.items():
-        try:
-            _check_value(path, value, ws)
-            for el in _select(ws, path, "set"):
-                changed.extend(_supply(ws, resolver, el, path, value))
-        except DeployValueError as exc:
-            problems.add(exc)
-    for path in step.release:
-        try:
-            for el in _select(ws, path, "release"):
-                released.append(_release(ws, el, path))
-        except DeployValueError as exc:
-            problems.add(exc)
-    problems.raise_if_any()
+    for path, value, elements in checked.sets:
+        for el in elements:
+            changed.extend(_supply(ws, resolver, el, path, value))
+    for _, elements in checked.releases:
+        released.extend(_release(ws, el) for el in elements)
     # 7.5.1: after a laziness resolution, value reference resolution is applied.
     again = resolver.reopen_waiting(changed + released) if live else resolver.reopen_pending()
     resolver.run(again + released, deploying=True)
@@ -106,37 +124,83 @@ def apply_round(ws: Workspace, resolver: ReferenceResolver, step: Round, *, live
     return changed + released
 
 
-def check_round(ws: Workspace, step: Round) -> list[tuple[str, str, list[etree._Element]]]:
-    """Refuse what :func:`apply_round` would refuse of ``step`` before it
-    changes anything: (path, value, the elements it names) of each value.
+def check_round(ws: Workspace, step: Round, *, fresh: Fresh | None = None, live: bool = False) -> CheckedRound:
+    """The one definition of a round's rules, checked before anything
+    changes: every path is a string naming something (``BAD_SET``,
+    ``SET_NOT_FOUND``), every value a string XML can hold (``BAD_SET``),
+    every element set lazy or holding a lazy expression and every element
+    released a lazy reference or such a holder (``SET_NOT_LAZY``), and no
+    element named twice by the round (``SET_CONFLICT``: two values, or a
+    value and a release). All such errors are reported together, in the
+    order of the paths. With ``live``, a value that would leave a required
+    property empty is refused here too (``REQUIRED_MISSING``, 7.4.2).
 
-    A deployment (``src/cdl/engine/deployment.py``) checks each event this way, so that a
-    refused event leaves its working trees as they were.
+    ``fresh`` (a deployment's) narrows the elements each value's path
+    selects to those it gives a value now (the others were given that value
+    before), refusing a different one (``SET_CONFLICT``); a value left with
+    none is no part of the round.
     """
     problems = Problems(ws.ctx.limits.max_errors)
-    named: list[tuple[str, str, list[etree._Element]]] = []
     for path in [*step.set, *step.release]:
         if not isinstance(path, str):
             what = type(path).__name__
             raise DeployValueError(f"a deploy-time path must be a string, not {what}", code="BAD_SET", url=ws.ctx.docs[0].url)
+    named: dict[etree._Element, str] = {}  # each element the round names, to the path naming it
+    sets: list[tuple[str, str, tuple[etree._Element, ...]]] = []
     for path, value in step.set.items():
         try:
             _check_value(path, value, ws)
-            elements = _select(ws, path, "set")
-            named.append((path, value, elements))
-        except DeployValueError as exc:
+            elements = select_path(ws, path, "set")
+            if fresh is not None:
+                elements = fresh(path, value, elements)
+            for el in elements:
+                _supplyable(ws, el, path)
+                _named_once(ws, el, "set", path, named)
+                if live:
+                    _required_kept(ws, el, value)
+            if elements:
+                sets.append((path, value, tuple(elements)))
+        except CdlError as exc:
             problems.add(exc)
+    releases: list[tuple[str, tuple[etree._Element, ...]]] = []
     for path in step.release:
         try:
-            for el in _select(ws, path, "release"):
+            elements = select_path(ws, path, "release")
+            for el in elements:
                 _releasable(ws, el, path)
-        except DeployValueError as exc:
+                _named_once(ws, el, "release", path, named)
+            releases.append((path, tuple(elements)))
+        except CdlError as exc:
             problems.add(exc)
     problems.raise_if_any()
-    return named
+    return CheckedRound(tuple(sets), tuple(releases))
 
 
-def supplyable(ws: Workspace, el: etree._Element, path: str) -> None:
+def _named_once(ws: Workspace, el: etree._Element, verb: str, path: str, named: dict[etree._Element, str]) -> None:
+    """Refuse (``SET_CONFLICT``) an element a round names a second time (one
+    path selects each element once)."""
+    earlier = named.get(el)
+    named[el] = f"{verb} {path!r}"
+    if earlier is not None:
+        raise DeployValueError(
+            f"{verb} {path!r}: {ws.ctx.prefixes.path_of(el)} is named by {earlier} too in this round; "
+            "a round gives a lazy property one value, and releases a lazy reference it gives no value",
+            code="SET_CONFLICT",
+            at=ws.ctx.where(el),
+        )
+
+
+def _required_kept(ws: Workspace, el: etree._Element, value: str) -> None:
+    """Refuse (``REQUIRED_MISSING``) ``value`` for ``el`` when it would leave
+    a required property without a value (the rule of 7.4.2, asked of ``el``
+    as it would be once given ``value``)."""
+    given = etree.Element("given", {A_USE: el.get(A_USE) or ""})
+    given.text = value
+    if _required_unmet(given):
+        raise _required_missing(ws.ctx, el)
+
+
+def _supplyable(ws: Workspace, el: etree._Element, path: str) -> None:
     """Refuse (``SET_NOT_LAZY``) a value for ``el``, named by ``path``, unless
     it is lazy or holds an expression with lazy variables."""
     if not is_lazy(el) and _pending_expression(el) is None:
@@ -164,8 +228,10 @@ def _waits(resolver: ReferenceResolver, el: etree._Element) -> str:
     return ", ".join(names) or "a lazy value"
 
 
-def _select(ws: Workspace, text: str, verb: str) -> list[etree._Element]:
-    """Elements named by ``LIST/child/...`` written with the main document's prefixes."""
+def select_path(ws: Workspace, text: str, verb: str) -> list[etree._Element]:
+    """Elements named by ``LIST/child/...`` written with the main document's
+    prefixes (a deploy-time path; ``verb`` begins its messages):
+    ``BAD_SET``, ``SET_NOT_FOUND`` otherwise."""
     try:
         return _select_in(ws, text, verb)
     except DeployValueError as exc:
@@ -208,9 +274,8 @@ def _pending_expression(el: etree._Element) -> etree._Element | None:
 
 
 def _supply(ws: Workspace, resolver: ReferenceResolver, el: etree._Element, path: str, value: str) -> list[etree._Element]:
-    """Give ``el`` its deploy-time value; the items given it (``el``, and the
-    expression it held)."""
-    supplyable(ws, el, path)
+    """Give ``el`` (checked) its deploy-time value; the items given it (``el``,
+    and the expression it held)."""
     expr = _pending_expression(el)
     given = [el]
     if expr is not None:
@@ -241,8 +306,8 @@ def _releasable(ws: Workspace, el: etree._Element, path: str) -> None:
         )
 
 
-def _release(ws: Workspace, el: etree._Element, path: str) -> etree._Element:
-    _releasable(ws, el, path)
+def _release(ws: Workspace, el: etree._Element) -> etree._Element:
+    """Release ``el`` (checked): the item released."""
     expr = _pending_expression(el)
     if expr is not None:
         for var in variables_of(ws, expr):
@@ -456,5 +521,3 @@ def pending_report(
         )
         for el, holder, kind, blockers in pending
     ]
-
-
