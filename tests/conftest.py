@@ -10,6 +10,9 @@
   and returns the path of the first (the main document).
 - :func:`probes` finds the bad-input probes beside the repository
   (:data:`PROBES`, with the code each is refused with in :data:`PROBE_CODES`).
+- :func:`journal_records` reads a deployment journal as docs/semantics.md
+  defines it (every checksum checked); :func:`journal_line` and
+  :func:`append_record` write a line the way a writer would (to forge one).
 - :func:`fast_paths` runs a body with the engine's fast paths on or off
   (:data:`FAST_PATHS_OFF`, the documented switch); the ``fast_paths_on``
   fixture turns them on for a test whatever the environment says.
@@ -17,8 +20,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -199,6 +204,39 @@ def write_docs(tmp_path: Path) -> Callable[..., Path]:
         return first
 
     return write
+
+
+def journal_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The records of the (version 2) journal at ``path``, its header first,
+    read by the format's definition: each line is JSON text, a space and
+    the CRC-32 of the JSON texts of every line so far, in 8 lowercase
+    hexadecimal digits."""
+    records, checksum = [], 0
+    data = Path(path).read_bytes()
+    assert data.endswith(b"\n")
+    for line in data[:-1].split(b"\n"):
+        text, space, written = line[:-9], line[-9:-8], line[-8:]
+        checksum = zlib.crc32(text, checksum)
+        assert space == b" " and written == b"%08x" % checksum, line
+        records.append(json.loads(text))
+    return records
+
+
+def journal_line(record: Mapping[str, Any] | bytes, before: bytes) -> bytes:
+    """``record`` (or JSON text) as the line after the journal bytes
+    ``before`` (whole lines), with the checksum a writer would give it."""
+    checksum = 0
+    for line in before.splitlines():
+        checksum = zlib.crc32(line[:-9], checksum)
+    text = record if isinstance(record, bytes) else json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
+    return b"%s %08x\n" % (text, zlib.crc32(text, checksum))
+
+
+def append_record(path: str | os.PathLike[str], record: Mapping[str, Any] | bytes) -> None:
+    """Append ``record`` to the journal at ``path`` with a valid checksum: an
+    event a writer never made, which only replaying can refuse."""
+    before = Path(path).read_bytes()
+    Path(path).write_bytes(before + journal_line(record, before))
 
 
 @contextmanager

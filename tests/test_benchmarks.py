@@ -89,3 +89,16 @@ def test_hostile_checks_every_bound() -> None:
     assert proc.returncode == (1 if "MISSED" in verdicts else 0)
     for what in ("40-level doubling (extends) refused by cdl resolve", "billion laughs refused (deep parser)", "1,000-long extends chain resolved"):
         assert what in proc.stdout
+
+
+def test_journal_checks_every_target() -> None:
+    """benchmarks/journal.py reads journals of both formats and appends, and
+    checks its two targets (nothing here is timed), exit 1 exactly when one
+    was missed."""
+    proc = _run("benchmarks/journal.py", "--events", "50", "--reps", "1")
+    assert not proc.stderr, proc.stderr
+    verdicts = [line.split()[-1] for line in proc.stdout.splitlines() if "(target" in line]
+    assert set(verdicts) <= {"ok", "MISSED"} and len(verdicts) == 2
+    assert proc.returncode == (1 if "MISSED" in verdicts else 0)
+    for label in ("read version 1", "read version 2", "version 2 / version 1", "checksum", "fsyncs per event 1"):
+        assert label in proc.stdout

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import cdl
+from conftest import append_record, journal_records
 
 WEBFARM = Path(__file__).resolve().parent.parent / "samples" / "webfarm" / "system.cdl"
 
@@ -545,7 +545,7 @@ def test_journal_resumes_where_it_stopped(tmp_path: Path) -> None:
         deployment.deployed("/apps/schema", {"apps/schema/schemaVersion": "7"})
         before = snapshot(deployment)
     lines = journal.read_text().splitlines()
-    events = [json.loads(line) for line in lines[1:]]
+    events = journal_records(journal)[1:]
     assert [(e["seq"], e["event"]) for e in events] == [(1, "deployed"), (2, "failed"), (3, "retry"), (4, "deployed")]
     assert events[0]["path"] == "/db" and events[0]["values"] == {"db/hostname": "db1"} and events[0]["release"] == []
     with pytest.raises(cdl.CdlError) as caught:
@@ -582,8 +582,7 @@ def test_a_journal_event_that_does_not_apply_is_corrupt(tmp_path: Path) -> None:
     with cdl.load(main).deploy(journal=journal) as deployment:
         deployment.deployed("/db", {"db/hostname": "db1"})
     record = {"seq": 2, "time": "2026-01-01T00:00:00.000000Z", "event": "deployed", "path": "/balancer", "values": {}, "release": []}
-    with journal.open("a") as out:
-        out.write(json.dumps(record) + "\n")
+    append_record(journal, record)  # with a valid checksum: only replaying finds it wrong
     with pytest.raises(cdl.CdlError) as caught:
         cdl.load(main).deploy(journal=journal)
     assert caught.value.code == "JOURNAL_CORRUPT"

@@ -14,11 +14,14 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import cdl
+from conftest import journal_records
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="journals lock with flock")
 
@@ -63,9 +66,11 @@ def deploy(cwd: Path, command: str, *args: str, journal: str = "farm.journal") -
     return cdl_cli(cwd, "deploy", command, FARM, *args, "--journal", journal)
 
 
-def ok(result: subprocess.CompletedProcess[str]) -> list[str]:
-    """The lines a command printed, which must have succeeded without a word on stderr."""
-    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+def ok(result: subprocess.CompletedProcess[str], fresh: bool = False) -> list[str]:
+    """The lines a command printed, which must have succeeded without a word
+    on stderr (``fresh``: but the warning that the journal does not exist yet)."""
+    warned = "warning: farm.journal: no such journal yet: nothing is recorded (the first event begins it)\n" if fresh else ""
+    assert (result.returncode, result.stderr) == (0, warned), result.stderr
     return result.stdout.splitlines()
 
 
@@ -76,14 +81,15 @@ def refused(result: subprocess.CompletedProcess[str], code: str) -> str:
     return result.stderr
 
 
-def events(journal: Path) -> list[dict[str, object]]:
-    lines = journal.read_text(encoding="utf-8").splitlines()
-    assert json.loads(lines[0])["format"] == "cdl-deployment-journal"
-    return [json.loads(line) for line in lines[1:]]
+def events(journal: Path) -> list[dict[str, Any]]:
+    records = journal_records(journal)
+    assert records[0]["format"] == "cdl-deployment-journal"
+    return records[1:]
 
 
 def test_the_whole_webfarm_deployment(farm: Path) -> None:
-    assert ok(deploy(farm, "ready")) == ["/db", "/monitor"]
+    assert ok(deploy(farm, "ready"), fresh=True) == ["/db", "/monitor"]
+    assert not (farm / "farm.journal").exists()  # reading begins nothing
     assert ok(deploy(farm, "done", "db", *REPORTS["db"])) == ["/apps/schema"]
     assert ok(deploy(farm, "done", "monitor", *REPORTS["monitor"])) == []
     assert ok(deploy(farm, "ready")) == ["/apps/schema"]
@@ -162,11 +168,11 @@ def test_set_records_values_outside_a_components_event(farm: Path) -> None:
 
 
 def test_config_shows_what_is_still_pending(farm: Path) -> None:
-    config = json.loads(ok_text(deploy(farm, "config", "db", "--format", "json")))
+    config = json.loads("\n".join(ok(deploy(farm, "config", "db", "--format", "json"), fresh=True)))
     # A pending lazy property keeps its attributes (README "JSON output").
     assert list(config) == ["system"] and list(config["system"]) == ["db"]
     assert config["system"]["db"]["hostname"] == {"@cdl:type": "xsd:string", "@cdl:lazy": "true"}
-    xml = ok_text(deploy(farm, "config", "db"))
+    xml = "\n".join(ok(deploy(farm, "config", "db"), fresh=True))
     assert xml.startswith("<?xml") and "hostname" in xml
 
 
@@ -181,7 +187,8 @@ def test_config_as_json_nests_as_deep_as_the_document(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     result = cdl_cli(tmp_path, "deploy", "config", "deep.cdl", "app", "--journal", "deep.journal", "--format", "json")
-    text = ok_text(result)
+    assert result.returncode == 0 and result.stderr.startswith("warning: deep.journal: no such journal yet"), result.stderr
+    text = result.stdout
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * depth))  # the reader here recurses; the command does not
     try:
@@ -233,10 +240,76 @@ def test_a_torn_last_line_is_a_warning(farm: Path) -> None:
 
 
 def test_a_journal_in_use_is_locked(farm: Path) -> None:
-    ok(deploy(farm, "ready"))
+    ok(deploy(farm, "ready"), fresh=True)
     with cdl.load(farm / FARM).deploy(journal=farm / "farm.journal"):
         refused(deploy(farm, "done", "db", *REPORTS["db"]), "JOURNAL_LOCKED")
     assert ok(deploy(farm, "done", "db", *REPORTS["db"])) == ["/apps/schema"]
+
+
+def test_reading_commands_create_and_write_nothing(farm: Path) -> None:
+    for command in (["status"], ["ready"], ["config", "db"]):
+        result = deploy(farm, *command, journal="farm.jornal")  # a typo
+        assert result.returncode == 0 and "farm.jornal: no such journal yet" in result.stderr
+    assert not (farm / "farm.jornal").exists()
+    notes = farm / "notes.txt"
+    notes.write_bytes(b"remember the milk")  # one line without a newline: no header cut short
+    for command in (["status"], ["ready"], ["config", "db"], ["done", "db", *REPORTS["db"]], ["fail", "db", "--reason", "x"]):
+        error = refused(deploy(farm, *command, journal="notes.txt"), "NOT_JOURNAL")
+        assert error.startswith("notes.txt:1: [NOT_JOURNAL] notes.txt is not a deployment journal")
+    assert notes.read_bytes() == b"remember the milk"
+
+
+def test_a_reason_that_is_no_text_is_refused(farm: Path) -> None:
+    ok(deploy(farm, "done", "db", *REPORTS["db"]))
+    before = (farm / "farm.journal").read_bytes()
+    result = subprocess.run(
+        [sys.executable, "-m", "cdl", "deploy", "fail", FARM, "apps/schema", "--journal", "farm.journal", "--reason", b"disk \xff full"],
+        capture_output=True, cwd=farm, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1 and b"[BAD_TEXT] the reason holds '\\udcff'" in result.stderr and b"Traceback" not in result.stderr
+    assert (farm / "farm.journal").read_bytes() == before
+
+
+def test_an_event_waits_for_the_journal(farm: Path) -> None:
+    """While a program holds the journal, a command waits for it (--wait,
+    60 s by default) and records its event once it is let go; with --wait 0
+    it is refused at once."""
+    ok(deploy(farm, "done", "db", *REPORTS["db"]))
+    holder = cdl.load(farm / FARM).deploy(journal=farm / "farm.journal")
+    try:
+        error = refused(deploy(farm, "done", "monitor", *REPORTS["monitor"], "--wait", "0"), "JOURNAL_LOCKED")
+        assert "--wait" in error
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "cdl", "deploy", "done", FARM, "monitor", *REPORTS["monitor"], "--journal", "farm.journal"],
+            cwd=farm, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        time.sleep(2)  # it has loaded the documents and waits for the journal
+        assert waiting.poll() is None
+    finally:
+        holder.close()
+    out, err = waiting.communicate(timeout=120)
+    assert (waiting.returncode, out, err) == (0, "", "")
+    assert [e["path"] for e in events(farm / "farm.journal")] == ["/db", "/monitor"]
+
+
+def test_events_recorded_in_parallel_from_the_shell(farm: Path) -> None:
+    """What the README says of a wave: its components may be deployed in
+    parallel, each reported by its own command."""
+    ok(deploy(farm, "done", "db", *REPORTS["db"]))
+    ok(deploy(farm, "done", "apps/schema", *REPORTS["apps/schema"]))
+    cdl_command = f"{shlex.quote(sys.executable)} -m cdl deploy done {FARM}"
+    script = " & ".join(
+        f"{cdl_command} {component} --journal farm.journal {shlex.join(REPORTS[component])} > {component.replace('/', '-')}.out"
+        for component in ("apps/app1", "apps/app2", "monitor")
+    ) + " & wait"
+    result = subprocess.run(["bash", "-c", script], cwd=farm, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300, check=False)
+    assert (result.returncode, result.stderr) == (0, "")
+    recorded = events(farm / "farm.journal")
+    assert sorted(e["path"] for e in recorded[2:]) == ["/apps/app1", "/apps/app2", "/monitor"]
+    assert [e["seq"] for e in recorded] == [1, 2, 3, 4, 5]
+    printed = [(farm / f"{c}.out").read_text() for c in ("apps-app1", "apps-app2", "monitor")]
+    assert sorted("".join(printed).split()) == ["/apps", "/balancer"]  # whichever of the servers came last made them ready
+    assert ok(deploy(farm, "ready")) == ["/apps", "/balancer"]
 
 
 @pytest.mark.parametrize(
@@ -249,6 +322,9 @@ def test_a_journal_in_use_is_locked(farm: Path) -> None:
         (["deploy", "ready", FARM, "--journal", FARM], "is one of the input documents"),
         (["deploy", "done", FARM, "db", "--journal", "j", "--set", "db/hostname"], "is not LIST/PATH=VALUE"),
         (["deploy", "status", FARM, "--journal", "j", "--format", "svg"], "Invalid value for '--format'"),
+        (["deploy", "done", FARM, "db", "--journal", "j", "--wait", "-1"], "Invalid value for '--wait'"),
+        (["deploy", "done", FARM, "db", "--journal", "j", "--wait", "nan"], "Invalid value for '--wait'"),
+        (["deploy", "ready", FARM, "--journal", "j", "--wait", "soon"], "Invalid value for '--wait'"),
     ],
 )
 def test_usage_errors_exit_2(farm: Path, args: list[str], words: str) -> None:
@@ -277,7 +353,7 @@ def test_a_catalog_is_part_of_what_the_journal_began_with(farm: Path) -> None:
     )
     refused(deploy(farm, "ready"), "IMPORT_REFUSED")  # without the catalog, a remote import
     assert ok(deploy(farm, "done", "db", *REPORTS["db"], "--catalog", "catalog.xml")) == ["/apps/schema"]
-    header = json.loads((farm / "farm.journal").read_text(encoding="utf-8").splitlines()[0])
+    header = journal_records(farm / "farm.journal")[0]
     assert [c["path"] for c in header["catalogs"]] == ["catalog.xml"]
     assert [d["url"] for d in header["documents"]] == [FARM, "samples/webfarm/templates.cdl"]  # where the catalog led
     assert ok(deploy(farm, "ready", "--catalog", "catalog.xml")) == ["/apps/schema", "/monitor"]
@@ -316,9 +392,11 @@ def test_the_readme_session_is_real(farm: Path) -> None:
             words = shlex.split(command)
             assert words[:2] == ["cdl", "deploy"], command
             result = cdl_cli(farm, *words[1:])
-            # As a terminal shows it: what the command printed, then its error, if any.
-            assert (result.stdout + result.stderr).splitlines() == expected, command
-            assert result.returncode == (1 if result.stderr else 0), command
+            # As a terminal shows it: a warning (on opening), what the command printed, then its error, if any.
+            warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+            errors = [line for line in result.stderr.splitlines() if not line.startswith("warning: ")]
+            assert warnings + result.stdout.splitlines() + errors == expected, command
+            assert result.returncode == (1 if errors else 0), command
 
 
 def test_the_readme_library_example_runs_and_prints_what_it_says(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

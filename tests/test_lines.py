@@ -153,3 +153,12 @@ def test_an_error_points_at_the_attributes_line_in_any_encoding(encoding: str) -
     with pytest.raises(CdlError) as info:
         resolve_text(text.encode(encoding))
     assert (info.value.code, info.value.line) == ("UNKNOWN_PROTOTYPE", 7)
+
+
+def test_a_lone_carriage_return_ends_no_line_of_an_error() -> None:
+    """libxml2 counts lines by LF: a lone CR (which an editor counts, LSP 3.17)
+    is no line end in the lines errors give."""
+    lines = ["<S>", "<p\r   x='1'\r   cdl:ref='/nope'", "   y='2'/>", "</S>"]
+    with pytest.raises(CdlError) as info:
+        resolve_text(document(lines))
+    assert (info.value.code, info.value.line) == ("REF_NOT_FOUND", 4)  # where <p and its cdl:ref are, by LF

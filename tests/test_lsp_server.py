@@ -186,8 +186,8 @@ async def test_a_templates_unfilled_references_are_warnings_on_their_values(clie
     text = doc("  <cdl:configuration>\n    <echo>\n      <msg cdl:ref='host'/>\n      <copy cdl:ref='msg'/>\n    </echo>\n  </cdl:configuration>\n")
     _, found = await opened_written(client, tmp_path, "t.cdl", text)
     assert [(d.severity, d.code, span(d)) for d in found] == [
-        (types.DiagnosticSeverity.Warning, None, (4, 20, 24)),  # host
-        (types.DiagnosticSeverity.Warning, None, (5, 21, 24)),  # msg
+        (types.DiagnosticSeverity.Warning, "TEMPLATE_UNRESOLVED", (4, 20, 24)),  # host
+        (types.DiagnosticSeverity.Warning, "TEMPLATE_UNRESOLVED", (5, 21, 24)),  # msg
     ]
     assert found[0].message.startswith("path 'host' (read as './host') selects nothing")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -371,30 +372,52 @@ def deploy() -> None:
     """Drive FILE's deployment one event at a time, kept in a journal.
 
     Each command loads FILE, replays the journal given with --journal (the
-    first command begins it), does one thing and closes the journal again.
+    first event begins it; status, ready and config only read it), does one
+    thing and closes the journal again. A command waits (--wait) while
+    another one has the journal, so events may be recorded in parallel.
     Components move from waiting to ready to deployed (or failed, and blocked
     behind a failure) as Document.deploy() defines.
     """
 
 
+#: How long a ``cdl deploy`` command waits for the journal by default, in seconds.
+WAIT = 60.0
+
+
+def _seconds(_ctx: click.Context, _param: click.Parameter, value: float) -> float:
+    if math.isnan(value):
+        raise click.BadParameter("give a number of seconds")
+    return value
+
+
 def _session_options(func: F) -> F:
-    """FILE and --journal: what every ``cdl deploy`` command opens."""
+    """FILE, --journal and --wait: what every ``cdl deploy`` command opens, and how."""
+    func = click.option(
+        "--wait",
+        type=click.FloatRange(min=0),
+        default=WAIT,
+        show_default=True,
+        callback=_seconds,
+        metavar="SECONDS",
+        help="While another command (or program) has the journal, wait this long for it before giving up (JOURNAL_LOCKED).",
+    )(func)
     func = click.option(
         "--journal",
         required=True,
         type=click.Path(dir_okay=False),
-        help="The journal of this deployment (JSON lines): replayed first, then appended to; the first command creates it.",
+        help="The journal of this deployment: replayed first, then appended to; the first event creates it.",
     )(func)
     return click.argument("file", type=click.Path(dir_okay=False))(func)
 
 
 @contextlib.contextmanager
-def _deployment(file: str, journal: str, options: dict[str, Any]) -> Iterator[Deployment]:
-    """FILE's deployment, its journal replayed; closed (the journal released) on leaving."""
+def _deployment(file: str, journal: str, wait: float, options: dict[str, Any], read_only: bool = False) -> Iterator[Deployment]:
+    """FILE's deployment, its journal replayed (``read_only``: only read);
+    closed (the journal released) on leaving."""
     document = _load(file, options)
     if document.reads(journal):
         raise click.BadParameter(f"{journal} is one of the input documents; give the journal its own file", param_hint="--journal")
-    with document.deploy(journal=journal) as deployment:
+    with document.deploy(journal=journal, read_only=read_only, wait=wait) as deployment:
         for warning in deployment.warnings:
             click.echo(f"warning: {warning}", err=True)
         yield deployment
@@ -414,14 +437,14 @@ def _echo_paths(paths: Iterable[str]) -> None:
 )
 @_load_options
 @_reports_errors
-def deploy_status(file: str, journal: str, component: str | None, fmt: str, **options: Any) -> None:
+def deploy_status(file: str, journal: str, wait: float, component: str | None, fmt: str, **options: Any) -> None:
     """Print each component's state and why it is in it.
 
     With COMPONENT, only that one. Why: the lazy values it still waits for and
     the component that supplies each, its children or the siblings it comes
     after that are not deployed yet, or the failed component upstream.
     """
-    with _deployment(file, journal, options) as deployment:
+    with _deployment(file, journal, wait, options, read_only=True) as deployment:
         result = deployment.status(component)
     if fmt == "json":
         click.echo(json.dumps(result.to_data(), indent=2, ensure_ascii=False))
@@ -433,12 +456,12 @@ def deploy_status(file: str, journal: str, component: str | None, fmt: str, **op
 @_session_options
 @_load_options
 @_reports_errors
-def deploy_ready(file: str, journal: str, **options: Any) -> None:
+def deploy_ready(file: str, journal: str, wait: float, **options: Any) -> None:
     """Print the components that may be deployed now, one path per line.
 
     In document order; the components of one wave may be deployed in parallel.
     """
-    with _deployment(file, journal, options) as deployment:
+    with _deployment(file, journal, wait, options, read_only=True) as deployment:
         _echo_paths(deployment.ready())
 
 
@@ -455,7 +478,14 @@ def deploy_ready(file: str, journal: str, **options: Any) -> None:
 @_load_options
 @_reports_errors
 def deploy_done(
-    file: str, journal: str, component: str, values: dict[str, str], release: tuple[str, ...], later: tuple[str, ...], **options: Any
+    file: str,
+    journal: str,
+    wait: float,
+    component: str,
+    values: dict[str, str],
+    release: tuple[str, ...],
+    later: tuple[str, ...],
+    **options: Any,
 ) -> None:
     """Record that COMPONENT is deployed, with the values it supplies.
 
@@ -465,7 +495,7 @@ def deploy_done(
     (VALUES_MISSING otherwise), and only COMPONENT's own (NOT_OWNER). Prints
     the components that became ready because of it, one path per line.
     """
-    with _deployment(file, journal, options) as deployment:
+    with _deployment(file, journal, wait, options) as deployment:
         _echo_paths(deployment.deployed(component, values, release, later))
 
 
@@ -475,13 +505,13 @@ def deploy_done(
 @click.option("--reason", required=True, help="Why the deployment of COMPONENT failed (shown by status).")
 @_load_options
 @_reports_errors
-def deploy_fail(file: str, journal: str, component: str, reason: str, **options: Any) -> None:
+def deploy_fail(file: str, journal: str, wait: float, component: str, reason: str, **options: Any) -> None:
     """Record that the deployment of COMPONENT failed.
 
     Prints the components now blocked by it (directly or through others), one
     path per line.
     """
-    with _deployment(file, journal, options) as deployment:
+    with _deployment(file, journal, wait, options) as deployment:
         _echo_paths(deployment.failed(component, reason))
 
 
@@ -490,12 +520,12 @@ def deploy_fail(file: str, journal: str, component: str, reason: str, **options:
 @click.argument("component")
 @_load_options
 @_reports_errors
-def deploy_retry(file: str, journal: str, component: str, **options: Any) -> None:
+def deploy_retry(file: str, journal: str, wait: float, component: str, **options: Any) -> None:
     """Take a failed COMPONENT back, with the components it blocked.
 
     Prints the components ready again because of it, one path per line.
     """
-    with _deployment(file, journal, options) as deployment:
+    with _deployment(file, journal, wait, options) as deployment:
         _echo_paths(deployment.retry(component))
 
 
@@ -504,7 +534,7 @@ def deploy_retry(file: str, journal: str, component: str, **options: Any) -> Non
 @_deploy_options
 @_load_options
 @_reports_errors
-def deploy_set(file: str, journal: str, values: dict[str, str], release: tuple[str, ...], **options: Any) -> None:
+def deploy_set(file: str, journal: str, wait: float, values: dict[str, str], release: tuple[str, ...], **options: Any) -> None:
     """Record deploy-time values that no component's deployment reports.
 
     One event with every --set and --release. A value already supplied may be
@@ -513,7 +543,7 @@ def deploy_set(file: str, journal: str, values: dict[str, str], release: tuple[s
     """
     if not values and not release:
         raise click.UsageError("give at least one --set or --release")
-    with _deployment(file, journal, options) as deployment:
+    with _deployment(file, journal, wait, options) as deployment:
         _echo_paths(deployment.supply(values, release))
 
 
@@ -526,12 +556,12 @@ def deploy_set(file: str, journal: str, values: dict[str, str], release: tuple[s
 )
 @_load_options
 @_reports_errors
-def deploy_config(file: str, journal: str, component: str, output_format: str, **options: Any) -> None:
+def deploy_config(file: str, journal: str, wait: float, component: str, output_format: str, **options: Any) -> None:
     """Print the resolved configuration of COMPONENT with every value supplied so far.
 
     What is still pending is printed as pending, as cdl resolve prints it.
     """
-    with _deployment(file, journal, options) as deployment:
+    with _deployment(file, journal, wait, options, read_only=True) as deployment:
         if output_format == "json":
             click.echo(data_json(deployment.configuration(component)))
         else:

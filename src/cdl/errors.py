@@ -80,6 +80,8 @@ CODES: dict[str, str] = {
     "SET_NOT_FOUND": "a deploy-time value names no property",
     "SET_NOT_LAZY": "a deploy-time value names a property that is not lazy",
     "LAZY_UNRESOLVED": "a released lazy reference still cannot be resolved",
+    "TEMPLATE_UNRESOLVED": "a template leaves a reference or an expression unresolved, for the lists extending it to "
+    "provide (7.6): a warning (Resolution.warnings), the code of its diagnostic in cdl lsp, never an error",
     # deployment plan
     "PLAN_CYCLE": "sibling components wait for each other's deploy-time values in a cycle, so none can be deployed first",
     "PLAN_ANCESTOR_WAIT": "a component waits for a deploy-time value of its own ancestor, which is deployed only after it",
@@ -91,6 +93,9 @@ CODES: dict[str, str] = {
     "VALUES_MISSING": "a component is reported deployed without a lazy value it supplies or releases, and without saying it comes later",
     "NOT_OWNER": "a component's deployment reports a lazy value of another component (or of a template): give it with supply",
     "DEPLOYMENT_CLOSED": "an event is given to a deployment whose journal was closed",
+    "DEPLOYMENT_READ_ONLY": "an event is given to a deployment opened read-only (read_only=True; cdl deploy status, ready, config)",
+    "DEPLOYMENT_BROKEN": "an event failed half way and the deployment could not be made again from its events; open it again",
+    "BAD_TEXT": "a deployment event holds a string that is not text (a lone surrogate: bytes that are not UTF-8, from the shell)",
     # limits and validation
     "LIMIT_EXCEEDED": "a configured limit was exceeded",
     "SCHEMA_INVALID": "a document does not conform to the CDL schema",
@@ -100,8 +105,10 @@ CODES: dict[str, str] = {
     "SELECT_NOT_FOUND": "a path given to explain or --select selects no property",
     # deployment journals (Document.deploy(journal=...), cdl deploy --journal)
     "JOURNAL_MISMATCH": "a deployment journal was begun with other documents or catalogs than those loaded now",
-    "JOURNAL_CORRUPT": "a line of a deployment journal is malformed (other than a last line cut short by a crash)",
-    "JOURNAL_LOCKED": "a deployment journal is in use by another process or another open deployment",
+    "JOURNAL_CORRUPT": "a line of a deployment journal is malformed or was changed (its checksum differs), but a last line cut short",
+    "JOURNAL_LOCKED": "a deployment journal is in use by another process or another open deployment (still, after --wait seconds)",
+    "NOT_JOURNAL": "the file given as a deployment journal is not one (its first line is no journal header); it is left as it was",
+    "JOURNAL_FORKED": "a forked process gives an event to a deployment whose journal its parent opened; open it again in the child",
 }
 
 

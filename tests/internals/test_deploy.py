@@ -231,7 +231,8 @@ def test_a_journal_of_the_first_version_with_values_left_out_is_read(tmp_path: P
     header = {**journal_header([(d.url, d.data) for d in sources(doc)], []), "version": 1}
     event = {"seq": 1, "time": "2026-01-01T00:00:00.000000Z", "event": "deployed", "path": "/db", "values": {}, "release": []}
     journal = tmp_path / "v1.journal"
-    journal.write_text(json.dumps(header) + "\n" + json.dumps(event) + "\n")
+    compact = {"separators": (",", ":")}  # as version 1 was written: a header begins '{"format":"cdl-deployment-journal",'
+    journal.write_text(json.dumps(header, **compact) + "\n" + json.dumps(event, **compact) + "\n")
     with doc.deploy(journal=journal) as deployment:
         db = deployment.status("/db").components[0]
         assert (db.state, db.later) == ("deployed", ("/db/hostname",))

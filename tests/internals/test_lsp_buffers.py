@@ -95,7 +95,7 @@ def test_a_position_inside_a_character_falls_on_it() -> None:
 
 def test_settings_from_the_initialization_options(tmp_path: Path) -> None:
     settings, complaints = settings_from({"catalogs": ["c.xml"], "importPaths": ["/abs", "rel"], "allowRemote": True}, str(tmp_path))
-    assert settings == Settings((str(tmp_path / "c.xml"),), ("/abs", str(tmp_path / "rel")), True)
+    assert settings == Settings((str(tmp_path / "c.xml"),), ("/abs", str(tmp_path / "rel")), True, str(tmp_path))
     assert complaints == []
     assert settings_from(None, None) == (Settings(), [])
     settings, complaints = settings_from({"allowRemote": 1, "catalogs": "c.xml", "other": 0}, None)

@@ -13,6 +13,7 @@ import pytest
 
 import cdl
 from cdl.lsp._navigate import Navigation, Spot
+from cdl.lsp._written import Region
 from cdl.lsp.features.completion import Completion, completion
 from cdl.lsp.features.definition import definition
 from cdl.lsp.features.hover import hover
@@ -158,8 +159,9 @@ def test_positions_on_crlf_non_ascii_and_start_tags_over_several_lines(write_doc
         assert "/Ünit/Wëb" in shown.markdown
         names = [(s.name, s.selection) for s in symbols(nav, doc.url)[1].children]
         assert names == [("nöte", spot(doc.url, text, "<nöte", 4)), ("Wëb", spot(doc.url, text, "<Wëb", 3))]
-        # A start tag over several lines: its range ends with its first line, before the "\r\n".
-        assert symbols(nav, doc.url)[1].children[1].spot == spot(doc.url, text, "<Wëb", 4, shift=0)
+        # A symbol's range is its whole element, over as many lines as it takes ("\r\n" one line end).
+        start, end = find(text, "<Wëb", 0), find(text, "</Wëb>", len("</Wëb>"))
+        assert symbols(nav, doc.url)[1].children[1].region == Region(doc.url, *start, *end)
 
 
 # -- hover ------------------------------------------------------------------------------
@@ -254,8 +256,9 @@ def test_completion_of_templates_uses_the_documents_prefixes(webapp: tuple[cdl.D
     doc, texts = webapp
     found = completion(Navigation(doc, texts), doc.url, *find(texts[doc.url], 't:WebApp"', 2))
     # system.cdl declares t: for the template document, not c: for the
-    # component model, whose lists it therefore cannot name.
-    assert labels(found) == ["WebApplication", "t:DBConnection", "t:WebServer", "t:DBServer", "t:WebApp"]
+    # component model, whose lists it therefore cannot name; WebApplication,
+    # which the cursor is in, cannot extend itself.
+    assert labels(found) == ["t:DBConnection", "t:WebServer", "t:DBServer", "t:WebApp"]
     assert {c.kind for c in found} == {"template"}
 
 

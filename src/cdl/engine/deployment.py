@@ -32,7 +32,7 @@ from typing import Any, Literal, overload
 
 from lxml import etree
 
-from ..deployment.journal import Journal, journal_header
+from ..deployment.journal import Journal, check_text, journal_header
 from ..deployment.machine import Machine
 from ..deployment.owners import Owners
 from ..deployment.status import ComponentStatus, DeploymentStatus, counted_states
@@ -69,7 +69,7 @@ class Deployment:
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("cdl.Deployment is not made by callers: Document.deploy() gives one")
 
-    def _open(self, loaded: Loaded, journal: str | os.PathLike[str] | None) -> None:
+    def _open(self, loaded: Loaded, journal: str | os.PathLike[str] | None, read_only: bool, wait: float) -> None:
         """Start the deployment, replaying ``journal`` if it has events: see :func:`deployment_of`."""
         self._loaded = loaded
         self._lock = threading.RLock()
@@ -80,9 +80,12 @@ class Deployment:
         self._log: list[_Logged] = []
         self._journal: Journal | None = None
         self._closed = False
+        self._read_only = read_only
+        #: Why the deployment can no longer be used (a rebuild that failed), or None.
+        self._broken: str | None = None
         self._start()
         if journal is not None:
-            self._open_journal(journal)
+            self._open_journal(journal, wait)
 
     def _start(self) -> None:
         """The state of a deployment that has seen no event."""
@@ -98,10 +101,14 @@ class Deployment:
         #: Each element given a value by an event: the value and the event's number.
         self._supplied: dict[etree._Element, tuple[str, int]] = {}
 
-    def _open_journal(self, path: str | os.PathLike[str]) -> None:
+    def _open_journal(self, path: str | os.PathLike[str], wait: float) -> None:
         docs = self._loaded.docs
         header = journal_header([(d.url, d.data) for d in docs], self._loaded.options.catalogs)
-        journal, records, warnings = Journal.open(path, header)
+        journal: Journal | None = None
+        if self._read_only:
+            records, warnings = Journal.read(path, header, wait)
+        else:
+            journal, records, warnings = Journal.open(path, header, wait)
         try:
             # Line 1 is the header; each event takes the next line.
             for line, record in enumerate(records, 2):
@@ -116,7 +123,8 @@ class Deployment:
                         line=line,
                     ) from None
         except BaseException:
-            journal.close()
+            if journal is not None:
+                journal.close()
             raise
         self._journal = journal
         self.warnings = list(warnings)
@@ -139,6 +147,7 @@ class Deployment:
         """The deploy-time values so far, one round per event that gave values
         or released references, as :meth:`cdl.Document.resolve` accepts them."""
         with self._lock:
+            self._check_usable()
             return tuple(self._rounds)
 
     def resolution(self) -> Resolution:
@@ -146,6 +155,7 @@ class Deployment:
         ``document.resolve(rounds=self.rounds)``, made from copies of the
         deployment's working trees."""
         with self._lock:
+            self._check_usable()
             left = left_unresolved(self._resolver, self._left)  # pending at opening: all that can be now
             working = copy_working((self._ws, self._resolver, left))
             return resolution_of(self._loaded, self._rounds, False, working)
@@ -153,11 +163,13 @@ class Deployment:
     def ready(self) -> list[str]:
         """The ready components, in document order."""
         with self._lock:
+            self._check_usable()
             return self._named(sorted(self._machine.ready))
 
     def status(self, path: str | None = None) -> DeploymentStatus:
         """The state of every component (or only of ``path``), and why."""
         with self._lock:
+            self._check_usable()
             numbers = range(1, len(self._facts.parent)) if path is None else [self._component(path)]
             return DeploymentStatus([self._status(c) for c in numbers], self._plan)
 
@@ -176,6 +188,7 @@ class Deployment:
         if format not in ("data", "xml"):
             raise ValueError(f"configuration: format must be 'data' or 'xml', not {format!r}")
         with self._lock:
+            self._check_usable()
             comp = self._component(path)
             out = build_output(self._ws, system_only=True, within=self._facts.elements[comp])
         return to_bytes(out) if format == "xml" else to_data(out)
@@ -242,6 +255,16 @@ class Deployment:
         """Apply ``event``, then append it to the journal; on a refusal nothing changes."""
         if self._closed:
             raise DeploymentError("the deployment's journal is closed: open the deployment again", code="DEPLOYMENT_CLOSED")
+        if self._read_only:
+            raise DeploymentError(
+                "the deployment was opened read-only (read_only=True; cdl deploy status, ready, config): open it"
+                " without read_only to record events",
+                code="DEPLOYMENT_READ_ONLY",
+            )
+        self._check_usable()
+        if self._journal is not None:
+            self._journal.check_process()
+        check_text(event, self._loaded.url)
         log = len(self._log)
         result = self._apply(event, live=True)
         if len(self._log) == log:
@@ -375,11 +398,29 @@ class Deployment:
         raise DeployValueError(f"set {path!r}: {why}", code="SET_CONFLICT", url=ctx.docs[0].url, path=where)
 
     def _rebuild(self, log: Sequence[_Logged]) -> None:
-        """Make the state again from the start and ``log`` (after an event failed half way)."""
-        self._log = []
-        self._start()
-        for entry in log:
-            self._apply(_event(entry))
+        """Make the state again from the start and ``log`` (after an event
+        failed half way), all or nothing: made aside, then put in place; if
+        that fails, the deployment refuses every call from then on and lets
+        its journal go (which holds every acknowledged event)."""
+        try:
+            fresh = deployment_of(self._loaded)
+            for entry in log:
+                fresh._apply(_event(entry))
+        except BaseException as exc:
+            self._broken = f"{type(exc).__name__}: {exc}"
+            if self._journal is not None:
+                self._journal.close()
+            raise
+        vars(self).update((name, value) for name, value in vars(fresh).items() if name not in _SESSION)
+
+    def _check_usable(self) -> None:
+        """Refuse (DEPLOYMENT_BROKEN) any call once a rebuild failed."""
+        if self._broken is not None:
+            again = "open it again from its journal" if self._journal is not None else "begin it again"
+            raise DeploymentError(
+                f"the deployment could not be made again after an event failed half way ({self._broken}); {again}",
+                code="DEPLOYMENT_BROKEN",
+            )
 
     # -- components --------------------------------------------------------------------
 
@@ -465,12 +506,19 @@ class Deployment:
 
 
 
-def deployment_of(loaded: Loaded, journal: str | os.PathLike[str] | None = None) -> Deployment:
+def deployment_of(
+    loaded: Loaded, journal: str | os.PathLike[str] | None = None, *, read_only: bool = False, wait: float = 0.0
+) -> Deployment:
     """A deployment of ``loaded``'s system (:meth:`cdl.Document.deploy`):
-    with ``journal``, created or replayed, and appended to with each event."""
+    with ``journal``, created or replayed (``read_only``: only read), and
+    appended to with each event; ``wait``: seconds to wait for the journal."""
     deployment = object.__new__(Deployment)
-    deployment._open(loaded, journal)
+    deployment._open(loaded, journal, read_only, wait)
     return deployment
+
+
+#: What belongs to the session rather than to its state: a rebuild keeps them.
+_SESSION = frozenset({"_loaded", "_lock", "warnings", "_journal", "_closed", "_read_only", "_broken"})
 
 #: An event as the log keeps it: (kind, the pairs of its other fields), all
 #: tuples and strings. A live deployment logs one per event for as long as

@@ -104,15 +104,19 @@ class Document:
         """
         return diff_loaded(self._loaded, other._loaded, [_round(r) for r in rounds], select)
 
-    def deploy(self, journal: str | os.PathLike[str] | None = None) -> Deployment:
+    def deploy(self, journal: str | os.PathLike[str] | None = None, *, read_only: bool = False, wait: float = 0.0) -> Deployment:
         """Start (or, with an existing ``journal``, resume) a deployment of the
         system: a live :class:`cdl.Deployment` of its plan's components.
 
         With ``journal`` (a file path), every event is appended to it and
         made durable before the call returns, and opening it again resumes.
+        ``read_only``: only read the journal (a shared lock, let go once it is
+        read; nothing created or written; events are refused). ``wait``: how
+        many seconds to wait for another deployment to let the journal go
+        (JOURNAL_LOCKED after that).
         Raises :class:`cdl.CdlError` as :meth:`resolve` and :meth:`Resolution.plan` do.
         """
-        return deployment_of(self._loaded, journal)
+        return deployment_of(self._loaded, journal, read_only=read_only, wait=wait)
 
 
 def _round(value: RoundLike) -> Round:

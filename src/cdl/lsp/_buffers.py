@@ -31,6 +31,9 @@ class Settings:
     catalogs: tuple[str, ...] = ()
     import_paths: tuple[str, ...] = ()
     allow_remote: bool = False
+    #: The workspace's root directory: a document not saved yet (``untitled:``)
+    #: is read as if it were there (its imports resolve against it, and may not leave it).
+    root: str | None = None
 
 
 #: The initialization options, by their names in the client's JSON.
@@ -45,9 +48,9 @@ def settings_from(options: object, root: str | None) -> tuple[Settings, list[str
     """
     complaints: list[str] = []
     if options is None:
-        return Settings(), complaints
+        return Settings(root=root), complaints
     if not isinstance(options, Mapping):
-        return Settings(), [f"initializationOptions must be an object with {', '.join(SETTING_NAMES)}; ignored"]
+        return Settings(root=root), [f"initializationOptions must be an object with {', '.join(SETTING_NAMES)}; ignored"]
     unknown = sorted(str(k) for k in options if k not in SETTING_NAMES)
     if unknown:
         complaints.append(f"unknown initializationOptions {unknown} ignored; known: {', '.join(SETTING_NAMES)}")
@@ -62,7 +65,7 @@ def settings_from(options: object, root: str | None) -> tuple[Settings, list[str
     if not isinstance(remote, bool):
         complaints.append("allowRemote must be true or false; remote imports stay refused")
         remote = False
-    return Settings(paths["catalogs"], paths["importPaths"], remote), complaints
+    return Settings(paths["catalogs"], paths["importPaths"], remote, root), complaints
 
 
 def path_of_uri(uri: str) -> str | None:
@@ -73,6 +76,17 @@ def path_of_uri(uri: str) -> str | None:
         return None if path is None else os.path.realpath(path)
     except (OSError, ValueError):
         return None
+
+
+#: The scheme of a buffer no file holds yet (LSP's ``untitled:`` documents).
+UNTITLED = "untitled:"
+
+
+def key_of(uri: str) -> str | None:
+    """What names the document at ``uri`` among the open ones: the real path
+    of a ``file:`` URI, the URI itself of an ``untitled:`` one (None for any
+    other scheme: not analysed)."""
+    return uri if uri.startswith(UNTITLED) else path_of_uri(uri)
 
 
 class _Overlay(Mapping[str, bytes]):
@@ -101,7 +115,8 @@ class _Texts(Mapping[str, str]):
 
     def __init__(self, docs: Sequence[SourceDoc], buffers: Mapping[str, str]) -> None:
         self._docs = {doc.url: doc for doc in docs}
-        self._held = {doc.url: buffers[doc.file] for doc in docs if doc.file is not None and doc.file in buffers}
+        keys = ((doc.url, doc.url if doc.file is None else doc.file) for doc in docs)
+        self._held = {url: buffers[key] for url, key in keys if key in buffers}
         self._decoded: dict[str, str] = {}
 
     def __getitem__(self, url: str) -> str:
@@ -131,10 +146,15 @@ class Analysis:
     problems: Mapping[str, list[Problem]]
     #: Every file the load asked for (read from a buffer or from disk).
     reads: frozenset[str]
-    #: The text of each loaded document, by its url in ``document.urls``.
+    #: The text of each loaded document, by its url in ``document.urls``
+    #: (``earlier.document.urls`` when it did not load).
     texts: Mapping[str, str] = field(default_factory=dict)
-    #: What the requests built from it (the navigator), kept with it.
+    #: What the requests built from it (the navigation), kept with it.
     memo: dict[str, object] = field(default_factory=dict)
+    #: When it did not load (text being typed): the last analysis of the same
+    #: document that did, which the requests answer from, its documents
+    #: paired with the texts as they are now (``texts``).
+    earlier: Analysis | None = None
 
 
 def text_of(url: str, buffers: Mapping[str, str], read: Iterable[Mapping[str, str]]) -> str | None:
@@ -155,7 +175,10 @@ def text_of(url: str, buffers: Mapping[str, str], read: Iterable[Mapping[str, st
 
 
 def analyse(path: str, buffers: Mapping[str, str], settings: Settings) -> Analysis:
-    """Load and resolve the document at ``path``, reading ``buffers`` (path -> text) instead of files."""
+    """Load and resolve the document at ``path`` (a real path, or an
+    ``untitled:`` URI, then read from its buffer as if it were in the
+    workspace's root directory), reading ``buffers`` (path -> text) instead
+    of files."""
     overlay = _Overlay(buffers)
     options = LoadOptions(
         allow_remote=settings.allow_remote,
@@ -166,7 +189,10 @@ def analyse(path: str, buffers: Mapping[str, str], settings: Settings) -> Analys
     errors: list[CdlError] = []
     document = resolution = None
     try:
-        document = load_with(path, options)
+        if path.startswith(UNTITLED):
+            document = load_with(encode(buffers[path]), options, name=path, base=settings.root)
+        else:
+            document = load_with(path, options)
         resolution = document.resolve()
         resolution.plan()  # a plan's cycle is an error of the document too
     except CdlError as error:
@@ -197,8 +223,9 @@ class Buffers:
         self._readers: dict[str, set[str]] = {}
 
     def put(self, uri: str, text: str) -> str | None:
-        """Hold ``text`` as the document at ``uri``; its path (None: not a file, not held)."""
-        path = path_of_uri(uri)
+        """Hold ``text`` as the document at ``uri``; its key (:func:`key_of`;
+        None: not a file nor an ``untitled:`` buffer, not held)."""
+        path = key_of(uri)
         if path is not None:
             self.texts[path] = text
             self.uris[path] = uri
@@ -216,8 +243,8 @@ class Buffers:
         return found
 
     def path_of(self, uri: str) -> str | None:
-        """The path of the open document at ``uri`` (None: not open)."""
-        path = path_of_uri(uri)
+        """The key (:func:`key_of`) of the open document at ``uri`` (None: not open)."""
+        path = key_of(uri)
         return path if path is not None and path in self.texts else None
 
     def drop(self, path: str) -> set[str]:
@@ -242,8 +269,13 @@ class Buffers:
 
     def analyse(self, path: str) -> set[str]:
         """Analyse the open document ``path`` again; the documents whose diagnostics changed."""
+        before = self.analyses.get(path)
         old = self._forget(path)
         analysis = analyse(path, self.texts, self.settings)
+        earlier = None if before is None else before if before.document is not None else before.earlier
+        if analysis.document is None and earlier is not None and earlier.document is not None:
+            analysis.earlier = earlier
+            analysis.texts = _Texts(loaded_of(earlier.document).docs, self.texts)
         self.analyses[path] = analysis
         for read in analysis.reads:
             self._readers.setdefault(read, set()).add(path)
@@ -275,6 +307,8 @@ class Buffers:
 
     def uri_of(self, url: str) -> str | None:
         """The URI to publish a document's diagnostics to: the editor's own for an open one."""
+        if url in self.uris:  # an open one not saved yet
+            return self.uris[url]
         if not os.path.isabs(url):
             return None
         real = os.path.realpath(url)

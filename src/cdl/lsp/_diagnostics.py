@@ -24,9 +24,12 @@ from pathlib import Path
 
 from lxml import etree
 
-from ._engine import CdlError, Lines, join_url, local_path, scan, tags_reaching, unescape
+from ._engine import CdlError, Lines, join_url, local_path, read_start_tag, scan, tags_reaching, unescape
 
 ERROR, WARNING = "error", "warning"
+#: The code of the warnings of a resolution (``Resolution.warnings``: a
+#: template's references left unresolved, 7.6).
+TEMPLATE_UNRESOLVED = "TEMPLATE_UNRESOLVED"
 
 #: The attributes (local names) an error of each code is about, in the
 #: order they are looked for on its start tag.
@@ -70,7 +73,7 @@ class Problem:
 
     place: Place
     severity: str
-    code: str | None
+    code: str
     message: str
     related: tuple[tuple[Place, str], ...] = ()
 
@@ -156,9 +159,9 @@ def _warning(warning: str, main: str, known: _Known, marker: _Marker) -> Problem
     """A template warning, ``file:line: message``, at its place (the main document's start if none)."""
     match = known.warning.match(warning)
     if match is None:
-        return Problem(marker.mark(main, 1, (), None), WARNING, None, warning)
+        return Problem(marker.mark(main, 1, (), None), WARNING, TEMPLATE_UNRESOLVED, warning)
     place = marker.mark(match.group(1), int(match.group(2)), ATTRIBUTES["REF_NOT_FOUND"], None)
-    return Problem(place, WARNING, None, warning[match.end() :])
+    return Problem(place, WARNING, TEMPLATE_UNRESOLVED, warning[match.end() :])
 
 
 def _shown_in_main(problem: Problem, main: str, loaded: Loaded | None, known: _Known, marker: _Marker) -> Problem:
@@ -249,10 +252,37 @@ class _Marker:
         except etree.XMLSyntaxError as exc:
             if exc.position and exc.position[0] == line:
                 column = max(exc.position[1] - 1, 0)
-        number, column = lines.position_of(min(start + column, end))
+        offset = min(start + column, end)
+        typed = _typed_before(lines.text, offset, start)
+        if typed is not None:
+            return Place(url, *lines.span(*typed))
+        number, column = lines.position_of(offset)
         length = len(lines.line(number))
         first = column - 1 if column and column == length else column
         return Place(url, number, first, max(column, first + 1) if length else first)
+
+
+def _typed_before(text: str, offset: int, line_start: int) -> tuple[int, int] | None:
+    """Where a syntax error found at ``offset`` belongs when a start tag is
+    being typed: libxml2 finds an attribute name without its value, a value
+    without its closing quote, a tag without its ``>``, only at what comes
+    next, often the next line. When only white space stands before
+    ``offset`` on its line and ``offset`` is in a start tag (read
+    tolerantly), the last thing written in that tag before it: its last
+    attribute (name and value), else its name."""
+    if text[line_start:offset].strip():
+        return None
+    pos = text.rfind("<", 0, offset)
+    tag = read_start_tag(text, pos, tolerant=True) if pos >= 0 else None
+    if tag is None or not tag.start < offset <= tag.end:
+        return None
+    written = [attr for attr in tag.attrs if attr.name_start < offset]
+    if not written:
+        return tag.name_start, tag.name_end
+    last = written[-1]
+    if last.value_start is None:
+        return last.name_start, last.value_end
+    return last.name_start, last.value_end + (1 if last.closed else 0)
 
 
 def _parser_line(lines: Lines, line: int | None) -> tuple[int, int]:

@@ -52,12 +52,12 @@ from ..model.vocabulary import (
     split_clark,
 )
 from ..model.workspace import Problems, SourceDoc, Workspace
-from ..planning.plan import Plan
+from ..planning.plan import Plan, PlannedComponent
 from ..resolution.explain import Explanation, Recorder, Step, explain, path_namespaces, select
 from ..resolution.references import ReferenceResolver, items_in
 from ..text.encoding import decode, encode
 from ..text.lines import UTF8, UTF16, UTF32, Lines
-from ..text.tags import Attr, Tag, scan, tags_reaching, unescape
+from ..text.tags import Attr, Tag, read_start_tag, scan, tags_reaching, unescape
 
 __all__ = [
     "A_CREF",
@@ -90,6 +90,7 @@ __all__ = [
     "NameRef",
     "PathSyntaxError",
     "Plan",
+    "PlannedComponent",
     "PrefixError",
     "Prefixes",
     "Problems",
@@ -121,6 +122,7 @@ __all__ = [
     "parse_path",
     "parse_qname",
     "path_start",
+    "read_start_tag",
     "relative_ref",
     "resolve_working",
     "scan",

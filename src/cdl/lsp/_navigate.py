@@ -41,9 +41,13 @@ class Navigation:
     one thread at a time.
     """
 
-    def __init__(self, document: Document, texts: Mapping[str, str], *, resolution: Resolution | None = None) -> None:
+    def __init__(
+        self, document: Document, texts: Mapping[str, str], *, resolution: Resolution | None = None, earlier: Navigation | None = None
+    ) -> None:
         self.written = Written(document, texts)
-        self.targets = Targets(self.written)
+        #: ``earlier``, a navigation of the same document over other texts,
+        #: lends its resolution (what is resolved does not depend on the texts).
+        self.targets: Targets = Targets(self.written, None if earlier is None else earlier.targets)
         self._plain: Resolution | None = resolution
 
     def prepare(self) -> None:
@@ -76,10 +80,18 @@ class Navigation:
 
 
 def navigation_of(analysis: Analysis) -> Navigation | None:
-    """The navigation over ``analysis``, built on first use (None: the document did not load)."""
-    if analysis.document is None:
-        return None
+    """The navigation over ``analysis``, built on first use; for one that did
+    not load, over the last one that did, paired with the texts as they are
+    now (None: the document never loaded)."""
     found = analysis.memo.get("navigation")
     if found is None:
-        found = analysis.memo["navigation"] = Navigation(analysis.document, analysis.texts, resolution=analysis.resolution)
+        if analysis.document is not None:
+            found = Navigation(analysis.document, analysis.texts, resolution=analysis.resolution)
+        elif analysis.earlier is not None and analysis.earlier.document is not None:
+            earlier = analysis.earlier
+            document = analysis.earlier.document
+            found = Navigation(document, analysis.texts, resolution=earlier.resolution, earlier=navigation_of(earlier))
+        else:
+            return None
+        analysis.memo["navigation"] = found
     return cast("Navigation", found)

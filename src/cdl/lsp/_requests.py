@@ -52,9 +52,9 @@ def navigated(server: CdlServer, uri: str) -> tuple[Navigation, Analysis, str, s
         return None
     path, analysis = current
     navigation = navigation_of(analysis)
-    if navigation is None or analysis.document is None:
+    if navigation is None:
         return None
-    return navigation, analysis, path, analysis.document.url
+    return navigation, analysis, path, navigation.written.document.url
 
 
 def at(server: CdlServer, uri: str, position: types.Position) -> tuple[Navigation, Analysis, str, int, int] | None:

@@ -28,9 +28,10 @@ from typing import Any, Protocol, TypeVar
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from ._buffers import Analysis, Buffers, path_of_uri
+from ._buffers import Analysis, Buffers
 from ._engine import UTF16, Lines, __version__
 from ._navigate import navigation_of
+from ._written import Region
 
 #: Seconds after the last change before a document is analysed again.
 DEBOUNCE = 0.3
@@ -82,11 +83,19 @@ class CdlServer(LanguageServer):
         return self.buffers.lines(url, analysis)
 
     def range_of(self, spot: Spot, lines: Lines | None) -> types.Range:
-        if lines is None:
-            return types.Range(types.Position(spot.line, spot.start), types.Position(spot.line, spot.end))
-        start = lines.to_client(spot.line, spot.start, self.encoding)
-        end = lines.to_client(spot.line, spot.end, self.encoding)
-        return types.Range(types.Position(*start), types.Position(*end))
+        """``spot`` (on one line of the text ``lines`` splits) in the client's encoding."""
+        return self._range(spot.line, spot.start, spot.line, spot.end, lines)
+
+    def region_range(self, region: Region, lines: Lines | None) -> types.Range:
+        """``region`` (over any number of lines) in the client's encoding."""
+        return self._range(region.line, region.start, region.end_line, region.end, lines)
+
+    def _range(self, line: int, start: int, end_line: int, end: int, lines: Lines | None) -> types.Range:
+        if lines is None:  # the text cannot be read: code points stand
+            return types.Range(types.Position(line, start), types.Position(end_line, end))
+        first = lines.to_client(line, start, self.encoding)
+        last = lines.to_client(end_line, end, self.encoding)
+        return types.Range(types.Position(*first), types.Position(*last))
 
     def location_of(self, spot: Spot, analysis: Analysis | None = None) -> types.Location | None:
         uri = self.buffers.uri_of(spot.url)
@@ -175,8 +184,8 @@ class CdlServer(LanguageServer):
 
     def current(self, uri: str) -> tuple[str, Analysis] | None:
         """The open document at ``uri`` and its analysis, brought up to date first."""
-        path = path_of_uri(uri)
-        if path is None or path not in self.buffers.texts:
+        path = self.buffers.path_of(uri)
+        if path is None:
             return None
         if path in self._timers or path not in self.buffers.analyses:
             self.analyse_now([path])

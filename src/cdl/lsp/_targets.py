@@ -176,8 +176,10 @@ def _stamped(loaded: Loaded) -> Loaded:
 class Targets:
     """Where names and paths lead (see the module docstring)."""
 
-    def __init__(self, written: Written) -> None:
+    def __init__(self, written: Written, earlier: Targets | None = None) -> None:
         self.written = written
+        #: Targets of the same loaded documents whose resolution this one takes.
+        self._earlier = earlier
         self._resolved: Resolved | None = None
         #: The error the resolution raised (then it is not tried again).
         self.failure: CdlError | None = None
@@ -188,6 +190,9 @@ class Targets:
     def resolved(self) -> Resolved | None:
         """The resolution (made when first asked); None when the document does not resolve."""
         if self._resolved is None and self.failure is None:
+            if self._earlier is not None:
+                self._resolved, self.failure = self._earlier.resolved(), self._earlier.failure
+                return self._resolved
             try:
                 self._resolved = Resolved(self.written)
             except CdlError as exc:

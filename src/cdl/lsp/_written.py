@@ -50,6 +50,18 @@ class Spot:
     end: int
 
 
+@dataclass(frozen=True)
+class Region:
+    """A range of one document over any number of lines: from (``line``,
+    ``start``) to (``end_line``, ``end``), code-point columns."""
+
+    url: str
+    line: int
+    start: int
+    end_line: int
+    end: int
+
+
 @dataclass
 class Paired:
     """One document's text, scanned, and which tag each loaded element was parsed from."""
@@ -159,6 +171,11 @@ class Written:
     def spot(self, doc: Paired, start: int, end: int) -> Spot:
         """The range from ``start`` to ``end`` (cut at the end of ``start``'s line)."""
         return Spot(doc.url, *doc.source.span(start, end))
+
+    def region(self, doc: Paired, start: int, end: int) -> Region:
+        """The range from offset ``start`` to ``end``, over as many lines as it takes."""
+        lines = doc.source.lines
+        return Region(doc.url, *lines.position_of(start), *lines.position_of(max(start, end)))
 
     def name_spot(self, doc: Paired, tag: Tag) -> Spot:
         return self.spot(doc, tag.name_start, tag.name_end)

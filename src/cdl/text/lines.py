@@ -2,10 +2,12 @@
 
 Entry point: :class:`Lines`. Two counts of lines meet here. The XML parser's
 (libxml2's ``sourceline``, the lines of the engine's errors, 1-based) ends a
-line at ``\\n`` only (``\\r\\n`` is one line end). An editor's, as the
-Language Server Protocol counts them (0-based lines, columns in code units
-of the encoding the client and the server agreed on: UTF-16 unless the
-client offers UTF-8 or UTF-32), ends a line at ``\\n`` or ``\\r\\n`` too.
+line at ``\\n`` only (``\\r\\n`` is one line end; a lone ``\\r`` ends none).
+An editor's, as the Language Server Protocol 3.17 counts them (0-based
+lines, columns in code units of the encoding the client and the server
+agreed on: UTF-16 unless the client offers UTF-8 or UTF-32), ends a line at
+``\\n``, ``\\r\\n`` or a lone ``\\r``: the two differ only in a text with lone
+``\\r``, where the parser's lines are indexed apart.
 Columns here count code points (a ``str``'s indexes);
 :meth:`Lines.to_client` and :meth:`Lines.from_client` convert them.
 """
@@ -20,7 +22,9 @@ import re
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 ENCODINGS = (UTF8, UTF16, UTF32)
 
-_LINE_END = re.compile(r"\r?\n")
+#: An editor's line end (LSP 3.17), and the parser's.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_NEWLINE = re.compile(r"\n")
 
 
 def _units(text: str, encoding: str) -> int:
@@ -43,10 +47,17 @@ class Lines:
         #: Where each line starts and where its content ends (before its line end).
         self._starts = array.array("q", [0])
         self._ends = array.array("q")
+        lone = False
         for match in _LINE_END.finditer(text):
             self._ends.append(match.start())
             self._starts.append(match.end())
+            lone = lone or match.group() == "\r"
         self._ends.append(len(text))
+        #: Where each of the parser's lines starts, when they are not the editor's.
+        self._parser: array.array[int] | None = None
+        if lone:
+            self._parser = array.array("q", [0])
+            self._parser.extend(match.end() for match in _NEWLINE.finditer(text))
 
     def __len__(self) -> int:
         return len(self._starts)
@@ -85,14 +96,23 @@ class Lines:
     def parser_bounds(self, number: int) -> tuple[int, int] | None:
         """Where the parser's line ``number`` (1-based, as an element's
         ``sourceline`` or an error's line counts) starts and where its content
-        ends; None past the text."""
-        if not 0 < number <= len(self._starts):
+        ends (before its ``\\n`` or ``\\r\\n``); None past the text."""
+        starts = self._starts if self._parser is None else self._parser
+        if not 0 < number <= len(starts):
             return None
-        return self.bounds(number - 1)
+        if self._parser is None:
+            return self.bounds(number - 1)
+        start = starts[number - 1]
+        if number == len(starts):
+            return start, len(self.text)
+        end = starts[number] - 1  # its '\n'
+        return start, end - 1 if end > start and self.text[end - 1] == "\r" else end
 
     def parser_line_of(self, offset: int) -> int:
         """The parser's line (1-based) that ``offset`` is on."""
-        return self.position_of(offset)[0] + 1
+        if self._parser is None:
+            return self.position_of(offset)[0] + 1
+        return bisect.bisect_right(self._parser, offset)
 
     # -- the client's columns --------------------------------------------------------
 

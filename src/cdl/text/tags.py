@@ -43,6 +43,7 @@ _ELEMENT_NAME = re.compile(r"""[^ \t\r\n/>=<"'!?]+""")
 #: An attribute's name, being typed or not.
 _NAME = re.compile(r"""[^ \t\r\n/>=<"']+""")
 _SPACE = re.compile(r"[ \t\r\n]*")
+_CLOSE_END = re.compile(r"[ \t\r\n]*>")
 #: The attributes of a well-formed start tag up to its end, and its '/' if empty.
 _ATTRIBUTES = re.compile(r"""((?:[ \t\r\n]+[^ \t\r\n=/>"'<]+[ \t\r\n]*=[ \t\r\n]*(?:"[^"<]*"|'[^'<]*'))*)[ \t\r\n]*(/?)>""")
 _ATTRIBUTE = re.compile(r"""([^ \t\r\n=/>"'<]+)[ \t\r\n]*=[ \t\r\n]*(?:"([^"<]*)"|'([^'<]*)')""")
@@ -93,6 +94,10 @@ class Tag:
     terminated: bool = True
     #: Whether it ends with ``/>``.
     empty: bool = False
+    #: Where its element ends (after its end tag; its ``end`` when empty or
+    #: being typed; where the end tag of an element around it, or the text,
+    #: ends it when it has none), as :func:`scan` found it (-1: not scanned).
+    element_end: int = -1
 
     @property
     def name_start(self) -> int:
@@ -188,6 +193,10 @@ def scan(text: str) -> list[Tag]:
             name = token.group("close")
             for depth in range(len(open_tags) - 1, -1, -1):
                 if tags[open_tags[depth]].name == name:
+                    for inner in open_tags[depth + 1 :]:
+                        tags[inner].element_end = token.start()
+                    closed = _CLOSE_END.match(text, token.end())  # its '>', if written
+                    tags[open_tags[depth]].element_end = token.end() if closed is None else closed.end()
                     del open_tags[depth:]
                     break
             continue
@@ -200,7 +209,11 @@ def scan(text: str) -> list[Tag]:
             tags[parent].children.append(len(tags))
         if tag.terminated and not tag.empty:
             open_tags.append(len(tags))
+        else:
+            tag.element_end = tag.end
         tags.append(tag)
+    for index in open_tags:
+        tags[index].element_end = len(text)
     return tags
 
 

@@ -13,6 +13,7 @@ cdl:lazy and cdl:use, their values.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Callable
@@ -43,9 +44,10 @@ from .._engine import (
     relative_ref,
     split_clark,
     tag_of,
+    top_level_of,
     walk,
 )
-from .._navigate import Navigation
+from .._navigate import Navigation, Spot
 from .._requests import at, request
 from .._session import CdlServer
 from .._targets import Targets
@@ -61,6 +63,9 @@ class Completion:
     kind: str
     detail: str
     insert_text: str
+    #: What writing it replaces: what was typed of it before the cursor
+    #: (a value, a path's last step, an attribute's name), on the cursor's line.
+    replace: Spot | None = None
 
 
 #: What each CDL attribute does, in the order they are offered.
@@ -86,7 +91,27 @@ _KINDS = {
 def completion(navigation: Navigation, url: str, line: int, column: int) -> list[Completion]:
     """What may be written at (line, column) of document ``url`` (see the module docstring)."""
     cursor = navigation.at(url, line, column)
-    return [] if cursor is None else _complete(navigation.written, navigation.targets, cursor)
+    if cursor is None:
+        return []
+    found = _complete(navigation.written, navigation.targets, cursor)
+    lines = cursor.doc.source.lines
+    start = max(_typed_from(cursor), lines.bounds(lines.position_of(cursor.offset)[0])[0])
+    replace = navigation.written.spot(cursor.doc, start, cursor.offset)
+    return [dataclasses.replace(c, replace=replace) for c in found]
+
+
+def _typed_from(cursor: Cursor) -> int:
+    """Where what the cursor completes begins: the value it is in (of a
+    cdl:ref, its last step), else the attribute name it ends, else itself."""
+    attr = cursor.attr
+    if attr is not None and attr.value_start is not None:
+        typed = cursor.doc.source.text[attr.value_start : cursor.offset]
+        return attr.value_start + typed.rfind("/") + 1
+    if cursor.tag is not None:
+        for written in cursor.doc.source.tags[cursor.tag].attrs:
+            if written.value_start is None and written.name_start < cursor.offset <= written.name_start + len(written.name):
+                return written.name_start
+    return cursor.offset
 
 
 def _complete(written: Written, targets: Targets, cursor: Cursor) -> list[Completion]:
@@ -140,11 +165,15 @@ def _attributes(cursor: Cursor, nsmap: dict[str | None, str]) -> list[Completion
 
 
 def _templates(written: Written, cursor: Cursor, nsmap: dict[str | None, str]) -> list[Completion]:
-    """Every top level list, as it is written at the cursor to be found there."""
+    """Every top level list, as it is written at the cursor to be found there,
+    but the one the cursor is in (extending it would be a cycle)."""
     index = written.doc_index(cursor.doc.url)
     target_ns = written.docs[index].target_ns if index is not None else ""
+    own = None if cursor.element is None else top_level_of(cursor.element)
     found: list[Completion] = []
     for name, el in written.lists().items():
+        if el is own:
+            continue
         text = _writing(name, nsmap, functools.partial(_names_list, written, nsmap=nsmap, target_ns=target_ns, el=el))
         if text is not None:
             url = written.docs[doc_index_of(el) or 0].url
@@ -229,9 +258,16 @@ def register(server: CdlServer) -> None:
         found = at(server, params.text_document.uri, params.position)
         if found is None:
             return None
-        navigation, _, url, line, column = found
+        navigation, analysis, url, line, column = found
+        lines = server.lines_of(url, analysis)
         items = [
-            types.CompletionItem(label=c.label, kind=_KINDS.get(c.kind), detail=c.detail or None, insert_text=c.insert_text or None)
+            types.CompletionItem(
+                label=c.label,
+                kind=_KINDS.get(c.kind),
+                detail=c.detail or None,
+                insert_text=c.insert_text or None,
+                text_edit=None if c.replace is None else types.TextEdit(server.range_of(c.replace, lines), c.insert_text),
+            )
             for c in completion(navigation, url, line, column)
         ]
         return types.CompletionList(is_incomplete=False, items=items)

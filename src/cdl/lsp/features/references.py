@@ -48,9 +48,10 @@ def register(server: CdlServer) -> None:
         _, _, url, line, column = found
         locations: dict[tuple[str, int, int, int, int], types.Location] = {}
         for analysis in list(server.buffers.analyses.values()):
-            document = analysis.document
-            navigation = navigation_of(analysis) if document is not None and url in document.urls else None
-            for spot in references(navigation, url, line, column) if navigation is not None else ():
+            navigation = navigation_of(analysis)
+            if navigation is None or url not in navigation.written.document.urls:
+                continue
+            for spot in references(navigation, url, line, column):
                 location = server.location_of(spot, analysis)
                 if location is not None:
                     r = location.range

@@ -3,7 +3,9 @@
 Entry points: :func:`symbols` (in code points) and :func:`register`. The
 lists (top level) and properties of the document's cdl:configuration and
 cdl:system, as a tree, read from its text alone (no resolution needed);
-CDL's own elements (cdl:expression, cdl:documentation) are left out.
+CDL's own elements (cdl:expression, cdl:documentation) are left out. A
+symbol's range is its whole element (start tag to end tag, as many lines as
+it takes); its selection range its start tag's name.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from .._navigate import Navigation, Spot
 from .._requests import request, whole
 from .._session import CdlServer
 from .._source import Source
+from .._written import Region
 
 _KINDS = {"list": types.SymbolKind.Object, "property": types.SymbolKind.Property}
 
@@ -28,7 +31,9 @@ class Symbol:
 
     name: str
     kind: str
-    spot: Spot
+    #: Its element, from ``<name`` to the end of its end tag.
+    region: Region
+    #: Its start tag's name.
     selection: Spot
     children: tuple[Symbol, ...]
 
@@ -63,8 +68,8 @@ def symbols(navigation: Navigation, url: str) -> list[Symbol]:
             continue
         kind = "list" if tag.parent in parents else "property"
         selection = written.name_spot(doc, tag)
-        spot = written.spot(doc, tag.start, tag.end)
-        made[tag.parent].append(Symbol(tag.name, kind, spot, selection, tuple(made.pop(index))))
+        region = written.region(doc, tag.start, tag.element_end)
+        made[tag.parent].append(Symbol(tag.name, kind, region, selection, tuple(made.pop(index))))
     return [symbol for parent in parents for symbol in made[parent]]
 
 
@@ -95,7 +100,7 @@ def _to_lsp(server: CdlServer, found: list[Symbol], lines: Lines | None) -> list
             types.DocumentSymbol(
                 name=symbol.name or "?",
                 kind=_KINDS.get(symbol.kind, types.SymbolKind.Property),
-                range=server.range_of(symbol.spot, lines),
+                range=server.region_range(symbol.region, lines),
                 selection_range=server.range_of(symbol.selection, lines),
                 children=children,
             )
