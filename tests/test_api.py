@@ -24,8 +24,9 @@ SERVERS = system(
 def test_public_names() -> None:
     assert sorted(cdl.__all__) == sorted(
         [
-            "CDL_NS", "CdlError", "CdlErrorGroup", "ComponentState", "ComponentStatus", "Data", "Deployment", "DeploymentStatus",
-            "Document", "Explanation", "Limits", "Pending", "Plan", "PlannedComponent", "Resolution", "Round", "RoundLike", "Step", "load",
+            "CDL_NS", "Cause", "CdlError", "CdlErrorGroup", "ComponentChange", "ComponentState", "ComponentStatus", "Data",
+            "Deployment", "DeploymentStatus", "Diff", "Document", "Explanation", "Limits", "Pending", "Plan", "PlannedComponent",
+            "Resolution", "Round", "RoundLike", "Step", "ValueChange", "Written", "load",
         ]
     )
     assert cdl.CDL_NS == "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"

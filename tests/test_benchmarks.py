@@ -32,8 +32,10 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
         ("benchmarks/plan.py", "30", "--reps", "1"),
         ("benchmarks/plan.py", "--chain", "30", "--reps", "1"),
         ("benchmarks/profile_resolve.py", "30", "--top", "3"),
+        ("benchmarks/diff.py", "60", "--reps", "1"),
+        ("benchmarks/diff.py", "60", "--reps", "1", "--change", "two", "--shape", "wide"),
     ],
-    ids=["explain_cost", "plan", "plan-chain", "profile_resolve"],
+    ids=["explain_cost", "plan", "plan-chain", "profile_resolve", "diff", "diff-two-wide"],
 )
 def test_script_runs(args: tuple[str, ...]) -> None:
     proc = _run(*args)

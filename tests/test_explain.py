@@ -498,7 +498,7 @@ def _readme_blocks(lang: str) -> list[str]:
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     start = text.index("\n## `cdl explain`")
-    end = text.index("## The library")
+    end = text.index("\n## ", start + 1)
     return re.findall(rf"```{lang}\n(.*?)```", text[start:end], re.DOTALL)
 
 

@@ -53,6 +53,8 @@ from .engine.resolution import Resolution
 from .errors import CdlError, CdlErrorGroup
 from .model.limits import Limits
 from .model.vocabulary import CDL_NS
+from .planning.changes import Written
+from .planning.diff import Cause, ComponentChange, Diff, ValueChange
 from .planning.plan import Plan, PlannedComponent
 from .resolution.explain import Explanation, Step
 from .resolution.laziness import Pending, Round, RoundLike
@@ -60,13 +62,16 @@ from .resolution.output import Data
 
 __all__ = [
     "CDL_NS",
+    "Cause",
     "CdlError",
     "CdlErrorGroup",
+    "ComponentChange",
     "ComponentState",
     "ComponentStatus",
     "Data",
     "Deployment",
     "DeploymentStatus",
+    "Diff",
     "Document",
     "Explanation",
     "Limits",
@@ -77,6 +82,8 @@ __all__ = [
     "Round",
     "RoundLike",
     "Step",
+    "ValueChange",
+    "Written",
     "load",
 ]
 

@@ -312,6 +312,57 @@ def explain(
         click.echo("\n".join(e.to_text() for e in explanations), nl=False)
 
 
+class _DiffCommand(_Command):
+    """``cdl diff``: exit status 2 means differences (Terraform's
+    ``-detailed-exitcode``), so a usage error exits 1, as every other error."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:
+            error.exit_code = 1
+            raise
+
+
+@main.command(cls=_DiffCommand)
+@click.argument("old", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+@_deploy_options
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+    help="Text (like a unified diff, grouped by component), or JSON (Diff.to_data()).",
+)
+@click.option("--select", metavar="COMPONENT", help="Only this component (a path as cdl plan writes it).")
+@_load_options
+@_reports_errors
+def diff(
+    old: str,
+    new: str,
+    values: dict[str, str],
+    release: tuple[str, ...],
+    output_format: str,
+    select: str | None,
+    **options: Any,
+) -> None:
+    """Print what differs between the systems of OLD and NEW, and why.
+
+    Both are resolved with the same --set and --release values. Each
+    component added, removed or changed, each value that differs with its
+    old and new value, and its causes: what is written differently, where,
+    in each version. Exit status 0: no difference, 2: differences, 1: an
+    error.
+    """
+    limits = dict(options)
+    first = _load(old, options)
+    second = _load(new, limits)
+    rounds = [{"set": values, "release": list(release)}] if values or release else []
+    result = first.diff(second, rounds=rounds, select=select)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(result.to_json() if output_format == "json" else result.to_text(), nl=False)
+    sys.exit(2 if result else 0)
+
+
 # ---------------------------------------------------------------------------
 # cdl deploy: a deployment session driven from the shell, one event per command
 

@@ -86,7 +86,7 @@ CODES: dict[str, str] = {
     "PLAN_CYCLE": "sibling components wait for each other's deploy-time values in a cycle, so none can be deployed first",
     "PLAN_ANCESTOR_WAIT": "a component waits for a deploy-time value of its own ancestor, which is deployed only after it",
     # deployment sessions (Document.deploy)
-    "COMPONENT_NOT_FOUND": "a deployment event names no component of the plan",
+    "COMPONENT_NOT_FOUND": "a deployment event, or cdl diff --select, names no component of the plan",
     "NOT_READY": "a deployment event names a component that is not ready (it waits, is deployed, failed or blocked)",
     "NOT_FAILED": "retry names a component that has not failed",
     "SET_CONFLICT": "a deploy-time value differs from the one already supplied for that lazy property, or one round names a property twice",

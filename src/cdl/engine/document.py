@@ -16,8 +16,10 @@ from ..loading.imports import LoadOptions
 from ..loading.schema import schemas_of
 from ..model.limits import Limits
 from ..model.naming import counted
+from ..planning.diff import Diff
 from ..resolution.laziness import Round, RoundLike
 from .deployment import Deployment, deployment_of
+from .diff import diff_loaded
 from .phases import Loaded, load_loaded
 from .resolution import Resolution, resolution_of
 
@@ -85,6 +87,22 @@ class Document:
         if values or release:
             steps.append(Round(dict(values or {}), tuple(release)))
         return resolution_of(self._loaded, steps, validate)
+
+    def diff(self, other: Document, *, rounds: Iterable[RoundLike] = (), select: str | None = None) -> Diff:
+        """What differs between this version's system and ``other``'s (the new
+        version), and why: a :class:`cdl.Diff`.
+
+        Both are resolved with the same deploy-time ``rounds`` (as
+        :meth:`resolve` takes them). Each component that was added, removed
+        or whose own configuration changed is listed with the values that
+        differ, each with its causes: the elements written differently in
+        the two versions that made the difference, where each version
+        writes them. ``select`` (a component's path, as ``cdl plan`` writes
+        it): only that component. Raises :class:`cdl.CdlError` when either
+        version does not resolve, or ``select`` names no component of either
+        (``COMPONENT_NOT_FOUND``).
+        """
+        return diff_loaded(self._loaded, other._loaded, [_round(r) for r in rounds], select)
 
     def deploy(self, journal: str | os.PathLike[str] | None = None, *, read_only: bool = False, wait: float = 0.0) -> Deployment:
         """Start (or, with an existing ``journal``, resume) a deployment of the

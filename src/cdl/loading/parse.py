@@ -221,6 +221,15 @@ def _parse(data: bytes, url: str, limits: Limits) -> etree._Element:
     return root
 
 
+def parse_written(data: bytes, url: str, limits: Limits) -> etree._Element:
+    """The document as written, parsed as :func:`load_document` parses it
+    (the same refusals; comments, processing instructions and the blanks
+    between elements dropped) and not normalized: attributes as written,
+    cdl:documentation kept. For comparing two versions of a document
+    (``planning.changes``); raises what loading raises."""
+    return _parse(data, url, limits)
+
+
 def _depth_exceeds(root: etree._Element, max_depth: int) -> bool:
     # libxml2 already caps what it parses at 256 levels; only a limit below
     # that needs a look.

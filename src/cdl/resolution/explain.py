@@ -2,7 +2,8 @@
 
 Phase: explanation, on demand after resolution. Entry points:
 :class:`Recorder` (handed to a resolution through ``Workspace.recorder``),
-:func:`explain` (the explanations of what a path selects), :func:`select`
+:func:`explain` (the explanations of what a path selects; :func:`explain_elements`,
+of elements already found), :func:`select`
 (elements a ``LIST/child`` path selects, with suggestions when it selects
 nothing), :func:`prune` (an output tree cut down to selected properties) and
 :meth:`Explanation.to_text` (the text form ``cdl explain`` prints). Spec sections: 7.2.2
@@ -394,10 +395,23 @@ def explain(
     names = [ws.ctx.prefixes.qname(name) for name in ws.lists]
     namespaces = path_namespaces(main.nsmap, ws.ctx.prefixes.by_uri)
     selected = select(path, ws.lookup, names, namespaces, main.target_ns, ws.ctx.prefixes.writer(), main.url)
-    settle(selected)
+    return explain_elements(ws, recorder, selected, settle, is_pending, waits_on)
+
+
+def explain_elements(
+    ws: Workspace,
+    recorder: Recorder,
+    elements: Sequence[etree._Element],
+    settle: Callable[[list[etree._Element]], None],
+    is_pending: Callable[[etree._Element], bool],
+    waits_on: Callable[[etree._Element], Sequence[etree._Element]],
+) -> list[Explanation]:
+    """One explanation per element of the resolved ``ws`` (:func:`explain`
+    for elements already found: ``cdl diff`` asks of what differs)."""
+    settle(list(elements))
     state = _State(ws, recorder, is_pending, waits_on)
     found: list[Explanation] = []
-    for el in selected:
+    for el in elements:
         state.nested = 0
         found.append(_explain(state, el, 0))
     return found

@@ -1,0 +1,284 @@
+"""What was written differently between two versions of a document set: the
+causes a diff names (issue 32; docs/semantics.md, "Diff").
+
+Entry point: :func:`written_changes`, from the loaded documents of the two
+versions (:class:`~cdl.model.workspace.SourceDoc`): the main documents are
+paired, and each other document with the other version's by where it lies
+relative to its main document (a URL: by itself). Documents whose bytes are equal are equal; the others are
+parsed again as written (``loading.parse.parse_written``: attributes as
+written, nothing normalized) and compared element by element: an element's
+children are paired by name, the k-th of a name with the k-th
+(cdl:documentation left out), and an element is *changed* when what is
+written on it differs: its name, its attributes, its namespace
+declarations, its text (a leaf's exactly; between an element's children,
+only text that is not blank). An element of one version that has no pair
+in the other is *added* or *removed*, with everything inside it (one change,
+at its root); so is a document only one version loads.
+
+Each change says where it is written in each version (:class:`Written`:
+document, line of the start tag, path, the element as written) and which
+places of the documents it covers (:meth:`WrittenChange.places`), as
+explanations name them (``resolution.explain``): a cause is matched to the
+explanation steps of the values it changed by those places.
+
+Cost: nothing for a document whose bytes did not change; for one that did,
+a parse of each version and a walk of the top level lists that differ (a
+list whose serialization is the same in both is not walked).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lxml import etree
+
+from ..loading.parse import parse_written
+from ..model.limits import Limits
+from ..model.naming import Prefixes
+from ..model.vocabulary import LIST_PARENTS, T_DOCUMENTATION
+from ..model.workspace import SourceDoc
+from ..text.tags import start_line
+
+__all__ = ["Place", "Written", "WrittenChange", "children_by_name", "place", "written_changes"]
+
+#: A place in a version's documents: (document, path without ``[k]``, line
+#: of the start tag), as an explanation's step names it (:func:`place`).
+Place = tuple[str, str, int | None]
+
+_RANK = re.compile(r"\[\d+\]")
+
+
+def place(url: str, path: str, line: int | None) -> Place:
+    """The place of an element written in document ``url`` at ``path``, its
+    start tag on ``line``. The ``[k]`` of same-named siblings is left out:
+    an element's siblings as written (here) and in a resolved tree (an
+    explanation's step) need not be the same, its line and names are."""
+    return url, _RANK.sub("", path), line
+#: How each version (old, new) writes an element's path.
+_PathsOf = tuple[Callable[[etree._Element], str], Callable[[etree._Element], str]]
+
+
+@dataclass(frozen=True)
+class Written:
+    """An element as one version writes it: its document (``url``), the line
+    its start tag begins on, its path (as explanations write paths) and the
+    element itself as written, its children left out (``<port>80</port>``,
+    ``<web cdl:extends="t:Server">…</web>``)."""
+
+    url: str
+    line: int | None
+    path: str
+    xml: str
+
+    def to_data(self) -> dict[str, Any]:
+        """``{"url", "line", "path", "written"}`` (the JSON contract of ``cdl diff``)."""
+        return {"url": self.url, "line": self.line, "path": self.path, "written": self.xml}
+
+
+class WrittenChange:
+    """One element written differently: ``change`` is ``changed``, ``added``
+    (only the new version has it, with everything inside it) or ``removed``;
+    ``old`` and ``new`` say where and how each version writes it (None for
+    the version without it)."""
+
+    __slots__ = ("_elements", "_names", "_paths", "change", "new", "old")
+
+    def __init__(
+        self,
+        change: str,
+        old: Written | None,
+        new: Written | None,
+        elements: tuple[tuple[etree._Element, SourceDoc] | None, tuple[etree._Element, SourceDoc] | None],
+        paths: _PathsOf,
+    ) -> None:
+        self.change = change
+        self.old = old
+        self.new = new
+        self._elements = elements
+        self._paths = paths
+
+    def __repr__(self) -> str:
+        where = self.new or self.old
+        assert where is not None
+        return f"<WrittenChange {self.change} {where.url}:{where.line} {where.path}>"
+
+    def places(self, side: int) -> Iterator[Place]:
+        """The places of version ``side`` (0 old, 1 new) this change covers:
+        the element, and for an addition or removal every element inside it."""
+        found = self._elements[side]
+        if found is None:
+            return
+        el, doc = found
+        path_of = self._paths[side]
+        inside = el.iter(etree.Element) if self.change != "changed" else (el,)
+        for each in inside:
+            yield place(doc.url, path_of(each), start_line(doc.data, each))
+
+
+def written_changes(
+    old: Sequence[SourceDoc], new: Sequence[SourceDoc], prefixes: tuple[Prefixes, Prefixes], limits: Limits, shortcut: bool = True
+) -> list[WrittenChange]:
+    """What is written differently in the documents ``new`` than in ``old``,
+    in the order of ``new``'s documents (then the documents only ``old``
+    loads), each in document order. ``prefixes`` write each version's paths.
+    ``shortcut``: top level lists that serialize alike are equal (the
+    general walk decides the same, element by element)."""
+    keys = [_document_keys(docs) for docs in (old, new)]
+    old_by_key = dict(zip(keys[0], old))
+    paths = (prefixes[0].path_of, prefixes[1].path_of)
+    found: list[WrittenChange] = []
+    paired: set[str] = set()
+    for key, doc in zip(keys[1], new):
+        before = old_by_key.get(key)
+        if before is None:
+            found.append(_whole(doc, 1, paths, limits))
+            continue
+        paired.add(key)
+        if before.data != doc.data:
+            trees = (parse_written(before.data, before.url, limits), parse_written(doc.data, doc.url, limits))
+            _compare(trees, (before, doc), paths, found, shortcut)
+    for key, doc in zip(keys[0], old):
+        if key not in paired:
+            found.append(_whole(doc, 0, paths, limits))
+    return found
+
+
+def _document_keys(docs: Sequence[SourceDoc]) -> list[str]:
+    """How each document is paired with the other version's: the main
+    documents with each other, the others by their file relative to the main
+    document's directory, or by their URL."""
+    main = docs[0].file if docs else None
+    base = os.path.dirname(main) if main else None
+    keys = [os.path.relpath(d.file, base) if d.file and base else d.url for d in docs]
+    return ["", *keys[1:]] if keys else keys
+
+
+def _whole(doc: SourceDoc, side: int, paths: _PathsOf, limits: Limits) -> WrittenChange:
+    """A document only one version loads: added or removed as a whole."""
+    return _one_sided(parse_written(doc.data, doc.url, limits), doc, side, paths)
+
+
+def _one_sided(el: etree._Element, doc: SourceDoc, side: int, paths: _PathsOf) -> WrittenChange:
+    """``el`` (with everything inside it), which only version ``side`` writes:
+    removed (0, the old version) or added (1)."""
+    written = _written(el, doc, paths[side])
+    if side == 0:
+        return WrittenChange("removed", written, None, ((el, doc), None), paths)
+    return WrittenChange("added", None, written, (None, (el, doc)), paths)
+
+
+def _compare(
+    trees: tuple[etree._Element, etree._Element],
+    docs: tuple[SourceDoc, SourceDoc],
+    paths: _PathsOf,
+    found: list[WrittenChange],
+    shortcut: bool,
+) -> None:
+    """The changes between two versions of one document, in document order
+    (explicit stack: documents nest as deep as max_depth allows)."""
+    stack: list[tuple[etree._Element | None, etree._Element | None]] = [trees]
+    while stack:
+        a, b = stack.pop()
+        if a is None or b is None:
+            side = 0 if b is None else 1
+            el = a if b is None else b
+            assert el is not None
+            found.append(_one_sided(el, docs[side], side, paths))
+            continue
+        if _own_form(a) != _own_form(b):
+            found.append(
+                WrittenChange(
+                    "changed", _written(a, docs[0], paths[0]), _written(b, docs[1], paths[1]), ((a, docs[0]), (b, docs[1])), paths
+                )
+            )
+        lists = a.tag in LIST_PARENTS
+        pairs = [
+            (x, y)
+            for x, y in children_by_name(_children(a), _children(b))
+            if not (shortcut and lists and x is not None and y is not None and etree.tostring(x) == etree.tostring(y))
+        ]
+        stack.extend(reversed(pairs))
+
+
+def _children(el: etree._Element) -> list[etree._Element]:
+    """What is compared below ``el``: its child elements but cdl:documentation."""
+    return [c for c in el if isinstance(c.tag, str) and c.tag != T_DOCUMENTATION]
+
+
+def children_by_name(
+    old: Sequence[etree._Element], new: Sequence[etree._Element]
+) -> list[tuple[etree._Element | None, etree._Element | None]]:
+    """The children of two versions of an element, paired: the k-th of a
+    name in one with the k-th of that name in the other (None where one has
+    fewer), in the order of ``new``, then the ones only ``old`` has."""
+    by_name: dict[object, list[etree._Element]] = {}
+    for el in old:
+        by_name.setdefault(el.tag, []).append(el)
+    seen: dict[object, int] = {}
+    pairs: list[tuple[etree._Element | None, etree._Element | None]] = []
+    for el in new:
+        k = seen.get(el.tag, 0)
+        seen[el.tag] = k + 1
+        same = by_name.get(el.tag, ())
+        pairs.append((same[k] if k < len(same) else None, el))
+    for el in old:
+        k = seen.get(el.tag, 0)
+        if k < len(by_name[el.tag]) and by_name[el.tag][k] is el:
+            seen[el.tag] = k + 1
+            pairs.append((el, None))
+    return pairs
+
+
+def _own_form(el: etree._Element) -> tuple[object, ...]:
+    """What is written on ``el`` itself: its name, attributes, namespace
+    declarations and text (a leaf's exactly; between children, what is not blank)."""
+    parent = el.getparent()
+    above = parent.nsmap if parent is not None else {}
+    declared = sorted((p or "", u) for p, u in el.nsmap.items() if above.get(p) != u)
+    if _children(el):
+        # Text between children: formatting unless it is not blank (so an
+        # element whose children were all removed is not changed itself).
+        text = "".join([el.text or "", *(c.tail or "" for c in el)])
+        text = text if text.strip() else ""
+    else:
+        text = el.text or ""
+    return el.tag, sorted(el.attrib.items()), declared, text
+
+
+def _written(el: etree._Element, doc: SourceDoc, path_of: Callable[[etree._Element], str]) -> Written:
+    path = path_of(el) if el.tag not in LIST_PARENTS else "/" + _qname(el, el.tag)
+    return Written(doc.url, start_line(doc.data, el), path, _xml(el))
+
+
+def _qname(el: etree._Element, clark: str) -> str:
+    """``clark`` as ``el``'s declarations let it be written (``prefix:local``)."""
+    if not clark.startswith("{"):
+        return clark
+    uri, _, local = clark[1:].partition("}")
+    if uri == "http://www.w3.org/XML/1998/namespace":
+        return f"xml:{local}"
+    prefix = next((p for p, u in el.nsmap.items() if u == uri and p), None)
+    if prefix is None and el.nsmap.get(None) == uri and clark == el.tag:
+        return local
+    return f"{prefix}:{local}" if prefix else local
+
+
+def _xml(el: etree._Element) -> str:
+    """``el`` as written, its children left out: ``<name a="v">text</name>``,
+    ``<name a="v">…</name>`` when it has children, ``<name/>`` when empty."""
+    name = _qname(el, el.tag)  # type: ignore[arg-type]
+    attributes = "".join(f' {_qname(el, k)}="{_escape(v, attribute=True)}"' for k, v in el.attrib.items())
+    if _children(el):
+        return f"<{name}{attributes}>…</{name}>"
+    if el.text:
+        return f"<{name}{attributes}>{_escape(el.text)}</{name}>"
+    return f"<{name}{attributes}/>"
+
+
+def _escape(text: str, attribute: bool = False) -> str:
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace('"', "&quot;") if attribute else text
