@@ -32,16 +32,21 @@ from typing import Any, Literal, overload
 
 from lxml import etree
 
-from ..deployment.journal import Journal, check_text, journal_header
+from ..deployment.carry import removal_waits, update_record, value_paths
+from ..deployment.journal import Journal, check_text, journal_header, last_update
 from ..deployment.machine import Machine
 from ..deployment.owners import Owners
-from ..deployment.status import ComponentStatus, DeploymentStatus, counted_states
+from ..deployment.removals import Removals
+from ..deployment.status import ComponentState, ComponentStatus, DeploymentStatus, counted_states
 from ..errors import CdlError, DeploymentError, DeployValueError, JournalError
 from ..model.items import holder_of
+from ..model.vocabulary import T_SYSTEM
+from ..model.workspace import Workspace
 from ..model.suggest import did_you_mean
 from ..planning.plan import Plan, PlannedComponent, build_plan_facts
 from ..resolution.laziness import CheckedRound, Round, apply_round, check_round, left_unresolved, select_path
 from ..resolution.output import build_output, to_bytes, to_data
+from .diff import diff_systems
 from .phases import Loaded, copy_working, cyclic_gc_paused, resolve_working
 from .resolution import Resolution, resolution_of
 
@@ -100,19 +105,28 @@ class Deployment:
         self._rounds: list[Round] = []
         #: Each element given a value by an event: the value and the event's number.
         self._supplied: dict[etree._Element, tuple[str, int]] = {}
+        #: Each lazy reference (or holder of a lazy expression) released, and the event's number.
+        self._released: dict[etree._Element, int] = {}
+        #: The events before the first one logged (an update carried them over).
+        self._base = 0
+        #: The components being taken down, and the number of the first of
+        #: the plan's there once the whole system is (teardown), else None.
+        self._removals = Removals()
+        self._teardown: int | None = None
 
     def _open_journal(self, path: str | os.PathLike[str], wait: float) -> None:
-        docs = self._loaded.docs
-        header = journal_header([(d.url, d.data) for d in docs], self._loaded.options.catalogs)
+        header = _header_of(self._loaded)
         journal: Journal | None = None
         if self._read_only:
             records, warnings = Journal.read(path, header, wait)
         else:
             journal, records, warnings = Journal.open(path, header, wait)
         try:
-            # Line 1 is the header; each event takes the next line.
-            for line, record in enumerate(records, 2):
-                event = {k: v for k, v in record.items() if k not in ("seq", "time")}
+            # Line 1 is the header; each event takes the next line. An update
+            # carries over everything before it: replay begins there.
+            first = last_update(records)
+            for line, record in enumerate(records[first:], 2 + first):
+                event = {k: v for k, v in record.items() if k not in ("seq", "time") or (k == "seq" and record["event"] == "update")}
                 try:
                     self._apply(event)
                 except CdlError as exc:
@@ -164,14 +178,28 @@ class Deployment:
         """The ready components, in document order."""
         with self._lock:
             self._check_usable()
-            return self._named(sorted(self._machine.ready))
+            return [] if self._teardown is not None else self._named(sorted(self._machine.ready))
 
-    def status(self, path: str | None = None) -> DeploymentStatus:
-        """The state of every component (or only of ``path``), and why."""
+    def removable(self) -> list[str]:
+        """The components that may be removed now (taken down by :meth:`teardown`,
+        or left by an :meth:`update`), in the order they began to be removed."""
         with self._lock:
             self._check_usable()
-            numbers = range(1, len(self._facts.parent)) if path is None else [self._component(path)]
-            return DeploymentStatus([self._status(c) for c in numbers], self._plan)
+            return self._removal_names(self._removals.removable())
+
+    def status(self, path: str | None = None) -> DeploymentStatus:
+        """The state of every component (or only of ``path``), and why: the
+        plan's, then those an update left to remove (``removing``, ``removed``)."""
+        with self._lock:
+            self._check_usable()
+            if path is not None:
+                found = self._removals.find(path) if isinstance(path, str) else None
+                if found is not None and not self._in_teardown(found):
+                    return DeploymentStatus([self._removal_status(found)], self._plan)
+                return DeploymentStatus([self._status(self._component(path))], self._plan)
+            statuses = [self._status(c) for c in range(1, len(self._facts.parent))]
+            statuses += [self._removal_status(i) for i in range(len(self._removals)) if not self._in_teardown(i)]
+            return DeploymentStatus(statuses, self._plan)
 
     @overload
     def configuration(self, path: str, format: Literal["data"] = "data") -> dict[str, Any]: ...
@@ -233,6 +261,64 @@ class Deployment:
             comp = self._component(path)
             return self._named(self._commit({"event": "retry", "path": self._paths[comp]}))
 
+    def update(self, document: object) -> list[str]:
+        """Move the deployment to ``document`` (a :class:`cdl.Document`, the
+        system's next version), as one event; returns the components ready
+        now (to deploy, or to deploy again).
+
+        What carries over: every deploy-time value supplied so far whose
+        property the new documents still have (and that still fits:
+        ``SET_NOT_LAZY`` and the other errors of a round refuse the update,
+        naming the value), and the state of each component whose resolved
+        configuration is the same. One deployed whose configuration changed
+        is ``changed`` (to deploy again; its status says what changed and
+        why, as ``cdl diff`` does); one the new documents add is waiting or
+        ready; one they no longer have is ``removing`` until reported
+        :meth:`removed`. Refused, changing nothing, when the new documents do
+        not resolve or plan, and once the deployment is being taken down
+        (``TORN_DOWN``). Documents with the same bytes are no change."""
+        loaded = _loaded_of(document)
+        with self._lock:
+            self._check_event()
+            self._refuse_torn_down("update")
+            header = _header_of(loaded)
+            if header == _header_of(self._loaded):
+                return self._named(sorted(self._machine.ready))
+            fresh = deployment_of(loaded)
+            fresh._base = self._base + len(self._log)
+            values, release = self._carried(fresh)
+            old_loaded, old_log = self._loaded, self._log
+            try:
+                record = self._update_record(fresh, header, values, release)
+            except BaseException:
+                self._rebuild(old_log)  # the running version's trees were compared: made again
+                raise
+            fresh._carry_states(record)
+            fresh._log.append(_logged(record))
+            vars(self).update((name, value) for name, value in vars(fresh).items() if name not in _SESSION)
+            self._loaded = loaded
+            self._append(record, old_log, old_loaded)
+            return self._named(sorted(self._machine.ready))
+
+    def teardown(self) -> list[str]:
+        """Begin taking the whole system down: every component is ``removing``
+        until reported :meth:`removed`, which it may be once every component
+        that waits on it (its parent, and those that wait for its lazy
+        values) is removed. Returns the components that may be removed now.
+        After it, events that deploy or give values are refused (``TORN_DOWN``
+        for :meth:`supply` and :meth:`update`). Again: no change."""
+        with self._lock:
+            return self._removal_names(self._commit({"event": "teardown"}))
+
+    def removed(self, path: str) -> list[str]:
+        """Record that component ``path`` (removing, and nothing that waits on it
+        left) is removed; returns the components that may be removed now
+        because of it. One that is not being removed is ``NOT_REMOVING``; one
+        that others still wait on ``NOT_READY``, naming them."""
+        with self._lock:
+            i = self._removal(path)
+            return self._removal_names(self._commit({"event": "removed", "path": self._removals.paths[i]}))
+
     # -- closing ------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -253,6 +339,30 @@ class Deployment:
 
     def _commit(self, event: dict[str, Any]) -> list[int]:
         """Apply ``event``, then append it to the journal; on a refusal nothing changes."""
+        self._check_event()
+        check_text(event, self._loaded.url)
+        log = len(self._log)
+        result = self._apply(event, live=True)
+        if len(self._log) == log:
+            return result  # changed nothing (values already supplied alike): nothing to record
+        self._append(event, self._log[:-1])
+        return result
+
+    def _append(self, event: dict[str, Any], before: Sequence[_Logged], loaded: Loaded | None = None) -> None:
+        """Append ``event`` (applied) to the journal; when that fails, the state
+        is made again from ``before`` (the log before it, of ``loaded``'s documents)."""
+        if self._journal is None:
+            return
+        try:
+            self._journal.append({k: v for k, v in event.items() if k != "seq"})
+        except BaseException:
+            if loaded is not None:
+                self._loaded = loaded
+            self._rebuild(before)
+            raise
+
+    def _check_event(self) -> None:
+        """Refuse an event to a deployment closed, read-only, broken or forked."""
         if self._closed:
             raise DeploymentError("the deployment's journal is closed: open the deployment again", code="DEPLOYMENT_CLOSED")
         if self._read_only:
@@ -264,18 +374,6 @@ class Deployment:
         self._check_usable()
         if self._journal is not None:
             self._journal.check_process()
-        check_text(event, self._loaded.url)
-        log = len(self._log)
-        result = self._apply(event, live=True)
-        if len(self._log) == log:
-            return result  # changed nothing (values already supplied alike): nothing to record
-        if self._journal is not None:
-            try:
-                self._journal.append(event)
-            except BaseException:
-                self._rebuild(self._log[:-1])
-                raise
-        return result
 
     def _apply(self, event: dict[str, Any], live: bool = False) -> list[int]:
         """Apply one event (``live``, or replayed) and log it: the component
@@ -285,6 +383,10 @@ class Deployment:
         of an earlier version, which did not ask) counts as ``later``."""
         kind = event["event"]
         machine = self._machine
+        if kind in _CARRYING:
+            return _CARRYING[kind](self, event)
+        if kind == "supply" and self._teardown is not None:
+            self._refuse_torn_down("supply")
         if kind in ("deployed", "supply"):
             comp = self._component(event["path"]) if kind == "deployed" else None
             if comp is not None:
@@ -327,10 +429,12 @@ class Deployment:
             # half changed; they are made again from the events so far.
             self._rebuild(self._log)
             raise
-        number = len(self._log) + 1
+        number = self._base + len(self._log) + 1
         self._rounds.append(checked.round())
         for el, value in given.items():
             self._supplied[el] = (value, number)
+        for _, elements in checked.releases:
+            self._released.update((el, number) for el in elements)
         return self._machine.given(items)
 
     def _checked(
@@ -370,7 +474,7 @@ class Deployment:
         elements narrowed to those it gives now (``SET_CONFLICT`` for one
         given another value): the round, the elements it gives values, and
         every element a value names (given alike before or not)."""
-        number = len(self._log) + 1
+        number = self._base + len(self._log) + 1
         given: dict[etree._Element, str] = {}
         named: list[tuple[str, str, etree._Element]] = []
 
@@ -390,7 +494,7 @@ class Deployment:
     def _conflict(self, path: str, el: etree._Element, value: str, earlier: tuple[str, int]) -> None:
         ctx = self._ws.ctx
         where = ctx.prefixes.path_of(el)
-        by = "this event" if earlier[1] > len(self._log) else f"event {earlier[1]}"
+        by = "this event" if earlier[1] > self._base + len(self._log) else f"event {earlier[1]}"
         if earlier[0] == value:
             why = f"{where} already has this value (from {by}), and the path names other properties too; name those alone"
         else:
@@ -422,6 +526,100 @@ class Deployment:
                 code="DEPLOYMENT_BROKEN",
             )
 
+    # -- carrying over (update) and taking down ------------------------------------------
+
+    def _carried(self, fresh: Deployment) -> tuple[dict[str, str], list[str]]:
+        """The values supplied so far and the references released, each by its
+        property's own path, that ``fresh`` (the new documents) still has,
+        given to ``fresh`` as one round; a value that no longer fits refuses
+        the update (the round's error, saying so)."""
+        prefixes = self._ws.ctx.prefixes
+        values = dict(zip(value_paths(self._supplied, prefixes), (value for value, _ in self._supplied.values())))
+        release = value_paths(self._released, prefixes)
+        values = {path: value for path, value in values.items() if _selects(fresh._ws, path, "set")}
+        release = [path for path in release if _selects(fresh._ws, path, "release")]
+        try:
+            fresh._give(values, release, None, (), False)
+        except CdlError as exc:
+            for error in exc.errors:
+                error.message = (
+                    f"update: a value supplied so far does not fit the new documents: {error.message}; the running"
+                    " deployment's values carry over: change the new documents, or begin a new journal"
+                )
+                error.args = (error.message,)
+            raise
+        return values, release
+
+    def _update_record(self, fresh: Deployment, header: dict[str, Any], values: dict[str, str], release: list[str]) -> dict[str, Any]:
+        """The update event moving this deployment to ``fresh``'s documents
+        (``fresh`` given the carried ``values`` and ``release``): the two
+        versions compared (this one's trees taken apart for it)."""
+        prefixes = self._ws.ctx.prefixes
+        is_pending, held = self._resolver.is_pending, self._owners.held
+        later = {c: value_paths([el for el in els if is_pending(held[el][0])], prefixes) for c, els in self._later.items()}
+        with cyclic_gc_paused():
+            old = build_output(
+                self._ws, system_only=True, consume=True, unresolved=left_unresolved(self._resolver, self._left),
+                facts=self._loaded.output_facts,
+            )
+            new = build_output(
+                fresh._ws, system_only=True, unresolved=left_unresolved(fresh._resolver, fresh._left),
+                facts=fresh._loaded.output_facts,
+            )
+        diff = diff_systems((self._loaded, fresh._loaded), (self._rounds, fresh._rounds), (old.find(T_SYSTEM), new.find(T_SYSTEM)))
+        del old, new
+        record = update_record(header, values, release, (self._paths, self._machine, later, self._removals), fresh._paths, diff)
+        record["seq"] = fresh._base + 1
+        return record
+
+    def _carry(self, event: dict[str, Any]) -> list[int]:
+        """Apply an update event to a deployment of its documents that has
+        seen no event (replay: the journal's, or a rebuild's)."""
+        self._base = event["seq"] - 1
+        self._give(event["values"], event["release"], None, (), False)
+        self._carry_states(event)
+        self._log.append(_logged(event))
+        return []
+
+    def _carry_states(self, event: dict[str, Any]) -> None:
+        """The states an update event carries over, put on this deployment's machine and removals."""
+        machine, find = self._machine, self._component
+        for path, lines in event["changed"].items():
+            machine.changed[find(path)] = tuple(lines)
+        for path in event["deployed"]:
+            machine.deploy(find(path))
+        for path, reason in event["failed"].items():
+            machine.fail(find(path), reason)
+        held = self._owners.held
+        for path, later in event["later_values"].items():
+            found = [el for value in later for el in select_path(self._ws, value, "later") if el in held]
+            if found:
+                self._later[find(path)] = tuple(found)
+        removing: dict[str, list[str]] = event["removing"]
+        position = {path: i for i, path in enumerate(removing)}
+        self._removals.add(list(removing), {i: [position[w] for w in waits if w in position] for i, waits in enumerate(removing.values())})
+
+    def _take_down(self, event: dict[str, Any]) -> list[int]:
+        """Apply a teardown event: every component of the plan begins to be removed."""
+        if self._teardown is not None:
+            return []  # already: nothing to record
+        base = len(self._removals)
+        self._removals.add([self._paths[c] for c in range(1, len(self._facts.parent))], removal_waits(self._machine))
+        self._teardown = base
+        self._log.append(_logged(event))
+        return self._removals.removable()
+
+    def _remove(self, event: dict[str, Any]) -> list[int]:
+        """Apply a removed event: the removals it makes ready."""
+        i = self._removal(event["path"])
+        removals = self._removals
+        if not removals.ready(i):
+            path = removals.paths[i]
+            why = "it is removed already" if removals.removed[i] else "removed after " + ", ".join(removals.left_waiting(i))
+            raise DeploymentError(f"removed {path}: it is not ready to be removed: {why}", code="NOT_READY", url=self._loaded.url, path=path)
+        self._log.append(_logged(event))
+        return removals.remove(i)
+
     # -- components --------------------------------------------------------------------
 
     def _named(self, numbers: Sequence[int]) -> list[str]:
@@ -441,8 +639,8 @@ class Deployment:
         )
 
     def _require(self, comp: int, state: str, verb: str) -> None:
-        now = self._machine.state(comp)
-        if now == state:
+        now = self._state(comp)
+        if now == state or (state == "ready" and now == "changed" and comp in self._machine.ready):
             return
         status = self._status(comp)
         why = status.why()
@@ -458,14 +656,26 @@ class Deployment:
         )
 
     def _counts(self) -> dict[str, int]:
-        state = self._machine.state
-        return counted_states(state(c) for c in range(1, len(self._facts.parent)))
+        state = self._state
+        removals = self._removals
+        leaving = (removals.state(i) for i in range(len(removals)) if not self._in_teardown(i))
+        return counted_states([*(state(c) for c in range(1, len(self._facts.parent))), *leaving])
+
+    def _state(self, comp: int) -> ComponentState:
+        """Component ``comp``'s state: the machine's, or once the system is
+        being taken down, its removal's."""
+        if self._teardown is not None:
+            return self._removals.state(self._teardown + comp - 1)  # type: ignore[return-value]
+        return self._machine.state(comp)
 
     def _status(self, comp: int) -> ComponentStatus:
         machine, facts, path = self._machine, self._facts, self._paths.__getitem__
-        state = machine.state(comp)
+        state = self._state(comp)
         planned = facts.planned(comp)
         mine = (planned.supplies, planned.releases)
+        if self._teardown is not None:
+            waits = self._removals.left_waiting(self._teardown + comp - 1)
+            return ComponentStatus(path(comp), state, *mine, removal_waits=waits)
         if state in ("deployed", "ready"):
             return ComponentStatus(path(comp), state, *mine, later=self._later_paths(comp, planned))
         # The plan writes the paths of the values a component waits for in the order of facts.waits.
@@ -479,7 +689,44 @@ class Deployment:
             after=self._after(comp),
             upstream=tuple((path(f), machine.failed[f]) for f in machine.upstream(comp)),
             reason=machine.failed.get(comp),
+            changes=machine.changed.get(comp, ()),
         )
+
+    def _removal_status(self, i: int) -> ComponentStatus:
+        """The status of a component an update left to remove."""
+        removals = self._removals
+        return ComponentStatus(removals.paths[i], removals.state(i), removal_waits=removals.left_waiting(i))  # type: ignore[arg-type]
+
+    def _in_teardown(self, i: int) -> bool:
+        """Whether removal ``i`` is one of the plan's components, taken down by teardown."""
+        return self._teardown is not None and i >= self._teardown
+
+    def _removal_names(self, numbers: Sequence[int]) -> list[str]:
+        return [self._removals.paths[i] for i in numbers]
+
+    def _removal(self, path: str) -> int:
+        """The component being removed at ``path``: NOT_REMOVING for one of the
+        plan's that is not, COMPONENT_NOT_FOUND for no component."""
+        found = self._removals.find(path) if isinstance(path, str) else None
+        if found is not None:
+            return found
+        comp = self._component(path)
+        raise DeploymentError(
+            f"removed {self._paths[comp]}: it is not being removed, it is {self._state(comp)};"
+            " teardown (cdl deploy teardown) begins taking the system down",
+            code="NOT_REMOVING",
+            url=self._loaded.url,
+            path=self._paths[comp],
+        )
+
+    def _refuse_torn_down(self, verb: str) -> None:
+        if self._teardown is not None:
+            raise DeploymentError(
+                f"{verb}: the deployment is being taken down (teardown): it deploys nothing more; report what is"
+                " removed, and begin a new journal to deploy the system again",
+                code="TORN_DOWN",
+                url=self._loaded.url,
+            )
 
     def _later_paths(self, comp: int, planned: PlannedComponent) -> tuple[str, ...]:
         """The plan's paths of the lazy values ``comp``'s deployment said come later that still have none."""
@@ -515,6 +762,34 @@ def deployment_of(
     deployment = object.__new__(Deployment)
     deployment._open(loaded, journal, read_only, wait)
     return deployment
+
+
+#: The events that carry over or take down, each applied by its own method.
+_CARRYING = {"update": Deployment._carry, "teardown": Deployment._take_down, "removed": Deployment._remove}
+
+
+def _loaded_of(document: object) -> Loaded:
+    """The loaded documents of a :class:`cdl.Document` (made in ``engine.document``, above this module)."""
+    loaded = getattr(document, "_loaded", None)
+    if not isinstance(loaded, Loaded):
+        raise TypeError(f"update takes a cdl.Document (cdl.load), not {type(document).__name__}")
+    return loaded
+
+
+def _header_of(loaded: Loaded) -> dict[str, Any]:
+    """The journal header naming ``loaded``'s documents and catalogs."""
+    return journal_header([(d.url, d.data) for d in loaded.docs], loaded.options.catalogs)
+
+
+def _selects(ws: Workspace, path: str, verb: str) -> bool:
+    """Whether ``path`` names a property of ``ws`` (a carried value whose property is gone does not carry over)."""
+    try:
+        select_path(ws, path, verb)
+    except DeployValueError as exc:
+        if exc.code == "SET_NOT_FOUND":
+            return False
+        raise
+    return True
 
 
 #: What belongs to the session rather than to its state: a rebuild keeps them.

@@ -1,0 +1,157 @@
+"""What a deployment carries over when it moves to new documents (issue
+32; docs/semantics.md, "Deployment sessions", "Update").
+
+Entry points: :func:`value_paths` (the deploy-time values supplied so far,
+each property by its own path), :func:`update_record` (the journal's
+``update`` event: what carries over, from the running version's states and
+the diff of the two versions) and :func:`change_lines` (what changed in a
+component, and why, as ``cdl diff`` says it). ``engine.deployment`` composes
+them: it resolves the new documents with the values, compares the two
+versions (``engine.diff``), makes the record, and applies it to the new
+version's machine; replaying the journal applies the same record.
+
+A component is matched across the versions by its path (the one rule of
+``model.naming``, ``[k]`` among same-named siblings), as ``cdl diff`` pairs
+them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from lxml import etree
+
+from ..model.naming import Prefixes
+from ..planning.diff import ComponentChange, Diff
+from ..planning.paths import ComponentPaths
+from .machine import Machine
+from .removals import Removals
+
+
+def value_paths(elements: Iterable[etree._Element], prefixes: Prefixes) -> list[str]:
+    """Each property's own path, as ``--set`` takes it (``LIST/child[k]/...``,
+    whole however deep: it is read back, not shown)."""
+    steps = prefixes.steps()
+    return ["/".join(prefixes.steps_of(el, steps)) for el in elements]
+
+
+def change_lines(diff: Diff, change: ComponentChange) -> tuple[str, ...]:
+    """What changed in one component and why, one line each: each value
+    (its path, old and new as ``cdl diff`` writes them, the numbers of its
+    causes), then each of its causes (where each version writes it)."""
+    lines = [f"{v.path} {_values(v.old, v.new)} [{', '.join(map(str, v.causes))}]" for v in change.values]
+    causes = {c.number: c for c in diff.causes}
+    for number in change.causes:
+        cause = causes[number]
+        sides = [f"{w.url}:{w.line}" if w.line is not None else w.url for w in (cause.old, cause.new) if w is not None]
+        path = (cause.new or cause.old).path  # type: ignore[union-attr]
+        lines.append(f"[{number}] {cause.change} {path} ({' -> '.join(sides)})")
+    return tuple(lines)
+
+
+def _values(old: object, new: object) -> str:
+    """``OLD -> NEW`` as JSON; two values that differ only in their text, by their texts."""
+    if isinstance(old, dict) and isinstance(new, dict) and {**old, "#text": None} == {**new, "#text": None}:
+        old, new = old.get("#text", ""), new.get("#text", "")
+    return f"{_json(old)} -> {_json(new)}"
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def _key(path: str) -> str:
+    """A component path as ``cdl diff`` writes it: without the ``#k`` of a shortened path."""
+    at = path.rfind("#")
+    return path[:at] if at > 0 and "...(" in path else path
+
+
+def update_record(
+    header: Mapping[str, Any],
+    values: Mapping[str, str],
+    release: Sequence[str],
+    old: tuple[ComponentPaths, Machine, Mapping[int, Sequence[str]], Removals],
+    new_paths: ComponentPaths,
+    diff: Diff,
+) -> dict[str, Any]:
+    """The ``update`` event moving a deployment to the documents of
+    ``header``: ``values`` and ``release`` (the values that carry over, as
+    paths of the new documents), and from the running version (``old``: its
+    paths, machine, the paths of each deployed component's values still to
+    come, and its removals) the state of each component, by path: deployed
+    or failed when its configuration is the same in ``diff`` (``changed``
+    kept with what changed before), ``changed`` when it was deployed and its
+    configuration changed (with what changed and why), and, for each
+    component the new documents no longer have (and each one an earlier
+    update left removing), ``removing``, with the components leaving with it
+    that wait on it."""
+    paths, machine, later, removals = old
+    found = {_key(c.path): c for c in diff.components}
+    deployed: list[str] = []
+    failed: dict[str, str] = {}
+    later_values: dict[str, list[str]] = {}
+    changed: dict[str, list[str]] = {}
+    leaving: list[int] = []
+    for comp in range(1, len(paths)):
+        path = paths[comp]
+        if not isinstance(new_paths.find(path), int):
+            leaving.append(comp)
+            continue
+        state = machine.state(comp)
+        before = machine.changed.get(comp, ())
+        change = found.get(_key(path))
+        if change is not None and change.change == "changed":
+            if state in ("deployed", "changed") or comp in machine.changed:
+                changed[path] = [*before, *change_lines(diff, change)]
+            continue  # otherwise deployed afresh, by the usual rules
+        if before:
+            changed[path] = list(before)
+        if state == "deployed":
+            deployed.append(path)
+            if later.get(comp):
+                later_values[path] = list(later[comp])
+        elif state == "failed":
+            failed[path] = machine.failed[comp]
+    removing = dict(removals.leaving())
+    removing.update(_leaving(paths, machine, leaving))
+    return {
+        "event": "update",
+        "documents": list(header["documents"]),
+        "catalogs": list(header["catalogs"]),
+        "values": dict(values),
+        "release": list(release),
+        "deployed": deployed,
+        "failed": failed,
+        "later_values": later_values,
+        "changed": changed,
+        "removing": removing,
+    }
+
+
+def waiting_on(machine: Machine, comp: int) -> list[int]:
+    """The components that wait on ``comp`` while it runs, so go before it
+    when the system is taken down: its parent, and the components that
+    wait for one of its lazy values (``removals``)."""
+    waiting: dict[int, None] = {}
+    parent = machine.parent[comp]
+    if parent > 0:
+        waiting[parent] = None
+    for value in machine.owned.get(comp, ()):
+        waiting.update((w, None) for w in machine.waiting[value] if w != comp)
+    return list(waiting)
+
+
+def _leaving(paths: ComponentPaths, machine: Machine, leaving: Sequence[int]) -> dict[str, list[str]]:
+    """The components ``leaving`` (numbers of the running version), each with
+    those among them that wait on it (:func:`waiting_on`)."""
+    among = set(leaving)
+    return {paths[comp]: [paths[w] for w in waiting_on(machine, comp) if w in among] for comp in leaving}
+
+
+def removal_waits(machine: Machine) -> dict[int, list[int]]:
+    """For taking the whole system down: for each component (by number,
+    from 1, as a position from 0, as ``Removals.add`` takes it) those that
+    wait on it (:func:`waiting_on`)."""
+    return {comp - 1: [w - 1 for w in waiting] for comp in range(1, len(machine.parent)) if (waiting := waiting_on(machine, comp))}
