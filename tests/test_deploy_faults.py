@@ -13,6 +13,7 @@ import gc
 import json
 import os
 import shutil
+import signal
 import stat
 import tempfile
 import threading
@@ -24,7 +25,7 @@ import pytest
 
 import cdl
 from conftest import journal_records
-from test_deploy import farm_copy
+from test_deploy import SlowValues, farm_copy
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="fork, flock and POSIX permissions")
 
@@ -143,6 +144,40 @@ def test_a_forked_child_reopens_the_journal_once_the_parent_let_it_go(farm: Path
             return reopened.deployed("/monitor", supplies(reopened, "/monitor"))
 
     assert _in_child(child) == {"result": []}
+    assert [r["path"] for r in journal_records(journal)[1:]] == ["/db", "/monitor"]
+
+
+def test_a_fork_in_the_middle_of_another_threads_event_is_refused_not_hung(farm: Path) -> None:
+    """Another thread is inside an event (its lock held) when this one
+    forks: the child has a half made state and no thread to let the lock
+    go. Every call there is refused; none hangs. The parent goes on."""
+    journal = farm.parent / "farm.journal"
+    with cdl.load(farm).deploy(journal=journal) as deployment:
+        entered, go = threading.Event(), threading.Event()
+        event = threading.Thread(target=lambda: deployment.deployed("/db", SlowValues({"db/hostname": "h"}, entered, go)))
+        event.start()
+        try:
+            assert entered.wait(10)
+
+            def child() -> Any:
+                signal.alarm(30)  # a hang ends the child, and fails the test
+                codes = []
+                for call in (deployment.ready, lambda: deployment.deployed("/monitor", supplies_of_monitor)):
+                    try:
+                        call()
+                        codes.append("answered")
+                    except cdl.CdlError as error:
+                        codes.append(error.code)
+                deployment.close()
+                return codes
+
+            supplies_of_monitor = {"monitor/hostname": "m", "monitor/dashboardUrl": "u"}
+            assert _in_child(child) == {"result": ["DEPLOYMENT_BROKEN", "DEPLOYMENT_BROKEN"]}
+        finally:
+            go.set()
+            event.join(10)
+        assert deployment.ready() == ["/apps/schema", "/monitor"]
+        assert deployment.deployed("/monitor", supplies_of_monitor) == []
     assert [r["path"] for r in journal_records(journal)[1:]] == ["/db", "/monitor"]
 
 

@@ -8,7 +8,6 @@ initialises it with the capabilities and options it needs.
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import sys
 import time
@@ -25,10 +24,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
 from conftest import CDL_DECL  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVER = ClientServerConfig(
-    server_command=[sys.executable, "-m", "cdl", "lsp"],
-    server_env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
-)
+#: The installed package's server, as the tests' Python runs it.
+SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "cdl", "lsp"])
 WAIT = 20.0  # seconds a test waits for a notification before failing
 
 
@@ -447,8 +444,7 @@ async def test_code_lens_gives_each_component_its_wave(client: LanguageClient, t
 
 def test_without_pygls_cdl_lsp_names_the_extra_and_exits_1() -> None:
     hide = "import sys; sys.modules['pygls'] = None; from cdl.cli import main; main(['lsp'])"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", hide], capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+    done = subprocess.run([sys.executable, "-c", hide], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 1
     assert "pip install 'cdl[lsp]'" in done.stderr
     assert "Traceback" not in done.stderr

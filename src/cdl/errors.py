@@ -97,7 +97,7 @@ CODES: dict[str, str] = {
     "NOT_OWNER": "a component's deployment reports a lazy value of another component (or of a template): give it with supply",
     "DEPLOYMENT_CLOSED": "an event is given to a deployment whose journal was closed",
     "DEPLOYMENT_READ_ONLY": "an event is given to a deployment opened read-only (read_only=True; cdl deploy status, ready, config)",
-    "DEPLOYMENT_BROKEN": "an event failed half way and the deployment could not be made again from its events; open it again",
+    "DEPLOYMENT_BROKEN": "the deployment's state is half made (a rebuild that failed, a fork during another thread's call); open it again",
     "BAD_TEXT": "a deployment event holds a string that is not text (a lone surrogate: bytes that are not UTF-8, from the shell)",
     # limits and validation
     "LIMIT_EXCEEDED": "a configured limit was exceeded",

@@ -324,10 +324,10 @@ class Journal:
         problem = _event_problem(event)
         if problem is not None:
             raise ValueError(f"not a journal event ({problem}): {event!r}")  # the caller's bug, not the user's
+        self.check_process()  # before the lock: in a fork, a thread that held it is gone
         with self._lock:
             if self._fd is None:
                 raise ValueError(f"the journal {self.path} is closed")
-            self.check_process()
             stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
             record = {"seq": self._seq + 1, "time": stamp, **event}
             try:
@@ -343,6 +343,11 @@ class Journal:
     def close(self) -> None:
         """Release the lock and close the file (again: nothing). In a forked
         process, only that process's copy of the file is closed."""
+        if os.getpid() != self._pid:  # a fork has one thread, and a thread of the parent may have held the lock
+            fd, self._fd = self._fd, None
+            if fd is not None:
+                os.close(fd)
+            return
         with self._lock:
             if self._fd is not None:
                 fd, self._fd = self._fd, None
@@ -419,7 +424,7 @@ def _lock(fd: int, name: str, mode: int, wait: float) -> None:
     waited = f" after waiting {wait:g} s" if wait > 0 else ""
     raise JournalError(
         f"the journal {name} is in use by another deployment (a process, or another open in this one){waited};"
-        " close that one first, wait longer (--wait SECONDS), or use another journal",
+        " close that one first, wait longer (cdl deploy --wait SECONDS, Document.deploy(wait=...)), or use another journal",
         code="JOURNAL_LOCKED",
         url=name,
     )

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, overload
@@ -86,8 +87,10 @@ class Deployment:
         self._journal: Journal | None = None
         self._closed = False
         self._read_only = read_only
-        #: Why the deployment can no longer be used (a rebuild that failed), or None.
+        #: Why the deployment can no longer be used (a rebuild that failed, a
+        #: fork in the middle of a call), or None.
         self._broken: str | None = None
+        _LIVE.add(self)
         self._start()
         if journal is not None:
             self._open_journal(journal, wait)
@@ -511,20 +514,29 @@ class Deployment:
             for entry in log:
                 fresh._apply(_event(entry))
         except BaseException as exc:
-            self._broken = f"{type(exc).__name__}: {exc}"
+            self._broken = f"the deployment could not be made again after an event failed half way ({type(exc).__name__}: {exc})"
             if self._journal is not None:
                 self._journal.close()
             raise
         vars(self).update((name, value) for name, value in vars(fresh).items() if name not in _SESSION)
 
     def _check_usable(self) -> None:
-        """Refuse (DEPLOYMENT_BROKEN) any call once a rebuild failed."""
+        """Refuse (DEPLOYMENT_BROKEN) any call once a rebuild failed, or in a
+        child forked in the middle of a call."""
         if self._broken is not None:
             again = "open it again from its journal" if self._journal is not None else "begin it again"
-            raise DeploymentError(
-                f"the deployment could not be made again after an event failed half way ({self._broken}); {again}",
-                code="DEPLOYMENT_BROKEN",
-            )
+            raise DeploymentError(f"{self._broken}; {again}", code="DEPLOYMENT_BROKEN")
+
+    def _forked(self) -> None:
+        """In a child just forked: if another thread of the parent was in the
+        middle of a call (the lock held, by a thread the child does not
+        have), the state here is half made and the lock would never be let
+        go: a new lock, and every call refused."""
+        if self._lock.acquire(blocking=False):
+            self._lock.release()
+            return
+        self._lock = threading.RLock()
+        self._broken = "this process was forked while another thread was in the middle of a call to the deployment"
 
     # -- carrying over (update) and taking down ------------------------------------------
 
@@ -791,6 +803,18 @@ def _selects(ws: Workspace, path: str, verb: str) -> bool:
         raise
     return True
 
+#: Every deployment alive in this process (see :func:`_after_fork`).
+_LIVE: weakref.WeakSet[Deployment] = weakref.WeakSet()
+
+
+def _after_fork() -> None:
+    """Run in each child process just forked: a deployment another thread was changing is refused there."""
+    for deployment in list(_LIVE):
+        deployment._forked()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 #: What belongs to the session rather than to its state: a rebuild keeps them.
 _SESSION = frozenset({"_loaded", "_lock", "warnings", "_journal", "_closed", "_read_only", "_broken"})
