@@ -706,7 +706,7 @@ def _changes(what: str, recorded: Sequence[Mapping[str, str]], now: Sequence[Map
     changes = []
     for then, current in zip(recorded, now):
         if then["sha256"] != current["sha256"]:
-            changes.append(f"{what} {current[key]} is not the one recorded (its SHA-256 differs)")
+            changes.append(f"{what} {current[key]} changed (its SHA-256 is not the one the journal recorded)")
     for then in recorded[len(now) :]:
         changes.append(f"{what} {then[key]} is no longer loaded")
     for current in now[len(recorded) :]:

@@ -41,9 +41,9 @@ from ..deployment.removals import Removals
 from ..deployment.status import ComponentState, ComponentStatus, DeploymentStatus, counted_states
 from ..errors import CdlError, DeploymentError, DeployValueError, JournalError
 from ..model.items import holder_of
+from ..model.suggest import did_you_mean
 from ..model.vocabulary import T_SYSTEM
 from ..model.workspace import Workspace
-from ..model.suggest import did_you_mean
 from ..planning.plan import Plan, PlannedComponent, build_plan_facts
 from ..resolution.laziness import CheckedRound, Round, apply_round, check_round, left_unresolved, select_path
 from ..resolution.output import build_output, to_bytes, to_data
@@ -628,7 +628,8 @@ class Deployment:
         if not removals.ready(i):
             path = removals.paths[i]
             why = "it is removed already" if removals.removed[i] else "removed after " + ", ".join(removals.left_waiting(i))
-            raise DeploymentError(f"removed {path}: it is not ready to be removed: {why}", code="NOT_READY", url=self._loaded.url, path=path)
+            message = f"removed {path}: it is not ready to be removed: {why}"
+            raise DeploymentError(message, code="NOT_READY", url=self._loaded.url, path=path)
         self._log.append(_logged(event))
         return removals.remove(i)
 
@@ -686,8 +687,8 @@ class Deployment:
         planned = facts.planned(comp)
         mine = (planned.supplies, planned.releases)
         if self._teardown is not None:
-            waits = self._removals.left_waiting(self._teardown + comp - 1)
-            return ComponentStatus(path(comp), state, *mine, removal_waits=waits)
+            left = self._removals.left_waiting(self._teardown + comp - 1)
+            return ComponentStatus(path(comp), state, *mine, removal_waits=left)
         if state in ("deployed", "ready"):
             return ComponentStatus(path(comp), state, *mine, later=self._later_paths(comp, planned))
         # The plan writes the paths of the values a component waits for in the order of facts.waits.

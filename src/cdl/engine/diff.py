@@ -42,7 +42,9 @@ def diff_loaded(old: Loaded, new: Loaded, rounds: Sequence[Round], select: str |
 
 
 def diff_systems(
-    versions: tuple[Loaded, Loaded], rounds: tuple[Sequence[Round], Sequence[Round]], systems: tuple[etree._Element | None, etree._Element | None]
+    versions: tuple[Loaded, Loaded],
+    rounds: tuple[Sequence[Round], Sequence[Round]],
+    systems: tuple[etree._Element | None, etree._Element | None],
 ) -> Diff:
     """What differs between two versions already resolved, each with its own
     ``rounds``: their systems as output trees (``build_output``'s cdl:system
