@@ -630,6 +630,7 @@ def test_cli_usage_errors_exit_1_not_2(tmp_path: Path) -> None:
         proc = run_cli(*args)
         assert proc.returncode == 1, args
         assert "Usage:" in proc.stderr and proc.stdout == ""
+        assert re.search(r"Error: \S", proc.stderr), proc.stderr  # click's own message, kept
     assert run_cli("diff", "--help").returncode == 0
 
 

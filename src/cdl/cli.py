@@ -313,6 +313,12 @@ def explain(
         click.echo("\n".join(e.to_text() for e in explanations), nl=False)
 
 
+class _DiffUsageError(click.UsageError):
+    """A usage error of ``cdl diff``, which exits 1 (2 is taken: differences)."""
+
+    exit_code = 1
+
+
 class _DiffCommand(_Command):
     """``cdl diff``: exit status 2 means differences (Terraform's
     ``-detailed-exitcode``), so a usage error exits 1, as every other error."""
@@ -321,8 +327,7 @@ class _DiffCommand(_Command):
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.UsageError as error:
-            error.exit_code = 1
-            raise
+            raise _DiffUsageError(error.format_message(), error.ctx) from None
 
 
 @main.command(cls=_DiffCommand)
