@@ -242,6 +242,11 @@ class Deployment:
             event = {"event": "deployed", "path": self._paths[comp], **_given(values, release)}
             if later:
                 event["later"] = _paths_list(later, "later")
+            replacing = self._replacing(comp, event["values"]) if comp in self._machine.changed else {}
+            if replacing:  # deployed again with other values: they reach what uses them
+                self._check_event()
+                check_text(event, self._loaded.url)
+                return self._named(self._move(self._loaded, _header_of(self._loaded), replacing, event))
             return self._named(self._commit(event))
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> list[str]:
@@ -285,22 +290,8 @@ class Deployment:
             self._check_event()
             self._refuse_torn_down("update")
             header = _header_of(loaded)
-            if header == _header_of(self._loaded):
-                return self._named(sorted(self._machine.ready))
-            fresh = deployment_of(loaded)
-            fresh._base = self._base + len(self._log)
-            values, release = self._carried(fresh)
-            old_loaded, old_log = self._loaded, self._log
-            try:
-                record = self._update_record(fresh, header, values, release)
-            except BaseException:
-                self._rebuild(old_log)  # the running version's trees were compared: made again
-                raise
-            fresh._carry_states(record)
-            fresh._log.append(_logged(record))
-            vars(self).update((name, value) for name, value in vars(fresh).items() if name not in _SESSION)
-            self._loaded = loaded
-            self._append(record, old_log, old_loaded)
+            if header != _header_of(self._loaded):
+                self._move(loaded, header)
             return self._named(sorted(self._machine.ready))
 
     def teardown(self) -> list[str]:
@@ -540,13 +531,60 @@ class Deployment:
 
     # -- carrying over (update) and taking down ------------------------------------------
 
-    def _carried(self, fresh: Deployment) -> tuple[dict[str, str], list[str]]:
-        """The values supplied so far and the references released, each by its
-        property's own path, that ``fresh`` (the new documents) still has,
-        given to ``fresh`` as one round; a value that no longer fits refuses
-        the update (the round's error, saying so)."""
+    def _move(
+        self, loaded: Loaded, header: dict[str, Any], replacing: Mapping[str, str] | None = None, then: dict[str, Any] | None = None
+    ) -> list[int]:
+        """Move the deployment to ``loaded`` (named by journal ``header``) as
+        one update event, the values supplied so far carried over (those of
+        ``replacing`` given their new values), then apply ``then`` (a changed
+        component's deployed event giving those values): made aside and put
+        in place only when all of it holds, else nothing changes. What
+        ``then`` made ready (``[]`` without it)."""
+        fresh = deployment_of(loaded)
+        fresh._base = self._base + len(self._log)
+        old_loaded, old_log = self._loaded, self._log
+        values, release = self._carried(fresh, replacing or {})
+        try:
+            record = self._update_record(fresh, header, values, release)
+            fresh._carry_states(record)
+            fresh._log.append(_logged(record))
+            became = fresh._apply(then, live=True) if then is not None else []
+        except BaseException:
+            self._rebuild(old_log)  # the running version's trees were taken apart to compare them
+            raise
+        vars(self).update((name, value) for name, value in vars(fresh).items() if name not in _SESSION)
+        self._loaded = loaded
+        self._append(record, old_log, old_loaded)
+        if then is not None:
+            self._append(then, self._log[:-1])
+        return became
+
+    def _replacing(self, comp: int, values: Mapping[str, str]) -> dict[str, str]:
+        """The values of changed component ``comp``'s deployed event that give
+        one of its own lazy properties another value than it has (by each
+        property's own path): deploying it again, it supplies them anew."""
+        prefixes = self._ws.ctx.prefixes
+        replacing: dict[str, str] = {}
+        for path, value in values.items():
+            try:
+                elements = select_path(self._ws, path, "set")
+            except DeployValueError:
+                continue  # refused as any event's value is, by the event
+            for el in elements:
+                supplied = self._supplied.get(el)
+                if self._owners.owner(el) == comp and supplied is not None and supplied[0] != value:
+                    replacing.update(dict.fromkeys(value_paths([el], prefixes), value))
+        return replacing
+
+    def _carried(self, fresh: Deployment, replacing: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+        """The values supplied so far (those of ``replacing`` with their new
+        values) and the references released, each by its property's own path,
+        that ``fresh`` (the new documents) still has, given to ``fresh`` as
+        one round; a value that no longer fits refuses the update (the
+        round's error, saying so)."""
         prefixes = self._ws.ctx.prefixes
         values = dict(zip(value_paths(self._supplied, prefixes), (value for value, _ in self._supplied.values())))
+        values.update(replacing)
         release = value_paths(self._released, prefixes)
         values = {path: value for path, value in values.items() if _selects(fresh._ws, path, "set")}
         release = [path for path in release if _selects(fresh._ws, path, "release")]
