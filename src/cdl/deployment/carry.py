@@ -130,28 +130,43 @@ def update_record(
     }
 
 
-def waiting_on(machine: Machine, comp: int) -> list[int]:
+def waiting_on(machine: Machine, comp: int, later: Mapping[int, Sequence[int]]) -> list[int]:
     """The components that wait on ``comp`` while it runs, so go before it
-    when the system is taken down: its parent, and the components that
-    wait for one of its lazy values (``removals``)."""
+    when the system is taken down: its parent, the siblings the plan puts
+    after it (``later``: :func:`later_siblings`), and the components that
+    wait for one of its lazy values: the plan's teardown order
+    (``Plan.teardown``), read as the deployment reads the plan."""
     waiting: dict[int, None] = {}
     parent = machine.parent[comp]
     if parent > 0:
         waiting[parent] = None
+    waiting.update(dict.fromkeys(later.get(comp, ())))
     for value in machine.owned.get(comp, ()):
         waiting.update((w, None) for w in machine.waiting[value] if w != comp)
     return list(waiting)
+
+
+def later_siblings(machine: Machine) -> dict[int, list[int]]:
+    """For each component, the siblings the plan puts after it (the plan's ``after``, the other way round)."""
+    later: dict[int, list[int]] = {}
+    for comp, before in machine.after.items():
+        for sibling in before:
+            later.setdefault(sibling, []).append(comp)
+    return later
 
 
 def _leaving(paths: ComponentPaths, machine: Machine, leaving: Sequence[int]) -> dict[str, list[str]]:
     """The components ``leaving`` (numbers of the running version), each with
     those among them that wait on it (:func:`waiting_on`)."""
     among = set(leaving)
-    return {paths[comp]: [paths[w] for w in waiting_on(machine, comp) if w in among] for comp in leaving}
+    later = later_siblings(machine)
+    return {paths[comp]: [paths[w] for w in waiting_on(machine, comp, later) if w in among] for comp in leaving}
 
 
 def removal_waits(machine: Machine) -> dict[int, list[int]]:
     """For taking the whole system down: for each component (by number,
     from 1, as a position from 0, as ``Removals.add`` takes it) those that
     wait on it (:func:`waiting_on`)."""
-    return {comp - 1: [w - 1 for w in waiting] for comp in range(1, len(machine.parent)) if (waiting := waiting_on(machine, comp))}
+    later = later_siblings(machine)
+    waits = ((comp, waiting_on(machine, comp, later)) for comp in range(1, len(machine.parent)))
+    return {comp - 1: [w - 1 for w in waiting] for comp, waiting in waits if waiting}

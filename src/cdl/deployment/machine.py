@@ -47,6 +47,8 @@ class Machine:
             for value in values:
                 self.waiting.setdefault(value, []).append(comp)
         self.owner = facts.owner
+        #: Per component, the siblings it comes after in the plan (the plan's lifted order).
+        self.after = facts.after
         #: The lazy values of each component that others wait for.
         self.owned: dict[int, list[etree._Element]] = {}
         for value in self.waiting:

@@ -3,12 +3,11 @@ sessions", "Teardown"): :class:`Removals` holds the components a deployment
 is removing, each ``removing`` until it is reported ``removed``, and ready
 to be removed once every component that waits on it is removed.
 
-What waits on a component, as the deployment reads it: its parent (a
-component is deployed after its children, so it goes before them) and the
-components that wait for one of its lazy values (they run with that
-value). Those are the waits of the plan before they are lifted to siblings,
-as a deployment's readiness reads them (``machine``): a tier nothing waits on
-may go while what reads its children's values still runs; the children wait.
+What waits on a component (``carry.waiting_on``): its parent (a
+component is deployed after its children, so it goes before them), the
+siblings the plan puts after it, and the components that wait for one of
+its lazy values (they run with that value): the order of the plan's
+teardown (``Plan.teardown``, ``cdl plan --teardown``).
 The waits are given once, when components begin to be removed, and only
 ever end (a component removed): each component counts those left, so a
 removal costs what waits on what it lets go.

@@ -597,6 +597,8 @@ class Deployment:
                     " deployment's values carry over: change the new documents, or begin a new journal"
                 )
                 error.args = (error.message,)
+            exc.message = exc.errors[0].message  # a group says its first error's message
+            exc.args = (exc.message,)
             raise
         return values, release
 
