@@ -5,14 +5,24 @@ the journal's update event (docs/semantics.md, "Deployment sessions")."""
 
 from __future__ import annotations
 
+import os
+import random
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
 
 import cdl
 from cdl.cli import main
+from strategies import Mutant, Seed, mutants
+from test_deploy_exact import assert_exact, deployable, unmutated
+
+#: How many edits the property test draws.
+EXAMPLES = int(os.environ.get("CDL_DEPLOY_EXAMPLES", "60"))
 
 ROOT = Path(__file__).resolve().parent.parent
 FARM = ROOT / "samples" / "webfarm"
@@ -266,3 +276,83 @@ def test_the_cli_updates_and_tears_down(farm: Path, tmp_path: Path) -> None:
     assert run("deploy", "teardown", v2, "--journal", journal).split() == ["/balancer", "/monitor"]
     assert run("deploy", "removed", v2, "/monitor", "--journal", journal) == ""
     assert run("deploy", "removable", v2, "--journal", journal).split() == ["/balancer"]
+
+
+# -- exactness: an update equals a fresh deployment of the new documents with the values carried over
+
+
+def deploy_some(deployment: cdl.Deployment, rounds: list[dict[str, Any]], rng: random.Random) -> None:
+    """The document's own rounds as supply events (refused ones skipped), then
+    some ready components deployed, in a random order."""
+    for step in rounds:
+        try:
+            deployment.supply(step.get("set", {}), step.get("release", []))
+        except cdl.CdlError:
+            pass
+    for _ in range(rng.randrange(0, 40)):
+        ready = deployment.ready()
+        if not ready:
+            break
+        path = rng.choice(ready)
+        try:  # a value the rounds gave already, say: refused, as a service may be
+            deployment.deployed(path, *values_for(deployment, path))
+        except cdl.CdlError:
+            pass
+
+
+def assert_update_exact(old_doc: cdl.Document, new_doc: cdl.Document, rng: random.Random, rounds: list[dict[str, Any]]) -> str:
+    """Deploy ``old_doc`` part way, update it to ``new_doc`` and check the
+    result against :func:`carried_oracle`; what happened, in a few words."""
+    deployment = old_doc.deploy()
+    deploy_some(deployment, rounds, rng)
+    carried = deployment.rounds
+    before = (deployment.status().to_data(), deployment.resolution().to_bytes())
+    try:
+        expected = carried_oracle(carried, new_doc)
+    except cdl.CdlError as error:
+        with pytest.raises(cdl.CdlError) as refused:
+            deployment.update(new_doc)
+        assert refused.value.code == error.code
+        assert (deployment.status().to_data(), deployment.resolution().to_bytes()) == before
+        return "refused: a carried value does not fit"
+    try:
+        deployment.update(new_doc)
+    except cdl.CdlError as error:  # the new documents do not plan (a cycle): refused, nothing changed
+        assert error.code in ("CYCLE", "PLAN_CYCLE", "LAZY_CYCLE"), error.render()
+        assert (deployment.status().to_data(), deployment.resolution().to_bytes()) == before
+        return "refused: the new documents do not plan"
+    assert deployment.resolution().to_bytes() == expected.to_bytes()
+    assert_exact(new_doc, deployment)
+    # A component is deployed after the update only if it was, with the same configuration.
+    old_states = {c["path"]: c["state"] for c in before[0]["components"]}
+    for comp in deployment.status().components:
+        if comp.state == "deployed":
+            assert old_states.get(comp.path) == "deployed", comp.path
+    return "updated, " + ("some changed" if any(c.state == "changed" for c in deployment.status().components) else "none changed")
+
+
+@pytest.mark.parametrize("sample", sorted(ROOT.glob("samples/*/system.cdl")), ids=lambda p: p.parent.name)
+def test_samples_updated_to_the_next_version(sample: Path) -> None:
+    nxt = sample.parent / "v2" / "system.cdl"
+    new = cdl.load(nxt if nxt.exists() else sample)
+    for seed in range(3):
+        assert assert_update_exact(cdl.load(sample), new, random.Random(seed), []).startswith("updated")
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.data())
+def test_random_documents_updated_to_random_edits(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject) -> None:
+    """The conformance cases with rounds and the samples (a seed of the
+    corpus that deploys), deployed part way, then updated to an edit of
+    themselves: exact, or refused with nothing changed."""
+    seed: Seed = data.draw(st.sampled_from(deployable()))
+    edit: Mutant = data.draw(mutants(byte_ops=False, max_xml_ops=3, seed=seed))
+    base = tmp_path_factory.mktemp("update")
+    old_main, new_main = unmutated(seed).write(base / "old"), edit.write(base / "new")
+    try:
+        new_doc = cdl.load(new_main)
+        new_doc.resolve()
+    except cdl.CdlError:
+        assume(False)
+    rng = random.Random(data.draw(st.integers(0, 1 << 16)))
+    event(assert_update_exact(cdl.load(old_main), new_doc, rng, [dict(r) for r in seed.rounds]))
