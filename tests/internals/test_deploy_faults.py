@@ -40,7 +40,7 @@ def test_a_rebuild_that_fails_half_way_leaves_nothing_half_done(farm: Path, monk
         raise MemoryError("while replaying")
 
     monkeypatch.setattr(Journal, "append", full_disk)
-    monkeypatch.setattr(engine, "_event", failing)  # how the rebuild reads each event it replays
+    monkeypatch.setattr(engine, "event_of", failing)  # how the rebuild reads each event it replays
     with pytest.raises(MemoryError):
         deployment.deployed("/monitor", supplies(deployment, "/monitor"))
     monkeypatch.undo()
