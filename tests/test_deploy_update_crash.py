@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import random
-import select
 import shutil
 import signal
 import subprocess
@@ -29,6 +28,7 @@ from typing import Any
 import pytest
 
 import cdl
+from test_deploy_crash import Lines, say
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL")
 
@@ -36,10 +36,6 @@ ROOT = Path(__file__).resolve().parent.parent
 OLD = ROOT / "samples" / "webfarm" / "system.cdl"
 NEW = ROOT / "samples" / "webfarm" / "v2" / "system.cdl"
 KILLS = 32
-
-
-def _say(line: str) -> None:
-    os.write(1, (line + "\n").encode())  # unbuffered: a fork copies no buffer, a kill loses none
 
 
 def _updater(old: cdl.Document, new: cdl.Document, journal: str, seed: int, midwrite: bool) -> None:
@@ -50,15 +46,15 @@ def _updater(old: cdl.Document, new: cdl.Document, journal: str, seed: int, midw
             if b'"update"' not in data:
                 return real(fd, data, offset)
             written = real(fd, data[: random.Random(seed).randrange(1, len(data))], offset)
-            _say("midwrite")
+            say("midwrite")
             time.sleep(60)
             return written
 
         os.pwrite = pwrite  # type: ignore[assignment]
     with old.deploy(journal=journal) as deployment:
-        _say("open")
+        say("open")
         deployment.update(new)
-        _say("updated")
+        say("updated")
     time.sleep(60)
 
 
@@ -73,26 +69,9 @@ def zygote(old_file: str, new_file: str) -> None:
                 _updater(old, new, journal, int(seed), mode == "midwrite")
             finally:
                 os._exit(0)
-        _say(f"pid {pid}")
+        say(f"pid {pid}")
         _pid, status = os.waitpid(pid, 0)
-        _say(f"exit {os.waitstatus_to_exitcode(status)}")
-
-
-class _Lines:
-    """The lines of a pipe, read with a deadline."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd, self._buffer = fd, b""
-
-    def next(self) -> str:
-        deadline = time.monotonic() + 120
-        while b"\n" not in self._buffer:
-            ready, _, _ = select.select([self._fd], [], [], max(0.0, deadline - time.monotonic()))
-            chunk = os.read(self._fd, 1 << 16) if ready else b""
-            assert chunk, "the zygote stopped talking"
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return line.decode()
+        say(f"exit {os.waitstatus_to_exitcode(status)}")
 
 
 def _state(doc: cdl.Document, journal: Path) -> tuple[Any, bytes] | None:
@@ -125,7 +104,7 @@ def test_an_update_killed_at_any_moment_leaves_one_version(tmp_path: Path) -> No
         [sys.executable, __file__, "zygote", str(OLD), str(NEW)], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
     assert zygote_process.stdin is not None and zygote_process.stdout is not None
-    lines = _Lines(zygote_process.stdout.fileno())
+    lines = Lines(zygote_process.stdout.fileno())
     rng = random.Random(32)
     outcomes: dict[str, int] = {"old": 0, "new": 0}
     try:

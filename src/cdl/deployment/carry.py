@@ -68,19 +68,35 @@ def _key(path: str) -> str:
     return path[:at] if at > 0 and "...(" in path else path
 
 
+def matched(paths: ComponentPaths, parent: Sequence[int], new_paths: ComponentPaths) -> tuple[list[str], list[int | None]]:
+    """Each component of the running version (``paths``, ``parent``: each
+    one's parent, by number) with its path, and the component of the new
+    version (``new_paths``) with that path, or None: found step by step,
+    each among the children of its parent's match, as
+    :meth:`ComponentPaths.find` reads a path (a parent's number is below its
+    children's). Index 0 is the system."""
+    names = [paths[comp] for comp in range(len(paths))]
+    found: list[int | None] = [0] * len(paths)
+    for comp in range(1, len(paths)):
+        up = found[parent[comp]]
+        found[comp] = None if up is None else new_paths.find_child(up, paths.step(comp))
+    return names, found
+
+
 def update_record(
     header: Mapping[str, Any],
     values: Mapping[str, str],
     release: Sequence[str],
-    old: tuple[ComponentPaths, Machine, Mapping[int, Sequence[str]], Removals],
-    new_paths: ComponentPaths,
+    old: tuple[Sequence[str], Machine, Mapping[int, Sequence[str]], Removals],
+    found: Sequence[int | None],
     diff: Diff,
 ) -> dict[str, Any]:
     """The ``update`` event moving a deployment to the documents of
     ``header``: ``values`` and ``release`` (the values that carry over, as
     paths of the new documents), and from the running version (``old``: its
-    paths, machine, the paths of each deployed component's values still to
-    come, and its removals) the state of each component, by path: deployed
+    components' paths, machine, the paths of each deployed component's values
+    still to come, and its removals; ``found``: the new version's component
+    with each one's path, :func:`matched`) the state of each component, by path: deployed
     or failed when its configuration is the same in ``diff`` (``changed``
     kept with what changed before), ``changed`` when it was deployed and its
     configuration changed (with what changed and why), and, for each
@@ -88,7 +104,7 @@ def update_record(
     update left removing), ``removing``, with the components leaving with it
     that wait on it."""
     paths, machine, later, removals = old
-    found = {_key(c.path): c for c in diff.components}
+    changes = {_key(c.path): c for c in diff.components}
     deployed: list[str] = []
     failed: dict[str, str] = {}
     later_values: dict[str, list[str]] = {}
@@ -96,12 +112,12 @@ def update_record(
     leaving: list[int] = []
     for comp in range(1, len(paths)):
         path = paths[comp]
-        if not isinstance(new_paths.find(path), int):
+        if found[comp] is None:
             leaving.append(comp)
             continue
         state = machine.state(comp)
         before = machine.changed.get(comp, ())
-        change = found.get(_key(path))
+        change = changes.get(_key(path))
         if change is not None and change.change == "changed":
             if state in ("deployed", "changed") or comp in machine.changed:
                 changed[path] = [*before, *change_lines(diff, change)]
@@ -155,7 +171,7 @@ def later_siblings(machine: Machine) -> dict[int, list[int]]:
     return later
 
 
-def _leaving(paths: ComponentPaths, machine: Machine, leaving: Sequence[int]) -> dict[str, list[str]]:
+def _leaving(paths: Sequence[str], machine: Machine, leaving: Sequence[int]) -> dict[str, list[str]]:
     """The components ``leaving`` (numbers of the running version), each with
     those among them that wait on it (:func:`waiting_on`)."""
     among = set(leaving)

@@ -18,12 +18,12 @@ for. An event costs what depends on it, not the size of the system.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lxml import etree
 
-from ..deployment.carry import removal_waits, update_record, value_paths
+from ..deployment.carry import matched, removal_waits, update_record, value_paths
 from ..deployment.machine import Machine
 from ..deployment.owners import Owners
 from ..deployment.removals import Removals
@@ -242,10 +242,14 @@ class DeploymentState:
             raise
         return values, release
 
-    def _update_record(self, fresh: DeploymentState, header: dict[str, Any], values: dict[str, str], release: list[str]) -> dict[str, Any]:
+    def _update_record(
+        self, fresh: DeploymentState, header: dict[str, Any], values: dict[str, str], release: list[str]
+    ) -> tuple[dict[str, Any], dict[str, int]]:
         """The update event moving this deployment to ``fresh``'s documents
-        (``fresh`` given the carried ``values`` and ``release``): the two
-        versions compared (this one's trees taken apart for it)."""
+        (``fresh`` given the carried ``values`` and ``release``), the two
+        versions compared (this one's trees taken apart for it), and the
+        number in ``fresh`` of each component path it names."""
+        names, found = matched(self.paths, self.machine.parent, fresh.paths)  # before the trees are taken apart
         prefixes = self.ws.ctx.prefixes
         is_pending, held = self.resolver.is_pending, self.owners.held
         later = {c: value_paths([el for el in els if is_pending(held[el][0])], prefixes) for c, els in self.later.items()}
@@ -265,9 +269,9 @@ class DeploymentState:
             )
         diff = diff_systems((self.loaded, fresh.loaded), (self.rounds, fresh.rounds), (old.find(T_SYSTEM), new.find(T_SYSTEM)))
         del old, new
-        record = update_record(header, values, release, (self.paths, self.machine, later, self.removals), fresh.paths, diff)
+        record = update_record(header, values, release, (names, self.machine, later, self.removals), found, diff)
         record["seq"] = fresh.base + 1
-        return record
+        return record, {names[comp]: number for comp, number in enumerate(found) if number}
 
     def _carry(self, event: dict[str, Any]) -> list[int]:
         """Apply an update event to a deployment of its documents that has
@@ -278,9 +282,11 @@ class DeploymentState:
         self.log.append(logged(event))
         return []
 
-    def _carry_states(self, event: dict[str, Any]) -> None:
-        """The states an update event carries over, put on this deployment's machine and removals."""
-        machine, find = self.machine, self.component
+    def _carry_states(self, event: dict[str, Any], find: Callable[[str], int] | None = None) -> None:
+        """The states an update event carries over, put on this deployment's
+        machine and removals (``find``: each component's number by its path,
+        when known; else :meth:`component`)."""
+        machine, find = self.machine, find or self.component
         for path, lines in event["changed"].items():
             machine.changed[find(path)] = tuple(lines)
         for path in event["deployed"]:
@@ -469,8 +475,8 @@ class DeploymentState:
         fresh.base = self.base + len(self.log)
         values, release = self._carried(fresh, replacing)
         self.spoiled = True  # from here on: its trees are taken apart
-        record = self._update_record(fresh, header, values, release)
-        fresh._carry_states(record)
+        record, numbers = self._update_record(fresh, header, values, release)
+        fresh._carry_states(record, numbers.__getitem__)
         fresh.log.append(logged(record))
         return fresh, record
 
