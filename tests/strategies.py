@@ -642,8 +642,11 @@ def _round_paths(root: etree._Element) -> list[str]:
 
 
 @st.composite
-def mutants(draw: st.DrawFn, max_xml_ops: int = 4, byte_ops: bool = True) -> Mutant:
-    seed: Seed = draw(st.sampled_from(corpus()))
+def mutants(draw: st.DrawFn, max_xml_ops: int = 4, byte_ops: bool = True, seed: Seed | None = None) -> Mutant:
+    """A corpus entry (or ``seed``) edited: XML operations, byte damage
+    (``byte_ops``), and deploy-time rounds."""
+    if seed is None:
+        seed = draw(st.sampled_from(corpus()))
     data = _Drawer(draw)
     files = dict(seed.files)
     ops: list[str] = []

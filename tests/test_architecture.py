@@ -191,3 +191,22 @@ def test_the_tests_outside_internals_use_only_the_public_modules() -> None:
     )
     assert private == [], "move these tests to tests/internals/ or test through the public API:\n" + "\n".join(private)
     assert (TESTS / "internals" / "inside.py").is_file()
+
+
+#: The longest a class and a function may be, in lines (the developers' guide:
+#: classes under 450 lines, functions of 80 at most).
+CLASS_LINES, FUNCTION_LINES = 449, 80
+
+
+def test_classes_and_functions_stay_short() -> None:
+    """Every class of the package is under 450 lines and every function at
+    most 80 (a session and its state are two classes, not one of 750 lines)."""
+    long: list[str] = []
+    for name, path in sorted(MODULES.items()):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                limit = CLASS_LINES if isinstance(node, ast.ClassDef) else FUNCTION_LINES
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > limit:
+                    long.append(f"{name}:{node.lineno} {node.name}: {lines} lines (at most {limit})")
+    assert not long, "\n".join(long)

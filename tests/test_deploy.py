@@ -308,7 +308,7 @@ def test_status_shapes(farm: cdl.Document, tmp_path: Path) -> None:
     deployment.deployed("/db", {"db/hostname": "db1"})
     deployment.failed("/monitor", "no quota")
     data = deployment.status().to_data()
-    assert data["counts"] == {"waiting": 4, "ready": 1, "deployed": 1, "failed": 1, "blocked": 0}
+    assert data["counts"] == {"waiting": 4, "ready": 1, "deployed": 1, "failed": 1, "blocked": 0, "changed": 0, "removing": 0, "removed": 0}
     app1 = next(c for c in data["components"] if c["path"] == "/apps/app1")
     assert app1 == {
         "path": "/apps/app1",
@@ -321,6 +321,8 @@ def test_status_shapes(farm: cdl.Document, tmp_path: Path) -> None:
         "upstream": [],
         "reason": None,
         "later": [],
+        "changes": [],
+        "removal_waits": [],
     }
     text = deployment.status().to_text()
     assert "failed   /monitor  (reason: no quota)" in text

@@ -131,7 +131,7 @@ def test_status_says_why_each_component_waits(farm: Path) -> None:
     assert one == [app1]
     data = json.loads(deploy(farm, "status", "apps/schema", "--format", "json").stdout)
     assert [c["state"] for c in data["components"]] == ["ready"]
-    assert data["counts"] == {"waiting": 0, "ready": 1, "deployed": 0, "failed": 0, "blocked": 0}
+    assert data["counts"] == {"waiting": 0, "ready": 1, "deployed": 0, "failed": 0, "blocked": 0, "changed": 0, "removing": 0, "removed": 0}
 
 
 def test_status_pictures_are_the_plans_coloured_by_state(farm: Path) -> None:

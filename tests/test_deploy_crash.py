@@ -127,7 +127,7 @@ def is_large(path: str, seed: int, first: bool) -> bool:
     return first or random.Random(f"size{seed}{path}").random() < 0.2
 
 
-def _say(line: str) -> None:
+def say(line: str) -> None:
     os.write(1, (line + "\n").encode())  # unbuffered: a fork copies no buffer, a kill loses none
 
 
@@ -142,7 +142,7 @@ def _writer(doc: cdl.Document, journal: str, seed: int, midwrite: bool) -> None:
             if len(data) < 100_000:
                 return real(fd, data, offset)
             written = real(fd, data[: random.Random(seed).randrange(1, len(data))], offset)
-            _say("midwrite")
+            say("midwrite")
             time.sleep(60)
             return written
 
@@ -151,8 +151,8 @@ def _writer(doc: cdl.Document, journal: str, seed: int, midwrite: bool) -> None:
         for number, path in enumerate(deployment.ready()):
             value = value_for(path, seed, is_large(path, seed, midwrite and number == 0))
             deployment.deployed(path, {path[1:] + "/v": value})
-            _say(f"ack {path} {hashlib.sha256(value.encode()).hexdigest()}")
-    _say("done")
+            say(f"ack {path} {hashlib.sha256(value.encode()).hexdigest()}")
+    say("done")
     time.sleep(60)
 
 
@@ -168,12 +168,12 @@ def zygote(file: str) -> None:
                 _writer(doc, journal, int(seed), mode == "midwrite")
             finally:
                 os._exit(0)
-        _say(f"pid {pid}")
+        say(f"pid {pid}")
         _pid, status = os.waitpid(pid, 0)
-        _say(f"exit {os.waitstatus_to_exitcode(status)}")
+        say(f"exit {os.waitstatus_to_exitcode(status)}")
 
 
-class _Lines:
+class Lines:
     """The lines of a pipe, read with a deadline."""
 
     def __init__(self, fd: int) -> None:
@@ -196,7 +196,7 @@ def test_forty_kills_at_random_moments_lose_nothing_acknowledged(tmp_path: Path)
         [sys.executable, __file__, "zygote", str(tmp_path / "wide.cdl")], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
     assert zygote_process.stdin is not None and zygote_process.stdout is not None
-    lines = _Lines(zygote_process.stdout.fileno())
+    lines = Lines(zygote_process.stdout.fileno())
     rng = random.Random(30)
     doc = cdl.load(tmp_path / "wide.cdl")
     journal, seeds, acknowledged = tmp_path / "wide-0.journal", [], {}

@@ -67,7 +67,7 @@ def ready_again(deployment: cdl.Deployment, plan: cdl.Plan) -> list[str]:
 
     ready = []
     for comp in components:
-        if comp.state in ("deployed", "failed", "blocked"):
+        if comp.state in ("deployed", "failed", "blocked", "removing", "removed"):
             continue
         again = now[comp.path]
         # Elements a released reference copied in after the deployment opened

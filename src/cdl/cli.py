@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import click
 
 from . import Document, Limits, Resolution, load
+from .deployment.journal import Journal
 from .errors import CdlError
 from .loading.files import write_atomically
 from .resolution.output import data_json
@@ -550,6 +551,74 @@ def deploy_set(file: str, journal: str, wait: float, values: dict[str, str], rel
         raise click.UsageError("give at least one --set or --release")
     with _deployment(file, journal, wait, options) as deployment:
         _echo_paths(deployment.supply(values, release))
+
+
+@deploy.command("update")
+@_session_options
+@click.option(
+    "--from",
+    "running",
+    type=click.Path(dir_okay=False),
+    help="The documents the deployment runs now (default: the main document its journal names, as it was given).",
+)
+@_load_options
+@_reports_errors
+def deploy_update(file: str, journal: str, wait: float, running: str | None, **options: Any) -> None:
+    """Move the deployment to FILE, the system's next version, as one event.
+
+    The values supplied so far carry over, and the state of every component
+    whose configuration is the same; one deployed whose configuration changed
+    is `changed` (status says what and why), one FILE no longer has is
+    `removing`. Prints the components ready now (to deploy, or to deploy again),
+    one path per line.
+    """
+    new = _load(file, dict(options))
+    if running is None:
+        documents = Journal.documents(journal, wait)
+        if not documents:
+            raise click.UsageError(f"{journal} records no documents yet: there is nothing to update")
+        running = documents[0]
+    with _deployment(running, journal, wait, options) as deployment:
+        _echo_paths(deployment.update(new))
+
+
+@deploy.command("teardown")
+@_session_options
+@_load_options
+@_reports_errors
+def deploy_teardown(file: str, journal: str, wait: float, **options: Any) -> None:
+    """Begin taking the whole system down, as one event.
+
+    Every component is `removing` until reported with `cdl deploy removed`;
+    one may be removed once everything that waits on it is. Prints the
+    components that may be removed now, one path per line.
+    """
+    with _deployment(file, journal, wait, options) as deployment:
+        _echo_paths(deployment.teardown())
+
+
+@deploy.command("removed")
+@_session_options
+@click.argument("component")
+@_load_options
+@_reports_errors
+def deploy_removed(file: str, journal: str, wait: float, component: str, **options: Any) -> None:
+    """Record that COMPONENT is removed (taken down, or left by an update).
+
+    Prints the components that may be removed now because of it, one path per line.
+    """
+    with _deployment(file, journal, wait, options) as deployment:
+        _echo_paths(deployment.removed(component))
+
+
+@deploy.command("removable")
+@_session_options
+@_load_options
+@_reports_errors
+def deploy_removable(file: str, journal: str, wait: float, **options: Any) -> None:
+    """Print the components that may be removed now, one path per line."""
+    with _deployment(file, journal, wait, options, read_only=True) as deployment:
+        _echo_paths(deployment.removable())
 
 
 @deploy.command("config")

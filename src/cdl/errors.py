@@ -87,8 +87,11 @@ CODES: dict[str, str] = {
     "PLAN_ANCESTOR_WAIT": "a component waits for a deploy-time value of its own ancestor, which is deployed only after it",
     # deployment sessions (Document.deploy)
     "COMPONENT_NOT_FOUND": "a deployment event, or cdl diff --select, names no component of the plan",
-    "NOT_READY": "a deployment event names a component that is not ready (it waits, is deployed, failed or blocked)",
+    "NOT_READY": "a deployment event names a component that is not ready (it waits, is deployed, failed or blocked;"
+    " or, to be removed, others that wait on it are still there)",
     "NOT_FAILED": "retry names a component that has not failed",
+    "NOT_REMOVING": "removed names a component that is not being removed (no teardown, and no update removed it)",
+    "TORN_DOWN": "an update or values are given to a deployment being taken down (teardown): it deploys nothing more",
     "SET_CONFLICT": "a deploy-time value differs from the one already supplied for that lazy property, or one round names a property twice",
     "VALUES_MISSING": "a component is reported deployed without a lazy value it supplies or releases, and without saying it comes later",
     "NOT_OWNER": "a component's deployment reports a lazy value of another component (or of a template): give it with supply",
@@ -104,7 +107,8 @@ CODES: dict[str, str] = {
     "BAD_SELECT": "a path given to explain or --select is not written as LIST/child/...",
     "SELECT_NOT_FOUND": "a path given to explain or --select selects no property",
     # deployment journals (Document.deploy(journal=...), cdl deploy --journal)
-    "JOURNAL_MISMATCH": "a deployment journal was begun with other documents or catalogs than those loaded now",
+    "JOURNAL_MISMATCH": "a deployment journal was begun (or last updated) with other documents or catalogs than those loaded"
+    " now: open it with those, or move it to these with update",
     "JOURNAL_CORRUPT": "a line of a deployment journal is malformed or was changed (its checksum differs), but a last line cut short",
     "JOURNAL_LOCKED": "a deployment journal is in use by another process or another open deployment (still, after --wait seconds)",
     "NOT_JOURNAL": "the file given as a deployment journal is not one (its first line is no journal header); it is left as it was",

@@ -94,7 +94,7 @@ def counted_attempts() -> Iterator[list[int]]:
 
 def machine_of(deployment: cdl.Deployment) -> Machine:
     """The states of a deployment's components, by number (``deployment.machine``)."""
-    return deployment._machine
+    return deployment._state.machine
 
 
 @contextmanager

@@ -69,6 +69,12 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "supply": ("values", "release"),
     "failed": ("path", "reason"),
     "retry": ("path",),
+    # issue 32: a deployment moved to other documents, with everything it
+    # carries over (replay begins here: the earlier events need the old
+    # documents); taking the system down, and each component removed.
+    "update": ("documents", "catalogs", "values", "release", "deployed", "failed", "later_values", "changed", "removing"),
+    "teardown": (),
+    "removed": ("path",),
 }
 
 #: Fields an event may leave out: a ``deployed`` event's ``later`` (written only when not empty).
@@ -87,6 +93,19 @@ def _is_text_map(value: Any) -> bool:
     return type(value) is dict and all(type(v) is str for v in value.values())
 
 
+def _is_texts_map(value: Any) -> bool:
+    return type(value) is dict and all(_is_texts(v) for v in value.values())
+
+
+def _is_digests(key: str) -> Callable[[Any], bool]:
+    def holds(value: Any) -> bool:
+        return type(value) is list and all(
+            type(e) is dict and set(e) == {key, "sha256"} and all(type(v) is str for v in e.values()) for e in value
+        )
+
+    return holds
+
+
 #: Each field of an event: what it holds, in words, and the exact test of it.
 FIELD_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "path": ("a string", _is_text),
@@ -94,6 +113,13 @@ FIELD_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "values": ("an object of strings", _is_text_map),
     "release": ("a list of strings", _is_texts),
     "later": ("a list of strings", _is_texts),
+    "documents": ("a list of {url, sha256} objects of strings", _is_digests("url")),
+    "catalogs": ("a list of {path, sha256} objects of strings", _is_digests("path")),
+    "deployed": ("a list of strings", _is_texts),
+    "failed": ("an object of strings", _is_text_map),
+    "later_values": ("an object of lists of strings", _is_texts_map),
+    "changed": ("an object of lists of strings", _is_texts_map),
+    "removing": ("an object of lists of strings", _is_texts_map),
 }
 
 #: Every header begins with these bytes (both versions): a file that does not is no journal.
@@ -219,7 +245,7 @@ class Journal:
             if read.header is None:
                 journal._begin(header)
             else:
-                _check_header(name, read.header, header)
+                _check_header(name, read.header, read.events, header)
         except BaseException:
             journal.close()
             raise
@@ -243,8 +269,30 @@ class Journal:
             os.close(fd)
         read = _parse(name, data, header)
         if read.header is not None:
-            _check_header(name, read.header, header)
+            _check_header(name, read.header, read.events, header)
         return read.events, read.notes
+
+    @classmethod
+    def documents(cls, path: str | os.PathLike[str], wait: float = 0.0) -> list[str]:
+        """The documents the deployment recorded at ``path`` runs now (those
+        of its header, or of its last update), the main one first, as their
+        URLs were given; read as :meth:`read` reads. Raises JournalError
+        (NOT_JOURNAL, JOURNAL_CORRUPT, JOURNAL_LOCKED); LoadError (IO_ERROR)
+        when it cannot be read, a missing file included."""
+        name = os.fspath(path)
+        try:
+            fd = _open_file(name, os.O_RDONLY)
+        except FileNotFoundError as exc:
+            raise io_error(name, exc, "cannot open the journal") from None
+        try:
+            _lock(fd, name, fcntl.LOCK_SH, wait)
+            data = _read_all(fd, name)
+        finally:
+            os.close(fd)
+        read = _parse(name, data, {"format": FORMAT, "version": VERSION, "documents": [], "catalogs": []})
+        if read.header is None:
+            return []
+        return [d["url"] for d in _running(read.header, read.events)[0]["documents"]]
 
     def _begin(self, header: Mapping[str, Any]) -> None:
         line, checksum = _encode(header, VERSION, 0)
@@ -616,17 +664,39 @@ def _event_problem(event: Mapping[str, Any], own: tuple[str, ...] = ("event",)) 
     return None
 
 
-def _check_header(name: str, recorded: Mapping[str, Any], header: Mapping[str, Any]) -> None:
-    """Refuse a journal begun with other documents or catalogs than ``header`` names."""
-    changes = _changes("document", recorded["documents"], header["documents"], "url")
-    changes += _changes("catalog", recorded["catalogs"], header["catalogs"], "path")
+def _running(header: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], int | None]:
+    """The documents and catalogs a journal's deployment runs now (its last
+    update's, else its header's), and the number of that update (None: none)."""
+    for event in reversed(events):
+        if event["event"] == "update":
+            return event, event["seq"]
+    return header, None
+
+
+def last_update(events: Sequence[Mapping[str, Any]]) -> int:
+    """The position in ``events`` of the last update (replay begins there: it
+    carries over everything before it), or 0."""
+    for i in range(len(events) - 1, -1, -1):
+        if events[i]["event"] == "update":
+            return i
+    return 0
+
+
+def _check_header(name: str, recorded: Mapping[str, Any], events: Sequence[Mapping[str, Any]], header: Mapping[str, Any]) -> None:
+    """Refuse a journal whose deployment runs other documents or catalogs
+    than ``header`` names (those it was begun with, or last updated to)."""
+    running, update = _running(recorded, events)
+    changes = _changes("document", running["documents"], header["documents"], "url")
+    changes += _changes("catalog", running["catalogs"], header["catalogs"], "path")
     if changes:
+        since = "was begun with" if update is None else f"was updated (event {update}) to"
         raise JournalError(
-            "the journal was begun with other documents: " + "; ".join(changes)
-            + ". Finish that deployment with those documents, or begin a new journal",
+            f"the journal {since} other documents: " + "; ".join(changes)
+            + ". Open it with the documents it runs; to move the deployment to these, update it"
+            " (cdl deploy update FILE --journal J; Deployment.update); or begin a new journal",
             code="JOURNAL_MISMATCH",
             url=name,
-            line=1,
+            line=1 if update is None else update + 1,
         )
 
 
@@ -636,7 +706,7 @@ def _changes(what: str, recorded: Sequence[Mapping[str, str]], now: Sequence[Map
     changes = []
     for then, current in zip(recorded, now):
         if then["sha256"] != current["sha256"]:
-            changes.append(f"{what} {current[key]} changed since the journal began")
+            changes.append(f"{what} {current[key]} changed (its SHA-256 is not the one the journal recorded)")
     for then in recorded[len(now) :]:
         changes.append(f"{what} {then[key]} is no longer loaded")
     for current in now[len(recorded) :]:

@@ -1,8 +1,10 @@
 """The states of a deployment's components (docs/semantics.md, "Deployment
 sessions"): :class:`Machine` moves each component, by its number in the
 plan (``planning.plan.PlanFacts``), through waiting, ready, deployed, failed
-and blocked, counting for each what it still waits for, and keeping for
-each failure what it blocks.
+and blocked (and changed, after an update: deployed in a configuration
+that changed, to deploy again once ready), counting for each what it still
+waits for, and keeping for each failure what it blocks. Components taken
+down are ``removals``'.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ class Machine:
             for value in values:
                 self.waiting.setdefault(value, []).append(comp)
         self.owner = facts.owner
+        #: Per component, the siblings it comes after in the plan (the plan's lifted order).
+        self.after = facts.after
         #: The lazy values of each component that others wait for.
         self.owned: dict[int, list[etree._Element]] = {}
         for value in self.waiting:
@@ -62,11 +66,16 @@ class Machine:
         self.blocks: dict[int, dict[int, int]] = {}
         #: Each blocked component, with the failed components that block it.
         self.blocked: dict[int, set[int]] = {}
+        #: Each component deployed in a configuration an update changed (to
+        #: deploy again), with what changed and why, one line each.
+        self.changed: dict[int, tuple[str, ...]] = {}
 
     def state(self, comp: int) -> ComponentState:
         done = self.done[comp]
         if done is not None:
             return done
+        if comp in self.changed:
+            return "changed"
         if comp in self.ready:
             return "ready"
         return "blocked" if comp in self.blocked else "waiting"
@@ -99,6 +108,7 @@ class Machine:
     def deploy(self, comp: int) -> list[int]:
         """Mark ``comp`` (ready) deployed: the components that became ready."""
         self.ready.discard(comp)
+        self.changed.pop(comp, None)
         self.done[comp] = "deployed"
         parent = self.parent[comp]
         if parent > 0:

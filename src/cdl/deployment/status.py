@@ -15,7 +15,7 @@ from ..planning.plan import Plan
 from ..planning.render import to_dot, to_mermaid
 
 #: A component's state (``cdl.ComponentState``; docs/semantics.md, "Deployment sessions").
-ComponentState: TypeAlias = Literal["waiting", "ready", "deployed", "failed", "blocked"]
+ComponentState: TypeAlias = Literal["waiting", "ready", "deployed", "failed", "blocked", "changed", "removing", "removed"]
 
 #: The states, in the order status counts them.
 STATES: tuple[ComponentState, ...] = get_args(ComponentState)
@@ -28,7 +28,9 @@ class ComponentStatus:
     Attributes:
         path: the component, written as ``cdl plan`` writes it (``[k]`` after
             a name that ``k - 1`` earlier siblings share).
-        state: 'waiting', 'ready', 'deployed', 'failed' or 'blocked'.
+        state: 'waiting', 'ready', 'deployed', 'failed', 'blocked', 'changed'
+            (deployed, in a configuration an update changed: to deploy
+            again), 'removing' (to take down) or 'removed'.
         supplies: its lazy properties (as the plan's ``supplies``): the
             values to give when it is reported deployed.
         releases: its lazy references (as the plan's ``releases``).
@@ -42,6 +44,12 @@ class ComponentStatus:
         reason: for a failed component, the reason given.
         later: for a deployed component, the lazy values its deployment said
             come later (given with ``supply``) that still have none.
+        changes: for a changed component (deployed in a configuration an
+            update changed), what changed and why, one line each: each value
+            that differs, its old and new value and the numbers of its
+            causes, then each cause (as ``cdl diff`` writes them).
+        removal_waits: for a removing component, the components whose
+            removal it still waits for (those that wait on it).
     """
 
     path: str
@@ -54,6 +62,8 @@ class ComponentStatus:
     upstream: tuple[tuple[str, str], ...] = ()
     reason: str | None = None
     later: tuple[str, ...] = ()
+    changes: tuple[str, ...] = ()
+    removal_waits: tuple[str, ...] = ()
 
     def to_data(self) -> dict[str, Any]:
         """Plain data: the attributes, ``waits_for`` and ``upstream`` as lists of dicts."""
@@ -68,12 +78,18 @@ class ComponentStatus:
             "upstream": [{"path": path, "reason": reason} for path, reason in self.upstream],
             "reason": self.reason,
             "later": list(self.later),
+            "changes": list(self.changes),
+            "removal_waits": list(self.removal_waits),
         }
 
     def why(self) -> str:
         """Why it is in its state, in one line (empty for ready, and for deployed
         unless values it supplies come later)."""
         parts = []
+        if self.changes:
+            parts.append("changed: " + "; ".join(self.changes))
+        if self.removal_waits:
+            parts.append("removed after " + ", ".join(self.removal_waits))
         if self.later:
             parts.append("later: " + ", ".join(self.later))
         if self.reason is not None:

@@ -1,10 +1,13 @@
 """Deployment sessions: the plan as a live state machine (issue 24).
 
 Entry point: :meth:`cdl.Document.deploy`, which makes a :class:`Deployment`.
-A Deployment holds the resolution of the document with every deploy-time
-value supplied so far and moves each component of the plan (``src/cdl/planning/plan.py``,
-spec sections 4 and 7.5) through the states waiting, ready, deployed, failed
-and blocked. The rules are in docs/semantics.md, "Deployment sessions".
+A Deployment is the session (its lock, its journal, making the state again
+after a failure) around a :class:`~cdl.engine.deployment_state.DeploymentState`:
+the resolution of the document with every deploy-time value supplied so far,
+each component of the plan (``src/cdl/planning/plan.py``, spec sections 4
+and 7.5) moving through the states waiting, ready, deployed, failed and
+blocked (changed, removing and removed: issue 32, update and teardown). The
+rules are in docs/semantics.md, "Deployment sessions".
 
 Incremental: the working trees and the reference resolver of the resolution
 stay alive across events (``src/cdl/engine/document.py`` :func:`live_resolution` copies
@@ -31,19 +34,14 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, overload
 
-from lxml import etree
-
-from ..deployment.journal import Journal, check_text, journal_header
-from ..deployment.machine import Machine
-from ..deployment.owners import Owners
-from ..deployment.status import ComponentStatus, DeploymentStatus, counted_states
+from ..deployment.journal import Journal, check_text, journal_header, last_update
+from ..deployment.status import DeploymentStatus
 from ..errors import CdlError, DeploymentError, DeployValueError, JournalError
-from ..model.items import holder_of
-from ..model.suggest import did_you_mean
-from ..planning.plan import Plan, PlannedComponent, build_plan_facts
-from ..resolution.laziness import CheckedRound, Round, apply_round, check_round, left_unresolved, select_path
+from ..planning.plan import Plan
+from ..resolution.laziness import Round, left_unresolved
 from ..resolution.output import build_output, to_bytes, to_data
-from .phases import Loaded, copy_working, cyclic_gc_paused, resolve_working
+from .deployment_state import DeploymentState, Logged, event_of
+from .phases import Loaded, copy_working
 from .resolution import Resolution, resolution_of
 
 __all__ = ["Deployment", "deployment_of"]
@@ -76,9 +74,6 @@ class Deployment:
         self._lock = threading.RLock()
         #: Warnings from opening the journal (a torn last line dropped).
         self.warnings: list[str] = []
-        #: The events applied (:func:`_logged`: what the journal records,
-        #: without seq and time).
-        self._log: list[_Logged] = []
         self._journal: Journal | None = None
         self._closed = False
         self._read_only = read_only
@@ -86,38 +81,27 @@ class Deployment:
         #: fork in the middle of a call), or None.
         self._broken: str | None = None
         _LIVE.add(self)
-        self._start()
+        #: The system's version and where each component is: replaced whole
+        #: by an update, or when made again from the events.
+        self._state = DeploymentState(loaded)
         if journal is not None:
             self._open_journal(journal, wait)
 
-    def _start(self) -> None:
-        """The state of a deployment that has seen no event."""
-        self._ws, self._resolver, self._left = resolve_working(self._loaded, ())
-        with cyclic_gc_paused():
-            self._plan, self._facts = build_plan_facts(self._ws, self._resolver)
-        self._machine = Machine(self._facts)
-        self._owners = Owners(self._facts)
-        self._paths = self._facts.paths
-        #: The properties of each deployed component's lazy values it said come later.
-        self._later: dict[int, tuple[etree._Element, ...]] = {}
-        self._rounds: list[Round] = []
-        #: Each element given a value by an event: the value and the event's number.
-        self._supplied: dict[etree._Element, tuple[str, int]] = {}
-
     def _open_journal(self, path: str | os.PathLike[str], wait: float) -> None:
-        docs = self._loaded.docs
-        header = journal_header([(d.url, d.data) for d in docs], self._loaded.options.catalogs)
+        header = _header_of(self._loaded)
         journal: Journal | None = None
         if self._read_only:
             records, warnings = Journal.read(path, header, wait)
         else:
             journal, records, warnings = Journal.open(path, header, wait)
         try:
-            # Line 1 is the header; each event takes the next line.
-            for line, record in enumerate(records, 2):
-                event = {k: v for k, v in record.items() if k not in ("seq", "time")}
+            # Line 1 is the header; each event takes the next line. An update
+            # carries over everything before it: replay begins there.
+            first = last_update(records)
+            for line, record in enumerate(records[first:], 2 + first):
+                event = {k: v for k, v in record.items() if k not in ("seq", "time") or (k == "seq" and record["event"] == "update")}
                 try:
-                    self._apply(event)
+                    self._state.apply(event)
                 except CdlError as exc:
                     raise JournalError(
                         f"event {record.get('seq')} of the journal cannot be applied again: [{exc.code}] {exc.message}",
@@ -136,14 +120,14 @@ class Deployment:
 
     def __repr__(self) -> str:
         with self._lock:
-            counts = ", ".join(f"{n} {state}" for state, n in self._counts().items() if n)
+            counts = ", ".join(f"{n} {state}" for state, n in self._state.counts().items() if n)
         journal = f", journal {self._journal.path!r}" if self._journal is not None else ""
         return f"<cdl.Deployment {self._loaded.url!r} ({counts or 'no components'}{journal})>"
 
     @property
     def plan(self) -> Plan:
-        """The plan the deployment follows: the system's plan when it opened."""
-        return self._plan
+        """The plan the deployment follows: the system's plan when it opened (or was last updated)."""
+        return self._state.plan
 
     @property
     def rounds(self) -> tuple[Round, ...]:
@@ -151,7 +135,7 @@ class Deployment:
         or released references, as :meth:`cdl.Document.resolve` accepts them."""
         with self._lock:
             self._check_usable()
-            return tuple(self._rounds)
+            return tuple(self._state.rounds)
 
     def resolution(self) -> Resolution:
         """The resolution with every deploy-time value so far, equal to
@@ -159,22 +143,31 @@ class Deployment:
         deployment's working trees."""
         with self._lock:
             self._check_usable()
-            left = left_unresolved(self._resolver, self._left)  # pending at opening: all that can be now
-            working = copy_working((self._ws, self._resolver, left))
-            return resolution_of(self._loaded, self._rounds, False, working)
+            state = self._state
+            left = left_unresolved(state.resolver, state.left)  # pending at opening: all that can be now
+            working = copy_working((state.ws, state.resolver, left))
+            return resolution_of(self._loaded, state.rounds, False, working)
 
     def ready(self) -> list[str]:
         """The ready components, in document order."""
         with self._lock:
             self._check_usable()
-            return self._named(sorted(self._machine.ready))
+            state = self._state
+            return [] if state.teardown is not None else state.named(sorted(state.machine.ready))
 
-    def status(self, path: str | None = None) -> DeploymentStatus:
-        """The state of every component (or only of ``path``), and why."""
+    def removable(self) -> list[str]:
+        """The components that may be removed now (taken down by :meth:`teardown`,
+        or left by an :meth:`update`), in the order they began to be removed."""
         with self._lock:
             self._check_usable()
-            numbers = range(1, len(self._facts.parent)) if path is None else [self._component(path)]
-            return DeploymentStatus([self._status(c) for c in numbers], self._plan)
+            return self._state.removal_names(self._state.removals.removable())
+
+    def status(self, path: str | None = None) -> DeploymentStatus:
+        """The state of every component (or only of ``path``), and why: the
+        plan's, then those an update left to remove (``removing``, ``removed``)."""
+        with self._lock:
+            self._check_usable()
+            return self._state.status(path)
 
     @overload
     def configuration(self, path: str, format: Literal["data"] = "data") -> dict[str, Any]: ...
@@ -192,8 +185,8 @@ class Deployment:
             raise ValueError(f"configuration: format must be 'data' or 'xml', not {format!r}")
         with self._lock:
             self._check_usable()
-            comp = self._component(path)
-            out = build_output(self._ws, system_only=True, within=self._facts.elements[comp])
+            state = self._state
+            out = build_output(state.ws, system_only=True, within=state.facts.elements[state.component(path)])
         return to_bytes(out) if format == "xml" else to_data(out)
 
     # -- events ---------------------------------------------------------------------
@@ -210,10 +203,16 @@ class Deployment:
         :meth:`supply`) (``VALUES_MISSING``); a value of another component
         is refused (``NOT_OWNER``)."""
         with self._lock:
-            comp = self._component(path)
-            event = {"event": "deployed", "path": self._paths[comp], **_given(values, release)}
+            state = self._state
+            comp = state.component(path)
+            event = {"event": "deployed", "path": state.paths[comp], **_given(values, release)}
             if later:
                 event["later"] = _paths_list(later, "later")
+            replacing = state.replacing(comp, event["values"]) if comp in state.machine.changed else {}
+            if replacing:  # deployed again with other values: they reach what uses them
+                self._check_event()
+                check_text(event, self._loaded.url)
+                return self._named(self._move(self._loaded, replacing, event))
             return self._named(self._commit(event))
 
     def supply(self, values: Mapping[str, str] | None = None, release: Sequence[str] = ()) -> list[str]:
@@ -226,15 +225,58 @@ class Deployment:
         components now blocked by it, transitively (what waits for it,
         directly or through others, its ancestors among them)."""
         with self._lock:
-            comp = self._component(path)
-            return self._named(self._commit({"event": "failed", "path": self._paths[comp], "reason": str(reason)}))
+            path = self._state.paths[self._state.component(path)]
+            return self._named(self._commit({"event": "failed", "path": path, "reason": str(reason)}))
 
     def retry(self, path: str) -> list[str]:
         """Take failed component ``path`` back to its computed state, its blocked
         dependants with it; returns the components now ready."""
         with self._lock:
-            comp = self._component(path)
-            return self._named(self._commit({"event": "retry", "path": self._paths[comp]}))
+            path = self._state.paths[self._state.component(path)]
+            return self._named(self._commit({"event": "retry", "path": path}))
+
+    def update(self, document: object) -> list[str]:
+        """Move the deployment to ``document`` (a :class:`cdl.Document`, the
+        system's next version), as one event; returns the components ready
+        now (to deploy, or to deploy again).
+
+        What carries over: every deploy-time value supplied so far whose
+        property the new documents still have (and that still fits:
+        ``SET_NOT_LAZY`` and the other errors of a round refuse the update,
+        naming the value), and the state of each component whose resolved
+        configuration is the same. One deployed whose configuration changed
+        is ``changed`` (to deploy again; its status says what changed and
+        why, as ``cdl diff`` does); one the new documents add is waiting or
+        ready; one they no longer have is ``removing`` until reported
+        :meth:`removed`. Refused, changing nothing, when the new documents do
+        not resolve or plan, and once the deployment is being taken down
+        (``TORN_DOWN``). Documents with the same bytes are no change."""
+        loaded = _loaded_of(document)
+        with self._lock:
+            self._check_event()
+            self._state.refuse_torn_down("update")
+            if _header_of(loaded) != _header_of(self._loaded):
+                self._move(loaded)
+            return self._named(sorted(self._state.machine.ready))
+
+    def teardown(self) -> list[str]:
+        """Begin taking the whole system down: every component is ``removing``
+        until reported :meth:`removed`, which it may be once every component
+        that waits on it (its parent, and those that wait for its lazy
+        values) is removed. Returns the components that may be removed now.
+        After it, events that deploy or give values are refused (``TORN_DOWN``
+        for :meth:`supply` and :meth:`update`). Again: no change."""
+        with self._lock:
+            return self._state.removal_names(self._commit({"event": "teardown"}))
+
+    def removed(self, path: str) -> list[str]:
+        """Record that component ``path`` (removing, and nothing that waits on it
+        left) is removed; returns the components that may be removed now
+        because of it. One that is not being removed is ``NOT_REMOVING``; one
+        that others still wait on ``NOT_READY``, naming them."""
+        with self._lock:
+            path = self._state.removals.paths[self._state.removal(path)]
+            return self._state.removal_names(self._commit({"event": "removed", "path": path}))
 
     # -- closing ------------------------------------------------------------------------
 
@@ -256,6 +298,34 @@ class Deployment:
 
     def _commit(self, event: dict[str, Any]) -> list[int]:
         """Apply ``event``, then append it to the journal; on a refusal nothing changes."""
+        self._check_event()
+        check_text(event, self._loaded.url)
+        state = self._state
+        log = len(state.log)
+        try:
+            result = state.apply(event, live=True)
+        except BaseException:
+            if state.spoiled:
+                self._rebuild(state.log)
+            raise
+        if len(state.log) == log:
+            return result  # changed nothing (values already supplied alike): nothing to record
+        self._append(event, state.log[:-1])
+        return result
+
+    def _append(self, event: dict[str, Any], before: Sequence[Logged], loaded: Loaded | None = None) -> None:
+        """Append ``event`` (applied) to the journal; when that fails, the state
+        is made again from ``before`` (the log before it, of ``loaded``'s documents)."""
+        if self._journal is None:
+            return
+        try:
+            self._journal.append({k: v for k, v in event.items() if k != "seq"})
+        except BaseException:
+            self._rebuild(before, loaded)
+            raise
+
+    def _check_event(self) -> None:
+        """Refuse an event to a deployment closed, read-only, broken or forked."""
         if self._closed:
             raise DeploymentError("the deployment's journal is closed: open the deployment again", code="DEPLOYMENT_CLOSED")
         if self._read_only:
@@ -267,154 +337,23 @@ class Deployment:
         self._check_usable()
         if self._journal is not None:
             self._journal.check_process()
-        check_text(event, self._loaded.url)
-        log = len(self._log)
-        result = self._apply(event, live=True)
-        if len(self._log) == log:
-            return result  # changed nothing (values already supplied alike): nothing to record
-        if self._journal is not None:
-            try:
-                self._journal.append(event)
-            except BaseException:
-                self._rebuild(self._log[:-1])
-                raise
-        return result
 
-    def _apply(self, event: dict[str, Any], live: bool = False) -> list[int]:
-        """Apply one event (``live``, or replayed) and log it: the component
-        numbers it returns; a refusal raises and changes nothing. A replayed
-        ``deployed`` event was accepted when it was recorded: whose values it
-        gives is not asked again, and what it left without a value (a journal
-        of an earlier version, which did not ask) counts as ``later``."""
-        kind = event["event"]
-        machine = self._machine
-        if kind in ("deployed", "supply"):
-            comp = self._component(event["path"]) if kind == "deployed" else None
-            if comp is not None:
-                self._require(comp, "ready", "deployed")
-            became = self._give(event["values"], event["release"], comp, event.get("later", ()), live)
-            if comp is None and became is None:
-                return []  # nothing new: not an event to record
-            self._log.append(_logged(event))
-            if comp is not None:
-                became = (became or []) + machine.deploy(comp)
-            return sorted(became or [])
-        comp = self._component(event["path"])
-        if kind == "failed":
-            self._require(comp, "ready", "failed")
-            self._log.append(_logged(event))
-            return machine.fail(comp, event["reason"])
-        if kind == "retry":
-            self._require(comp, "failed", "retry")
-            self._log.append(_logged(event))
-            return machine.retry(comp)
-        raise DeploymentError(f"unknown event {kind!r}", code="JOURNAL_CORRUPT")
-
-    def _give(
-        self, values: Mapping[str, str], release: Sequence[str], comp: int | None, later: Sequence[str], live: bool
-    ) -> list[int] | None:
-        """Supply ``values`` and release ``release`` on the live trees, as
-        component ``comp``'s deployment (None: from elsewhere): the components
-        that became ready, or None when the event gives nothing new (every
-        value already supplied alike, nothing released). Every rule is
-        checked before anything changes (:meth:`_checked`)."""
-        checked, given, left = self._checked(values, release, comp, later, live)
-        if comp is not None and left:
-            self._later[comp] = left
-        if not checked.sets and not checked.releases:
-            return None
-        try:
-            items = apply_round(self._ws, self._resolver, checked, live=True)
-        except BaseException:
-            # What only resolving tells (docs/semantics.md): the trees are
-            # half changed; they are made again from the events so far.
-            self._rebuild(self._log)
-            raise
-        number = len(self._log) + 1
-        self._rounds.append(checked.round())
-        for el, value in given.items():
-            self._supplied[el] = (value, number)
-        return self._machine.given(items)
-
-    def _checked(
-        self, values: Mapping[str, str], release: Sequence[str], comp: int | None, later: Sequence[str], live: bool
-    ) -> tuple[CheckedRound, dict[etree._Element, str], tuple[etree._Element, ...]]:
-        """The round an event makes of its values, without those already
-        supplied alike, with every rule checked (:meth:`_checked_round`),
-        then, for ``comp``'s deployment, whose values they are (``NOT_OWNER``,
-        live only), what it leaves out (``VALUES_MISSING``, live only) and
-        its releases (``LAZY_UNRESOLVED``): the checked round, the elements
-        it gives values, and the properties of ``comp``'s lazy values left
-        for later (``later``, and on replay what it left)."""
-        ws = self._ws
-        if values or release:
-            checked, given, named = self._checked_round(values, release)
-        else:  # most components supply nothing: no round to check
-            checked, given, named = _NO_ROUND, {}, []
-        left: tuple[etree._Element, ...] = ()
-        if comp is not None:
-            later_named = [(path, el) for path in later for el in select_path(ws, path, "later")]
-            if live:
-                named += [("release", path, el) for path, elements in checked.releases for el in elements]
-                named += [("later", path, el) for path, el in later_named]
-                self._owners.check_own(ws, comp, named, self._paths.__getitem__)
-            missing = self._owners.missing(comp, checked, [el for _, el in later_named], self._resolver.is_pending)
-            if missing and live:
-                self._owners.refuse_missing(ws, comp, self._paths[comp], missing)
-            if later_named or missing:
-                left = tuple(dict.fromkeys([*(el for _, el in later_named), *(holder_of(item) for item in missing)]))
-        self._owners.check_releases(ws, checked, self._resolver.is_pending)
-        return checked, given, left
-
-    def _checked_round(
-        self, values: Mapping[str, str], release: Sequence[str]
-    ) -> tuple[CheckedRound, dict[etree._Element, str], list[tuple[str, str, etree._Element]]]:
-        """``check_round`` of an event's values and releases, each value's
-        elements narrowed to those it gives now (``SET_CONFLICT`` for one
-        given another value): the round, the elements it gives values, and
-        every element a value names (given alike before or not)."""
-        number = len(self._log) + 1
-        given: dict[etree._Element, str] = {}
-        named: list[tuple[str, str, etree._Element]] = []
-
-        def fresh(path: str, value: str, elements: list[etree._Element]) -> list[etree._Element]:
-            named.extend(("set", path, el) for el in elements)
-            new = [el for el in elements if el not in self._supplied and el not in given]
-            for el in elements:
-                earlier = self._supplied.get(el) or ((given[el], number) if el in given else None)
-                if earlier is not None and (earlier[0] != value or new):
-                    self._conflict(path, el, value, earlier)
-            given.update((el, value) for el in new)
-            return new
-
-        checked = check_round(self._ws, Round(dict(values), tuple(release)), fresh=fresh, live=True)
-        return checked, given, named
-
-    def _conflict(self, path: str, el: etree._Element, value: str, earlier: tuple[str, int]) -> None:
-        ctx = self._ws.ctx
-        where = ctx.prefixes.path_of(el)
-        by = "this event" if earlier[1] > len(self._log) else f"event {earlier[1]}"
-        if earlier[0] == value:
-            why = f"{where} already has this value (from {by}), and the path names other properties too; name those alone"
-        else:
-            why = f"{where} already has the value {earlier[0]!r}, supplied by {by}; a lazy property takes one value"
-        raise DeployValueError(f"set {path!r}: {why}", code="SET_CONFLICT", url=ctx.docs[0].url, path=where)
-
-    def _rebuild(self, log: Sequence[_Logged]) -> None:
+    def _rebuild(self, log: Sequence[Logged], loaded: Loaded | None = None) -> None:
         """Make the state again from the start and ``log`` (after an event
-        failed half way), all or nothing: made aside, then put in place; if
-        that fails, the deployment refuses every call from then on and lets
-        its journal go (which holds every acknowledged event)."""
+        failed half way; the log of ``loaded``'s documents, when given), all or
+        nothing: made aside, then put in place; if that fails, the deployment
+        refuses every call from then on and lets its journal go (which holds
+        every acknowledged event)."""
         try:
-            fresh = deployment_of(self._loaded)
+            fresh = DeploymentState(loaded or self._loaded)
             for entry in log:
-                fresh._apply(_event(entry))
+                fresh.apply(event_of(entry))
         except BaseException as exc:
             self._broken = f"the deployment could not be made again after an event failed half way ({type(exc).__name__}: {exc})"
             if self._journal is not None:
                 self._journal.close()
             raise
-        vars(self).update((name, value) for name, value in vars(fresh).items() if name not in _SESSION)
+        self._state, self._loaded = fresh, fresh.loaded
 
     def _check_usable(self) -> None:
         """Refuse (DEPLOYMENT_BROKEN) any call once a rebuild failed, or in a
@@ -434,88 +373,31 @@ class Deployment:
         self._lock = threading.RLock()
         self._broken = "this process was forked while another thread was in the middle of a call to the deployment"
 
-    # -- components --------------------------------------------------------------------
+    # -- carrying over (update) and taking down ------------------------------------------
+
+    def _move(self, loaded: Loaded, replacing: Mapping[str, str] | None = None, then: dict[str, Any] | None = None) -> list[int]:
+        """Move the deployment to ``loaded`` as one update event, the values
+        supplied so far carried over (those of ``replacing`` given their new
+        values), then apply ``then`` (a changed component's deployed event
+        giving those values): made aside and put in place only when all of
+        it holds, else nothing changes. What ``then`` made ready (``[]``
+        without it)."""
+        old, old_loaded = self._state, self._loaded
+        try:
+            fresh, record = old.moved(loaded, _header_of(loaded), replacing or {})
+            became = fresh.apply(then, live=True) if then is not None else []
+        except BaseException:
+            if old.spoiled:  # the running version's trees were taken apart to compare them
+                self._rebuild(old.log)
+            raise
+        self._state, self._loaded = fresh, loaded
+        self._append(record, old.log, old_loaded)
+        if then is not None:
+            self._append(then, fresh.log[:-1])
+        return became
 
     def _named(self, numbers: Sequence[int]) -> list[str]:
-        return [self._paths[c] for c in numbers]
-
-    def _component(self, path: str) -> int:
-        """The component ``path`` names (a leading ``/`` optional); COMPONENT_NOT_FOUND otherwise."""
-        found = self._paths.find(path) if isinstance(path, str) and path.strip("/") else ("", [])
-        if isinstance(found, int):
-            return found
-        step, there = found
-        raise DeploymentError(
-            f"{path!r} is no component of the plan: no {step!r} there{did_you_mean(step, there)}",
-            code="COMPONENT_NOT_FOUND",
-            url=self._loaded.url,
-            path=str(path),
-        )
-
-    def _require(self, comp: int, state: str, verb: str) -> None:
-        now = self._machine.state(comp)
-        if now == state:
-            return
-        status = self._status(comp)
-        why = status.why()
-        path = self._paths[comp]
-        if verb == "retry":
-            raise DeploymentError(f"retry {path}: it has not failed, it is {now}", code="NOT_FAILED", url=self._loaded.url, path=path)
-        hint = "; retry it first" if now == "failed" else ""
-        raise DeploymentError(
-            f"{verb} {path}: it is not ready, it is {now}" + (f": {why}" if why else "") + hint,
-            code="NOT_READY",
-            url=self._loaded.url,
-            path=path,
-        )
-
-    def _counts(self) -> dict[str, int]:
-        state = self._machine.state
-        return counted_states(state(c) for c in range(1, len(self._facts.parent)))
-
-    def _status(self, comp: int) -> ComponentStatus:
-        machine, facts, path = self._machine, self._facts, self._paths.__getitem__
-        state = machine.state(comp)
-        planned = facts.planned(comp)
-        mine = (planned.supplies, planned.releases)
-        if state in ("deployed", "ready"):
-            return ComponentStatus(path(comp), state, *mine, later=self._later_paths(comp, planned))
-        # The plan writes the paths of the values a component waits for in the order of facts.waits.
-        waits = zip(facts.waits.get(comp, ()), planned.waits_for)
-        return ComponentStatus(
-            path(comp),
-            state,
-            *mine,
-            waits_for=tuple((written, self._owner_path(v)) for v, written in waits if v not in machine.valued),
-            children=tuple(path(c) for c in facts.children.get(comp, ()) if machine.done[c] != "deployed"),
-            after=self._after(comp),
-            upstream=tuple((path(f), machine.failed[f]) for f in machine.upstream(comp)),
-            reason=machine.failed.get(comp),
-        )
-
-    def _later_paths(self, comp: int, planned: PlannedComponent) -> tuple[str, ...]:
-        """The plan's paths of the lazy values ``comp``'s deployment said come later that still have none."""
-        later = self._later.get(comp)
-        if not later:
-            return ()
-        written = dict(zip(self._owners.items.get(comp, ()), planned.supplies + planned.releases))
-        items = (self._owners.held[el][0] for el in later)
-        return tuple(written[item] for item in items if self._resolver.is_pending(item))
-
-    def _owner_path(self, value: etree._Element) -> str | None:
-        owner = self._facts.owner.get(value)
-        return None if owner is None else self._paths[owner]
-
-    def _after(self, comp: int) -> tuple[str, ...]:
-        """The siblings ``comp`` comes after in the plan made again now: those
-        not deployed with a lazy value it waits for still without one."""
-        valued, done = self._machine.valued, self._machine.done
-        return tuple(
-            self._paths[sibling]
-            for sibling, values in self._facts.after.get(comp, {}).items()
-            if done[sibling] != "deployed" and any(v not in valued for v in values)
-        )
-
+        return self._state.named(numbers)
 
 
 def deployment_of(
@@ -527,6 +409,19 @@ def deployment_of(
     deployment = object.__new__(Deployment)
     deployment._open(loaded, journal, read_only, wait)
     return deployment
+
+
+def _loaded_of(document: object) -> Loaded:
+    """The loaded documents of a :class:`cdl.Document` (made in ``engine.document``, above this module)."""
+    loaded = getattr(document, "_loaded", None)
+    if not isinstance(loaded, Loaded):
+        raise TypeError(f"update takes a cdl.Document (cdl.load), not {type(document).__name__}")
+    return loaded
+
+
+def _header_of(loaded: Loaded) -> dict[str, Any]:
+    """The journal header naming ``loaded``'s documents and catalogs."""
+    return journal_header([(d.url, d.data) for d in loaded.docs], loaded.options.catalogs)
 
 
 #: Every deployment alive in this process (see :func:`_after_fork`).
@@ -541,42 +436,6 @@ def _after_fork() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
-
-#: What belongs to the session rather than to its state: a rebuild keeps them.
-_SESSION = frozenset({"_loaded", "_lock", "warnings", "_journal", "_closed", "_read_only", "_broken"})
-
-#: An event as the log keeps it: (kind, the pairs of its other fields), all
-#: tuples and strings. A live deployment logs one per event for as long as
-#: it lasts; dicts and lists would each be objects the cyclic collector
-#: tracks, and its full collections, over the whole live trees, would come
-#: the more often the longer the deployment ran.
-_Logged = tuple[str, tuple[tuple[str, Any], ...]]
-
-
-def _logged(event: Mapping[str, Any]) -> _Logged:
-    """``event`` as the log keeps it."""
-    fields = []
-    for key, value in event.items():
-        if key == "values":
-            value = tuple(value.items())
-        elif key == "release":
-            value = tuple(value)
-        if key != "event":
-            fields.append((key, value))
-    return event["event"], tuple(fields)
-
-
-def _event(entry: _Logged) -> dict[str, Any]:
-    """The event ``entry`` logged, as :meth:`Deployment._apply` takes it."""
-    kind, fields = entry
-    event: dict[str, Any] = {"event": kind}
-    for key, value in fields:
-        event[key] = dict(value) if key == "values" else list(value) if key == "release" else value
-    return event
-
-
-#: The round of an event that gives no value and releases nothing.
-_NO_ROUND = CheckedRound((), ())
 
 
 def _given(values: Mapping[str, str] | None, release: Sequence[str]) -> dict[str, Any]:

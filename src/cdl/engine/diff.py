@@ -36,20 +36,47 @@ from .phases import Loaded, cyclic_gc_paused, resolve_working
 def diff_loaded(old: Loaded, new: Loaded, rounds: Sequence[Round], select: str | None = None) -> Diff:
     """What differs between the systems of ``old`` and ``new``, each resolved
     with ``rounds``, and why (``select``: only that component)."""
-    fast = fast_paths_enabled()
     warnings: dict[str, None] = {}
     kept = (_kept(old, rounds, warnings), _kept(new, rounds, warnings, keep=True))
+    return diff_kept((old, new), (rounds, rounds), kept, list(warnings), select)
+
+
+def diff_systems(
+    versions: tuple[Loaded, Loaded],
+    rounds: tuple[Sequence[Round], Sequence[Round]],
+    systems: tuple[etree._Element | None, etree._Element | None],
+) -> Diff:
+    """What differs between two versions already resolved, each with its own
+    ``rounds``: their systems as output trees (``build_output``'s cdl:system
+    elements, None for a version without one), and why. A deployment's
+    update (``engine.deployment``) compares its running version with the
+    new one so."""
+    limits = versions[1].options.limits
+    kept = (Kept(systems[0], limits), Kept(systems[1], limits, keep=True))
+    return diff_kept(versions, rounds, kept, [])
+
+
+def diff_kept(
+    versions: tuple[Loaded, Loaded],
+    rounds: tuple[Sequence[Round], Sequence[Round]],
+    kept: tuple[Kept, Kept],
+    warnings: list[str],
+    select: str | None = None,
+) -> Diff:
+    """The diff of two versions' systems kept as :class:`Kept`, each resolved with its ``rounds``."""
+    old, new = versions
+    fast = fast_paths_enabled()
     prefixes = (old.prefixes(), new.prefixes())
     with cyclic_gc_paused():
         comparison = compare_systems(kept, prefixes, fast, select, new.url)
     del kept  # the new version's trees: a recorded resolution (below) need not run beside them
     urls = (old.url, new.url)
     if not comparison.found:
-        return Diff(*urls, (), (), list(warnings))
+        return Diff(*urls, (), (), warnings)
     changes = written_changes(old.docs, new.docs, prefixes, new.options.limits, fast)
     explainer = None if fast and len(changes) <= 1 else _Explainer((old, new), rounds)
     with cyclic_gc_paused():
-        return build_diff(comparison, changes, explainer, urls, list(warnings))
+        return build_diff(comparison, changes, explainer, urls, warnings)
 
 
 def _kept(loaded: Loaded, rounds: Sequence[Round], warnings: dict[str, None], keep: bool = False) -> Kept:
@@ -68,7 +95,7 @@ class _Explainer:
     """The places on the explanations of elements of either version, each
     version resolved once more with a recorder, when first asked."""
 
-    def __init__(self, versions: tuple[Loaded, Loaded], rounds: Sequence[Round]) -> None:
+    def __init__(self, versions: tuple[Loaded, Loaded], rounds: tuple[Sequence[Round], Sequence[Round]]) -> None:
         self.versions = versions
         self.rounds = rounds
 
@@ -76,7 +103,7 @@ class _Explainer:
         if not paths:
             return []
         recorder = Recorder()
-        ws, resolver, _ = resolve_working(self.versions[side], self.rounds, recorder)
+        ws, resolver, _ = resolve_working(self.versions[side], self.rounds[side], recorder)
         system = ws.roots[0].find(T_SYSTEM)
         assert system is not None  # something of it differs
         children: dict[etree._Element, list[etree._Element]] = {}

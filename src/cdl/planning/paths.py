@@ -121,15 +121,21 @@ class ComponentPaths:
             return (text, []) if found is None else found
         comp = 0
         for step in text.strip("/").split("/"):
-            family = self._family(comp)
-            child = family.get(step)
-            if child is None and step.endswith("[1]"):
-                child = family.get(step[:-3])
+            child = self.find_child(comp, step)
             if child is None:
                 return step, [self[c] for c in self._children.get(comp, ())]
             comp = child
         self._found[text] = comp
         return comp
+
+    def find_child(self, parent: int, step: str) -> int | None:
+        """The child of component ``parent`` that ``step`` names (one step of
+        :meth:`find`), or None."""
+        family = self._family(parent)
+        child = family.get(step)
+        if child is None and step.endswith("[1]"):
+            child = family.get(step[:-3])
+        return child
 
     def _plain(self, i: int) -> str:
         cache = self._cache

@@ -118,6 +118,9 @@ STATES: dict[str, str] = {
     "deployed": "#b9e6b0",
     "failed": "#f5a3a3",
     "blocked": "#f8cb8c",
+    "changed": "#a8d4f5",
+    "removing": "#c9b3e6",
+    "removed": "#9a9a9a",
 }
 
 

@@ -1,0 +1,358 @@
+"""Changing a running system (issue 32, points 2, 3 and 5): ``Deployment.update``
+and ``cdl deploy update``, what carries over and what becomes ``changed``,
+components removed by an update (``removing``, ``removed``), teardown, and
+the journal's update event (docs/semantics.md, "Deployment sessions")."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+
+import cdl
+from cdl.cli import main
+from strategies import Mutant, Seed, mutants
+from test_deploy_exact import assert_exact, deployable, unmutated
+
+#: How many edits the property test draws.
+EXAMPLES = int(os.environ.get("CDL_DEPLOY_EXAMPLES", "60"))
+
+ROOT = Path(__file__).resolve().parent.parent
+FARM = ROOT / "samples" / "webfarm"
+
+
+def values_for(deployment: cdl.Deployment, path: str, tag: str = "v") -> tuple[dict[str, str], list[str]]:
+    """A value for each lazy property ``path`` supplies, and its references released."""
+    comp = deployment.status(path).components[0]
+    return {p: f"{tag}:{p}" for p in comp.supplies}, list(comp.releases)
+
+
+def deploy_all(deployment: cdl.Deployment, tag: str = "v") -> None:
+    while ready := deployment.ready():
+        for path in ready:
+            deployment.deployed(path, *values_for(deployment, path, tag))
+
+
+def states(deployment: cdl.Deployment) -> dict[str, str]:
+    return {c.path: c.state for c in deployment.status().components}
+
+
+def carried_oracle(rounds: tuple[cdl.RoundLike, ...], new: cdl.Document) -> cdl.Resolution:
+    """The new documents deployed afresh, with each value supplied so far
+    whose property they still have as a lazy one: what an update must equal."""
+    values: dict[str, str] = {}
+    release: list[str] = []
+    for step in rounds:
+        assert not isinstance(step, dict)
+        values.update(step.set)
+        release += step.release
+    kept: dict[str, str] = {}
+    for path, value in values.items():
+        try:
+            new.resolve(rounds=[{"set": {path: value}}])
+        except cdl.CdlError as error:
+            if error.code == "SET_NOT_FOUND":
+                continue
+            raise
+        kept[path] = value
+    fresh = new.deploy()
+    fresh.supply(kept, [r for r in release if _has(new, r)])
+    return fresh.resolution()
+
+
+def _has(doc: cdl.Document, path: str) -> bool:
+    try:
+        doc.resolve(rounds=[{"release": [path]}])
+    except cdl.CdlError as error:
+        return error.code != "SET_NOT_FOUND"
+    return True
+
+
+@pytest.fixture
+def farm(tmp_path: Path) -> Path:
+    """A copy of the web farm, version 1 in ``v1/``, version 2 in ``v2/``."""
+    shutil.copytree(FARM, tmp_path / "v1", ignore=shutil.ignore_patterns("v2"))
+    shutil.copytree(FARM / "v2", tmp_path / "v2")
+    return tmp_path
+
+
+def edited(farm: Path, name: str, edits: dict[str, list[tuple[str, str]]]) -> Path:
+    """A version ``name`` of the farm: version 1 with ``edits`` per file."""
+    shutil.copytree(farm / "v1", farm / name)
+    for file, pairs in edits.items():
+        text = (farm / name / file).read_text()
+        for before, after in pairs:
+            assert before in text, before
+            text = text.replace(before, after)
+        (farm / name / file).write_text(text)
+    return farm / name / "system.cdl"
+
+
+def test_an_update_carries_values_and_states_and_marks_what_changed(farm: Path) -> None:
+    deployment = cdl.load(farm / "v1" / "system.cdl").deploy()
+    deploy_all(deployment)
+    new = cdl.load(farm / "v2" / "system.cdl")
+    rounds = deployment.rounds
+    ready = deployment.update(new)
+    assert states(deployment) == {
+        "/db": "deployed",
+        "/monitor": "deployed",
+        "/apps": "changed",
+        "/apps/schema": "changed",
+        "/apps/app1": "changed",
+        "/apps/app2": "changed",
+        "/balancer": "deployed",
+    }
+    # Ready by the usual rules, with the values carried over: the children first.
+    assert ready == deployment.ready() == ["/apps/schema", "/apps/app1", "/apps/app2"]
+    app1 = deployment.status("/apps/app1").components[0]
+    assert any(line.startswith('/apps/app1/threads "32" -> "48"') for line in app1.changes), app1.changes
+    assert any("templates.cdl:45" in line and "threads" in line for line in app1.changes), app1.changes
+    assert "changed: " in app1.why()
+    assert deployment.resolution().to_bytes() == carried_oracle(rounds, new).to_bytes()
+    # Deployed again (the same values): deployed, and the tier after its children.
+    for path in ready:
+        deployment.deployed(path, *values_for(deployment, path))
+    assert deployment.ready() == ["/apps"]
+    deployment.deployed("/apps")
+    assert set(states(deployment).values()) == {"deployed"}
+
+
+def test_a_value_supplied_anew_reaches_what_uses_it(farm: Path) -> None:
+    deployment = cdl.load(farm / "v1" / "system.cdl").deploy()
+    deploy_all(deployment)
+    # Version 3 changes the database: everything that uses its hostname runs with the old one.
+    new = cdl.load(edited(farm, "v3", {"templates.cdl": [('<port cdl:type="xsd:positiveInteger">5432</port>', '<port cdl:type="xsd:positiveInteger">5433</port>')]}))
+    deployment.update(new)
+    assert states(deployment)["/db"] == "changed"
+    assert states(deployment)["/monitor"] == "deployed"
+    before = states(deployment)
+    became = deployment.deployed("/db", {"db/hostname": "db-2"})
+    after = states(deployment)
+    assert after["/db"] == "deployed"
+    # Every deployed component whose configuration reads the new hostname is changed now.
+    users = {"/apps", "/apps/schema", "/apps/app1", "/apps/app2"}
+    assert {p for p, s in after.items() if s == "changed"} >= users
+    assert after["/monitor"] == "deployed"
+    assert set(became) <= set(deployment.ready())
+    assert before != after
+    schema = deployment.status("/apps/schema").components[0]
+    assert any("db-2" in line for line in schema.changes), schema.changes
+    config = deployment.configuration("/apps/app1")["system"]["apps"]["app1"]
+    assert "db-2" in str(config["databaseUrl"])
+    # The same value again is no change.
+    ready = deployment.ready()
+    assert deployment.deployed(ready[0], *values_for(deployment, ready[0])) is not None
+
+
+def test_added_and_removed_components(farm: Path) -> None:
+    deployment = cdl.load(farm / "v1" / "system.cdl").deploy()
+    deploy_all(deployment)
+    new = cdl.load(
+        edited(
+            farm,
+            "v3",
+            {"system.cdl": [('<monitor cdl:extends="farm:Monitor"/>', "<cache><size>64</size></cache>")]},
+        )
+    )
+    ready = deployment.update(new)
+    assert "/cache" in ready and states(deployment)["/cache"] == "ready"
+    gone = deployment.status("/monitor").components[0]
+    assert gone.state == "removing"
+    assert deployment.removable() == ["/monitor"]
+    assert deployment.removed("/monitor") == []
+    assert deployment.status("/monitor").components[0].state == "removed"
+    with pytest.raises(cdl.CdlError) as again:
+        deployment.removed("/monitor")
+    assert again.value.code == "NOT_READY"
+    with pytest.raises(cdl.CdlError) as nothing:
+        deployment.removed("/db")
+    assert nothing.value.code == "NOT_REMOVING"
+
+
+def test_a_refused_update_changes_nothing(farm: Path, tmp_path: Path) -> None:
+    journal = tmp_path / "farm.journal"
+    deployment = cdl.load(farm / "v1" / "system.cdl").deploy(journal=journal)
+    deploy_all(deployment)
+    before_bytes = journal.read_bytes()
+    before = deployment.status().to_data()
+    resolved = deployment.resolution().to_bytes()
+    # A value supplied so far that the new documents no longer take as lazy.
+    not_lazy = cdl.load(
+        edited(farm, "v3", {"templates.cdl": [('<hostname cdl:type="xsd:string" cdl:lazy="true"/>', "<hostname>fixed</hostname>")]})
+    )
+    with pytest.raises(cdl.CdlError) as caught:
+        deployment.update(not_lazy)
+    assert caught.value.code == "SET_NOT_LAZY"
+    assert "update: a value supplied so far does not fit the new documents" in caught.value.message
+    # New documents that do not resolve.
+    broken = cdl.load(edited(farm, "v4", {"system.cdl": [('cdl:ref="/hostname"', 'cdl:ref="/hostnme"')]}))
+    with pytest.raises(cdl.CdlError):
+        deployment.update(broken)
+    assert journal.read_bytes() == before_bytes
+    assert deployment.status().to_data() == before
+    assert deployment.resolution().to_bytes() == resolved
+    deployment.close()
+
+
+def test_the_journal_after_an_update_needs_only_the_new_documents(farm: Path, tmp_path: Path) -> None:
+    journal = tmp_path / "farm.journal"
+    old, new = cdl.load(farm / "v1" / "system.cdl"), cdl.load(farm / "v2" / "system.cdl")
+    with old.deploy(journal=journal) as deployment:
+        deploy_all(deployment)
+        deployment.update(new)
+        deployment.deployed("/apps/schema", *values_for(deployment, "/apps/schema", "w"))
+        expected = (deployment.status().to_data(), deployment.resolution().to_bytes())
+    with new.deploy(journal=journal) as reopened:
+        assert (reopened.status().to_data(), reopened.resolution().to_bytes()) == expected
+    with pytest.raises(cdl.CdlError) as caught:
+        old.deploy(journal=journal)
+    assert caught.value.code == "JOURNAL_MISMATCH"
+    assert "update it (cdl deploy update" in caught.value.message
+
+
+def test_documents_with_the_same_bytes_are_no_change(farm: Path, tmp_path: Path) -> None:
+    journal = tmp_path / "farm.journal"
+    with cdl.load(farm / "v1" / "system.cdl").deploy(journal=journal) as deployment:
+        deploy_all(deployment)
+        before = journal.read_bytes()
+        assert deployment.update(cdl.load(farm / "v1" / "system.cdl")) == []
+        assert journal.read_bytes() == before
+
+
+def test_teardown_goes_in_the_reverse_order(farm: Path) -> None:
+    doc = cdl.load(farm / "v1" / "system.cdl")
+    deployment = doc.deploy()
+    deploy_all(deployment)
+    first = deployment.teardown()
+    assert set(states(deployment).values()) == {"removing"}
+    # Nothing waits on the balancer and the monitor; the database goes last.
+    assert first == ["/balancer", "/monitor"]
+    with pytest.raises(cdl.CdlError) as early:
+        deployment.removed("/db")
+    assert early.value.code == "NOT_READY" and "/apps" in early.value.message
+    assert "/apps" in deployment.status("/db").components[0].removal_waits
+    order: list[str] = []
+    while removable := deployment.removable():
+        for path in removable:
+            order.append(path)
+            deployment.removed(path)
+    assert set(states(deployment).values()) == {"removed"}
+    # Each component after everything that waits on it: the plan's teardown order.
+    teardown = [c.path for c in doc.resolve().plan().teardown().components()]
+    assert order.index("/balancer") < order.index("/apps/app1") < order.index("/db")
+    assert order.index("/apps") < order.index("/apps/app1")
+    assert set(order) == set(teardown)
+    for refused in (lambda: deployment.supply({"db/hostname": "x"}), lambda: deployment.update(doc)):
+        with pytest.raises(cdl.CdlError) as caught:
+            refused()
+        assert caught.value.code == "TORN_DOWN"
+    assert deployment.ready() == []
+
+
+def run(*args: object, code: int = 0) -> str:
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def test_the_cli_updates_and_tears_down(farm: Path, tmp_path: Path) -> None:
+    journal = tmp_path / "farm.journal"
+    v1, v2 = farm / "v1" / "system.cdl", farm / "v2" / "system.cdl"
+    with cdl.load(v1).deploy(journal=journal) as deployment:
+        deploy_all(deployment)
+    assert run("deploy", "update", v2, "--journal", journal).split() == ["/apps/schema", "/apps/app1", "/apps/app2"]
+    status = run("deploy", "status", v2, "--journal", journal)
+    assert "changed  /apps/app1" in status and "threads" in status
+    failed = CliRunner().invoke(main, ["deploy", "status", str(v1), "--journal", str(journal)])
+    assert failed.exit_code == 1 and "[JOURNAL_MISMATCH]" in failed.output and "cdl deploy update" in failed.output
+    assert run("deploy", "teardown", v2, "--journal", journal).split() == ["/balancer", "/monitor"]
+    assert run("deploy", "removed", v2, "/monitor", "--journal", journal) == ""
+    assert run("deploy", "removable", v2, "--journal", journal).split() == ["/balancer"]
+
+
+# -- exactness: an update equals a fresh deployment of the new documents with the values carried over
+
+
+def deploy_some(deployment: cdl.Deployment, rounds: list[dict[str, Any]], rng: random.Random) -> None:
+    """The document's own rounds as supply events (refused ones skipped), then
+    some ready components deployed, in a random order."""
+    for step in rounds:
+        try:
+            deployment.supply(step.get("set", {}), step.get("release", []))
+        except cdl.CdlError:
+            pass
+    for _ in range(rng.randrange(0, 40)):
+        ready = deployment.ready()
+        if not ready:
+            break
+        path = rng.choice(ready)
+        try:  # a value the rounds gave already, say: refused, as a service may be
+            deployment.deployed(path, *values_for(deployment, path))
+        except cdl.CdlError:
+            pass
+
+
+def assert_update_exact(old_doc: cdl.Document, new_doc: cdl.Document, rng: random.Random, rounds: list[dict[str, Any]]) -> str:
+    """Deploy ``old_doc`` part way, update it to ``new_doc`` and check the
+    result against :func:`carried_oracle`; what happened, in a few words."""
+    deployment = old_doc.deploy()
+    deploy_some(deployment, rounds, rng)
+    carried = deployment.rounds
+    before = (deployment.status().to_data(), deployment.resolution().to_bytes())
+    try:
+        expected = carried_oracle(carried, new_doc)
+    except cdl.CdlError as error:
+        with pytest.raises(cdl.CdlError) as refused:
+            deployment.update(new_doc)
+        assert refused.value.code == error.code
+        assert (deployment.status().to_data(), deployment.resolution().to_bytes()) == before
+        return "refused: a carried value does not fit"
+    try:
+        deployment.update(new_doc)
+    except cdl.CdlError as error:  # the new documents do not plan (a cycle): refused, nothing changed
+        assert error.code in ("CYCLE", "PLAN_CYCLE", "LAZY_CYCLE"), error.render()
+        assert (deployment.status().to_data(), deployment.resolution().to_bytes()) == before
+        return "refused: the new documents do not plan"
+    assert deployment.resolution().to_bytes() == expected.to_bytes()
+    assert_exact(new_doc, deployment)
+    # A component is deployed after the update only if it was, with the same configuration.
+    old_states = {c["path"]: c["state"] for c in before[0]["components"]}
+    for comp in deployment.status().components:
+        if comp.state == "deployed":
+            assert old_states.get(comp.path) == "deployed", comp.path
+    return "updated, " + ("some changed" if any(c.state == "changed" for c in deployment.status().components) else "none changed")
+
+
+@pytest.mark.parametrize("sample", sorted(ROOT.glob("samples/*/system.cdl")), ids=lambda p: p.parent.name)
+def test_samples_updated_to_the_next_version(sample: Path) -> None:
+    nxt = sample.parent / "v2" / "system.cdl"
+    new = cdl.load(nxt if nxt.exists() else sample)
+    for seed in range(3):
+        assert assert_update_exact(cdl.load(sample), new, random.Random(seed), []).startswith("updated")
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.data())
+def test_random_documents_updated_to_random_edits(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject) -> None:
+    """The conformance cases with rounds and the samples (a seed of the
+    corpus that deploys), deployed part way, then updated to an edit of
+    themselves: exact, or refused with nothing changed."""
+    seed: Seed = data.draw(st.sampled_from(deployable()))
+    edit: Mutant = data.draw(mutants(byte_ops=False, max_xml_ops=3, seed=seed))
+    base = tmp_path_factory.mktemp("update")
+    old_main, new_main = unmutated(seed).write(base / "old"), edit.write(base / "new")
+    try:
+        new_doc = cdl.load(new_main)
+        new_doc.resolve()
+    except cdl.CdlError:
+        assume(False)
+    rng = random.Random(data.draw(st.integers(0, 1 << 16)))
+    event(assert_update_exact(cdl.load(old_main), new_doc, rng, [dict(r) for r in seed.rounds]))
