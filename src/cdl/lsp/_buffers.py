@@ -1,14 +1,18 @@
-"""The open buffers of ``cdl lsp`` and the last analysis of each.
+"""The open buffers of ``cdl lsp`` and their analyses.
 
-Entry point: :class:`Buffers`. Every open document is loaded and resolved as
-a main document (:func:`analyse`), its open buffers read instead of the
-files (``LoadOptions.overlay``), for itself and everything it imports. An
-analysis remembers every file its load asked for, so a change to one of
-them finds the open documents to analyse again (:meth:`Buffers.readers_of`);
-until then the analysis, with its resolution, is kept for the requests.
-Diagnostics of one document are the union of what every analysis found in
-it (an imported template is seen by each document importing it). Pure: no
-LSP types, paths are real file paths.
+Entry points: :func:`analyse` and :class:`Buffers`. Every open document is
+loaded and resolved as a main document (:func:`analyse`, pure: it reads a
+snapshot of the buffers, so it may run in another thread), its open buffers
+read instead of the files (``LoadOptions.overlay``), for itself and
+everything it imports. An analysis remembers every file its load asked for,
+so a change to one of them finds the open documents to analyse again
+(:meth:`Buffers.readers_of`). Of each open document the buffers keep its
+last analysis (:attr:`Buffers.analyses`: what the diagnostics show) and the
+last one that loaded and was prepared for the requests
+(:attr:`Buffers.answering`: what they answer from, while a newer one is
+made; the same one when it is done). Diagnostics of one document are the
+union of what every analysis found in it (an imported template is seen by
+each document importing it). Pure: no LSP types, paths are real file paths.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import functools
 import os
 import urllib.parse
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,15 +150,24 @@ class Analysis:
     problems: Mapping[str, list[Problem]]
     #: Every file the load asked for (read from a buffer or from disk).
     reads: frozenset[str]
-    #: The text of each loaded document, by its url in ``document.urls``
-    #: (``earlier.document.urls`` when it did not load).
+    #: The text of each loaded document, by its url in ``document.urls``.
     texts: Mapping[str, str] = field(default_factory=dict)
     #: What the requests built from it (the navigation), kept with it.
     memo: dict[str, object] = field(default_factory=dict)
-    #: When it did not load (text being typed): the last analysis of the same
-    #: document that did, which the requests answer from, its documents
-    #: paired with the texts as they are now (``texts``).
-    earlier: Analysis | None = None
+    #: The open buffers it read (key -> text, as :attr:`Buffers.texts`).
+    seen: Mapping[str, str] = field(default_factory=dict)
+    #: The lines of the texts of ``seen``, each split when first asked for.
+    lines: dict[str, Lines] = field(default_factory=dict)
+
+    def lines_of(self, key: str) -> Lines | None:
+        """The lines of the open buffer ``key`` as this analysis read it (None: it read none)."""
+        found = self.lines.get(key)
+        if found is None:
+            text = self.seen.get(key)
+            if text is None:
+                return None
+            found = self.lines[key] = Lines(text)
+        return found
 
 
 def text_of(url: str, buffers: Mapping[str, str], read: Iterable[Mapping[str, str]]) -> str | None:
@@ -206,7 +219,7 @@ def analyse(path: str, buffers: Mapping[str, str], settings: Settings) -> Analys
 
     warnings = resolution.warnings if resolution is not None else []
     problems = by_url(problems_of(errors, warnings, path, loaded, functools.partial(text_of, buffers=buffers, read=(texts,))))
-    return Analysis(path, document, resolution, problems, frozenset(overlay.asked), texts)
+    return Analysis(path, document, resolution, problems, frozenset(overlay.asked), texts, seen=buffers)
 
 
 class Buffers:
@@ -217,6 +230,8 @@ class Buffers:
         self.texts: dict[str, str] = {}
         self.uris: dict[str, str] = {}
         self.analyses: dict[str, Analysis] = {}
+        #: The analysis the requests answer from, by open document (see the module docstring).
+        self.answering: dict[str, Analysis] = {}
         #: The lines of each document last asked for, with the text they split.
         self._lines: dict[str, Lines] = {}
         #: File -> the open documents whose last analysis read it.
@@ -252,7 +267,12 @@ class Buffers:
         self.texts.pop(path, None)
         self.uris.pop(path, None)
         self._lines.pop(path, None)  # its text
+        self.answering.pop(path, None)
         return self._forget(path)
+
+    def texts_now(self, document: Document) -> Mapping[str, str]:
+        """The texts of the documents ``document`` loaded, as the editor holds them now."""
+        return _Texts(loaded_of(document).docs, self.texts)
 
     def text_of(self, url: str, analysis: Analysis | None = None) -> str | None:
         """The text of the document ``url``: the editor's if open, else as
@@ -267,15 +287,18 @@ class Buffers:
             found.add(path)
         return found
 
+    def job(self, path: str) -> Callable[[], Analysis]:
+        """The analysis of the open document ``path`` as the buffers and the
+        settings are now, to run in any thread (:func:`analyse`)."""
+        return functools.partial(analyse, path, dict(self.texts), self.settings)
+
     def analyse(self, path: str) -> set[str]:
-        """Analyse the open document ``path`` again; the documents whose diagnostics changed."""
-        before = self.analyses.get(path)
+        """Analyse the open document ``path`` again, here and now; the documents whose diagnostics changed."""
+        return self.install(path, self.job(path)())
+
+    def install(self, path: str, analysis: Analysis) -> set[str]:
+        """Take ``analysis`` as the last of the open document ``path``; the documents whose diagnostics changed."""
         old = self._forget(path)
-        analysis = analyse(path, self.texts, self.settings)
-        earlier = None if before is None else before if before.document is not None else before.earlier
-        if analysis.document is None and earlier is not None and earlier.document is not None:
-            analysis.earlier = earlier
-            analysis.texts = _Texts(loaded_of(earlier.document).docs, self.texts)
         self.analyses[path] = analysis
         for read in analysis.reads:
             self._readers.setdefault(read, set()).add(path)

@@ -22,7 +22,7 @@ from ._engine import CdlError, Document, Plan, Resolution
 from ._targets import Targets
 from ._written import Cursor, Spot, Written, attribute_name, is_variable
 
-__all__ = ["Navigation", "Spot", "navigation_of"]
+__all__ = ["Navigation", "Spot", "navigation_now", "navigation_of"]
 
 
 class Navigation:
@@ -80,18 +80,20 @@ class Navigation:
 
 
 def navigation_of(analysis: Analysis) -> Navigation | None:
-    """The navigation over ``analysis``, built on first use; for one that did
-    not load, over the last one that did, paired with the texts as they are
-    now (None: the document never loaded)."""
+    """The navigation over ``analysis``, built on first use (None: it did not load)."""
     found = analysis.memo.get("navigation")
     if found is None:
-        if analysis.document is not None:
-            found = Navigation(analysis.document, analysis.texts, resolution=analysis.resolution)
-        elif analysis.earlier is not None and analysis.earlier.document is not None:
-            earlier = analysis.earlier
-            document = analysis.earlier.document
-            found = Navigation(document, analysis.texts, resolution=earlier.resolution, earlier=navigation_of(earlier))
-        else:
+        if analysis.document is None:
             return None
-        analysis.memo["navigation"] = found
+        found = analysis.memo["navigation"] = Navigation(analysis.document, analysis.texts, resolution=analysis.resolution)
     return cast("Navigation", found)
+
+
+def navigation_now(analysis: Analysis, texts: Mapping[str, str]) -> Navigation | None:
+    """A navigation over the documents ``analysis`` loaded paired with
+    ``texts``, the editor's texts of them as they are now (a document being
+    typed that does not load yet): its resolution is ``analysis``'s."""
+    earlier = navigation_of(analysis)
+    if earlier is None or analysis.document is None:
+        return None
+    return Navigation(analysis.document, texts, resolution=analysis.resolution, earlier=earlier)

@@ -1,16 +1,17 @@
 """What every navigation request of ``cdl lsp`` does first: find the open
-document, bring its analysis up to date, take its :class:`Navigation`, and
-convert the client's position; one request at a time with the preparation
-in the background (``CdlServer.navigation``).
+document, take the analysis it answers from and its :class:`Navigation`
+(``CdlServer.current``: the last one prepared, while the next is made in
+the worker thread), and convert the client's position to that analysis's
+text (None where the editor changed it since).
 
-Entry points: :func:`request` (a handler registered for an LSP method,
-guarded and holding the lock), :func:`navigated`, :func:`at` and
-:func:`whole`, which the ``features`` modules call.
+Entry points: :func:`request` (a handler registered for an LSP method:
+guarded, and waiting for the document's first analysis, a wait the client
+may cancel), :func:`navigated`, :func:`at` and :func:`whole`, which the
+``features`` modules call.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -27,27 +28,32 @@ R = TypeVar("R")
 
 def request(server: CdlServer, method: str, what: str, options: Any = None) -> Callable[[Callable[[P], R]], Callable[[P], R]]:
     """Register the decorated function as the handler of ``method``: guarded
-    (``what`` names it in a failure's log) and run holding
-    ``server.navigation``, never while a navigation is being prepared in the
-    background (:meth:`CdlServer.prepare`)."""
+    (``what`` names it in a failure's log), run on the request loop once the
+    document asked about has an analysis to answer from
+    (:meth:`CdlServer.ready`; a ``$/cancelRequest`` ends the wait)."""
 
     def wrap(func: Callable[[P], R]) -> Callable[[P], R]:
-        @functools.wraps(func)
-        def locked(params: P) -> R:
-            with server.navigation:
-                return func(params)
+        handler = guarded_handler(server, what)(func)
 
-        handler = guarded_handler(server, what)(locked)
-        server.feature(method, options)(handler)
-        return handler
+        async def answer(params: P) -> R | None:
+            document = getattr(params, "text_document", None)
+            uri = getattr(document, "uri", None)
+            if isinstance(uri, str):
+                await server.ready(uri)
+            return handler(params)
+
+        server.feature(method, options)(answer)
+        return func
 
     return wrap
 
 
-def navigated(server: CdlServer, uri: str) -> tuple[Navigation, Analysis, str, str] | None:
+def navigated(server: CdlServer, uri: str, now: bool = False) -> tuple[Navigation, Analysis, str, str] | None:
     """The navigation of the open document at ``uri``, its analysis, its path
-    and its url; None when it cannot answer (not open, or it did not load)."""
-    current = server.current(uri)
+    and its url; None when it cannot answer (not open, or it never loaded).
+    With ``now``, over the texts as the editor holds them now (what is being
+    typed: ``CdlServer.current``)."""
+    current = server.current(uri, now)
     if current is None:
         return None
     path, analysis = current
@@ -57,15 +63,19 @@ def navigated(server: CdlServer, uri: str) -> tuple[Navigation, Analysis, str, s
     return navigation, analysis, path, navigation.written.document.url
 
 
-def at(server: CdlServer, uri: str, position: types.Position) -> tuple[Navigation, Analysis, str, int, int] | None:
+def at(server: CdlServer, uri: str, position: types.Position, now: bool = False) -> tuple[Navigation, Analysis, str, int, int] | None:
     """The navigation of the open document at ``uri``, its analysis, its url and
-    ``position`` as (line, code-point column); None when it cannot answer."""
-    found = navigated(server, uri)
+    ``position`` as (line, code-point column) in the text that analysis read;
+    None when it cannot answer (the position is in text edited since, or
+    see :func:`navigated`)."""
+    found = navigated(server, uri, now)
     if found is None:
         return None
     navigation, analysis, path, url = found
-    line, column = server.position(path, position)
-    return navigation, analysis, url, line, column
+    place = server.position(path, position, analysis)
+    if place is None:
+        return None
+    return navigation, analysis, url, *place
 
 
 def whole(server: CdlServer, uri: str) -> tuple[Navigation, str, Lines | None] | None:
@@ -74,5 +84,5 @@ def whole(server: CdlServer, uri: str) -> tuple[Navigation, str, Lines | None] |
     found = navigated(server, uri)
     if found is None:
         return None
-    navigation, _, path, url = found
-    return navigation, url, server.lines_of(path)
+    navigation, analysis, path, url = found
+    return navigation, url, server.lines_of(path, analysis)

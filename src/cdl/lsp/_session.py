@@ -1,25 +1,39 @@
 """The state of ``cdl lsp``: :class:`CdlServer` (the open documents and
-their analyses, when they are analysed, positions in the client's encoding)
-and :func:`guarded`, which keeps any input from stopping the server. The
-handlers that use it are the ``features`` modules, composed by ``server``.
+their analyses, when and where they are analysed, positions in the
+client's encoding) and :func:`guarded`, which keeps any input from stopping
+the server. The handlers that use it are the ``features`` modules, composed
+by ``server``.
 
-Where analysis happens (one place, for whoever moves it off the request
-loop): the document and workspace handlers (``features.documents``,
-``features.workspace``) ask for it, :meth:`CdlServer.analyse_now` (at once)
-or :meth:`CdlServer.analyse_later` (once typing pauses); it runs in
-:meth:`_buffers.Buffers.analyse`. What it found is consumed by
-:attr:`CdlServer.show_problems` (``features.diagnostics`` publishes them),
-by :meth:`CdlServer.prepare` (the navigation hovers need, built in a worker
-thread), and by the requests, which take the last analysis through
-:meth:`CdlServer.current` (analysing first when a change is pending).
+Answers while it thinks (issue 31, point 2). The request loop never
+analyses: the document and workspace handlers (``features.documents``,
+``features.workspace``) ask for an analysis, at once
+(:meth:`CdlServer.analyse_now`) or once typing pauses
+(:meth:`CdlServer.analyse_later`), and it runs in one worker thread, on a
+snapshot of the buffers (``_buffers.analyse``), then builds there what the
+requests need from it (``_navigate.Navigation.prepare``: the text paired
+with its tree, the resolution with provenance). Each request for an
+analysis carries the document's *generation*, which every change moves on:
+an analysis whose document changed since it was asked for is stale, and is
+dropped (at its next step; a thread cannot be stopped) without being shown.
+What an analysis found is published as soon as it is done
+(:attr:`CdlServer.show_problems`, set by ``features.diagnostics``); once it
+is prepared, the requests answer from it (``Buffers.answering``,
+:meth:`CdlServer.current`), and until then from the one before, positions
+carried through the edits since (``_edits.Edit``: :meth:`CdlServer.position`
+and the ranges). A request waits only when there is nothing to answer from
+yet (:meth:`CdlServer.ready`: the document's first analysis), and a client's
+``$/cancelRequest`` ends that wait. The worker never touches an analysis
+the requests read, nor they one it builds: each lxml tree is read or
+changed by one thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
-import threading
+import os
 import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -29,15 +43,13 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from ._buffers import Analysis, Buffers
+from ._edits import Edit
 from ._engine import UTF16, Lines, __version__
-from ._navigate import navigation_of
+from ._navigate import navigation_now, navigation_of
 from ._written import Region
 
 #: Seconds after the last change before a document is analysed again.
 DEBOUNCE = 0.3
-#: Seconds after an analysis before what hovers need is built from it, if
-#: the document has not changed again by then.
-PREPARE_AFTER = 0.05
 
 logger = logging.getLogger("cdl.lsp.server")
 
@@ -65,36 +77,49 @@ class CdlServer(LanguageServer):
         self.buffers = Buffers()
         self.encoding = UTF16
         self._timers: dict[str, asyncio.TimerHandle] = {}
-        #: Held by the requests the navigation answers and by its preparation
-        #: in a worker thread: one at a time.
-        self.navigation = threading.Lock()
+        #: Each open document's generation (moved on by every change and every
+        #: analysis asked for), and the last whose analysis has ended.
+        self._generations: dict[str, int] = {}
+        self._ended: dict[str, int] = {}
+        #: The requests waiting for a document's first analysis.
+        self._waiters: dict[str, list[asyncio.Future[None]]] = {}
+        #: How each open document's text changed since the text an analysis read.
+        self._edits: dict[str, Edit] = {}
+        self._keys: dict[str, str] = {}
         self.stopping = False
         #: The workspace's root directory, which relative settings start from.
         self.root: str | None = None
         #: Shows the problems found in a document (its url; the URI to show
         #: them at, its own by default): set by ``features.diagnostics``.
         self.show_problems: Callable[[str, str | None], None] = lambda url, uri: None
-        self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cdl-lsp-prepare")
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cdl-lsp-analysis")
 
     # -- positions --------------------------------------------------------------------
 
     def lines_of(self, url: str, analysis: Analysis | None = None) -> Lines | None:
-        """The lines of ``url`` as the editor holds it (or as it was read)."""
-        return self.buffers.lines(url, analysis)
+        """The lines of ``url`` as ``analysis`` read it (by default: the last
+        analysis of ``url``, if open), else as the editor holds it, else as
+        it was read."""
+        key = self._key(url)
+        source = analysis if analysis is not None else self.buffers.analyses.get(key)
+        found = None if source is None else source.lines_of(key)
+        return found if found is not None else self.buffers.lines(url, analysis)
 
     def range_of(self, spot: Spot, lines: Lines | None) -> types.Range:
         """``spot`` (on one line of the text ``lines`` splits) in the client's encoding."""
-        return self._range(spot.line, spot.start, spot.line, spot.end, lines)
+        return self._range(spot.url, spot.line, spot.start, spot.line, spot.end, lines)
 
     def region_range(self, region: Region, lines: Lines | None) -> types.Range:
         """``region`` (over any number of lines) in the client's encoding."""
-        return self._range(region.line, region.start, region.end_line, region.end, lines)
+        return self._range(region.url, region.line, region.start, region.end_line, region.end, lines)
 
-    def _range(self, line: int, start: int, end_line: int, end: int, lines: Lines | None) -> types.Range:
+    def _range(self, url: str, line: int, start: int, end_line: int, end: int, lines: Lines | None) -> types.Range:
+        """The range in the text the editor holds now of one in the text ``lines`` splits."""
         if lines is None:  # the text cannot be read: code points stand
             return types.Range(types.Position(line, start), types.Position(end_line, end))
-        first = lines.to_client(line, start, self.encoding)
-        last = lines.to_client(end_line, end, self.encoding)
+        placed: Lines | Edit = self._edit(url, lines) or lines
+        first = placed.to_client(line, start, self.encoding)
+        last = placed.to_client(end_line, end, self.encoding)
         return types.Range(types.Position(*first), types.Position(*last))
 
     def location_of(self, spot: Spot, analysis: Analysis | None = None) -> types.Location | None:
@@ -103,36 +128,114 @@ class CdlServer(LanguageServer):
             return None
         return types.Location(uri, self.range_of(spot, self.lines_of(spot.url, analysis)))
 
-    def position(self, path: str, position: types.Position) -> tuple[int, int]:
-        """(line, code-point column) of a client's ``position`` in the open document ``path``."""
-        lines = self.buffers.lines(path)
+    def position(self, path: str, position: types.Position, analysis: Analysis | None = None) -> tuple[int, int] | None:
+        """(line, code-point column) in the text ``analysis`` read of a client's
+        ``position`` in the open document ``path`` as it is now; None where
+        it was edited since."""
+        lines = self.lines_of(path, analysis)
         assert lines is not None  # an open document's text is held
-        return lines.from_client(position.line, position.character, self.encoding)
+        edit = self._edit(path, lines)
+        if edit is None:
+            return lines.from_client(position.line, position.character, self.encoding)
+        return edit.from_client(position.line, position.character, self.encoding)
+
+    def _edit(self, url: str, lines: Lines) -> Edit | None:
+        """How the open document ``url`` changed since the text ``lines`` splits (None: it did not)."""
+        key = self._key(url)
+        now = self.buffers.texts.get(key)
+        if now is None or now is lines.text or now == lines.text:
+            return None
+        found = self._edits.get(key)
+        if found is None or found.old is not lines or found.new is not now:
+            found = self._edits[key] = Edit(lines, now)
+        return found
+
+    def _key(self, url: str) -> str:
+        """The key of the buffer of document ``url`` (``_buffers.key_of``: its real path)."""
+        found = self._keys.get(url)
+        if found is None:
+            found = self._keys[url] = os.path.realpath(url) if os.path.isabs(url) else url
+        return found
 
     # -- analysis ---------------------------------------------------------------------
 
     def analyse_now(self, paths: Sequence[str] | set[str]) -> None:
-        """Analyse the open documents ``paths`` and show what changed."""
-        changed: set[str] = set()
+        """Analyse the open documents ``paths`` (in the worker thread) and show what they find."""
+        loop = asyncio.get_running_loop()
         for path in sorted(paths):
             self._cancel(path)
-            if path in self.buffers.texts:  # shown even when unchanged: the client sees it is current
-                nothing: set[str] = set()
-                changed |= guarded(self, f"analysing {path}", functools.partial(self.buffers.analyse, path), nothing) | {path}
-        for url in sorted(changed):
-            guarded(self, f"publishing the diagnostics of {url}", functools.partial(self.show_problems, url, None), None)
-        loop = asyncio.get_running_loop()
-        for path in paths:
-            analysis = self.buffers.analyses.get(path)
-            if analysis is not None:
-                loop.call_later(PREPARE_AFTER, self.prepare, path, analysis)
+            if path in self.buffers.texts and not self.stopping:
+                generation = self._supersede(path)
+                self._worker.submit(self._run, loop, path, generation, self.buffers.job(path))
 
     def analyse_later(self, paths: set[str]) -> None:
         """Analyse ``paths`` once no change has come for :data:`DEBOUNCE` seconds."""
         loop = asyncio.get_running_loop()
         for path in paths:
             self._cancel(path)
+            self._supersede(path)  # an analysis under way is stale now
             self._timers[path] = loop.call_later(DEBOUNCE, self.analyse_now, [path])
+
+    def _supersede(self, path: str) -> int:
+        """Move the generation of ``path`` on: the analyses asked for before are stale."""
+        generation = self._generations[path] = self._generations.get(path, 0) + 1
+        return generation
+
+    def _current(self, path: str, generation: int) -> bool:
+        return not self.stopping and self._generations.get(path) == generation
+
+    def _run(self, loop: asyncio.AbstractEventLoop, path: str, generation: int, job: Callable[[], Analysis]) -> None:
+        """In the worker thread: the analysis ``job`` of ``path``, then what the
+        requests need from it, each step skipped once stale; what is done is
+        handed to the request loop."""
+        try:
+            if self._current(path, generation):
+                analysis = job()
+                analysis.lines_of(path)  # the diagnostics are placed with them
+                _tell(loop, self._analysed, path, generation, analysis)
+                navigation = navigation_of(analysis)
+                if navigation is not None and self._current(path, generation):
+                    navigation.prepare()
+                    _tell(loop, self._prepared, path, analysis)
+        except (Exception, RecursionError, MemoryError) as exc:
+            _tell(loop, self._failed, path, exc)
+        finally:
+            _tell(loop, self._done, path, generation)
+
+    def _analysed(self, path: str, generation: int, analysis: Analysis) -> None:
+        """On the request loop: ``analysis`` of ``path`` is done; shown unless stale."""
+        if not self._current(path, generation) or path not in self.buffers.texts:
+            return
+        changed = self.buffers.install(path, analysis) | {path}  # shown even when unchanged: the client sees it is current
+        for url in sorted(changed):
+            guarded(self, f"publishing the diagnostics of {url}", functools.partial(self.show_problems, url, None), None)
+
+    def _prepared(self, path: str, analysis: Analysis) -> None:
+        """On the request loop: ``analysis`` of ``path`` is prepared; the requests
+        answer from it if it is still the last one shown."""
+        if self.buffers.analyses.get(path) is analysis and path in self.buffers.texts:
+            self.buffers.answering[path] = analysis
+
+    def _failed(self, path: str, exc: BaseException) -> None:
+        def fail() -> None:
+            raise exc
+
+        guarded(self, f"analysing {path}", fail, None)
+
+    def _done(self, path: str, generation: int) -> None:
+        """On the request loop: the analysis of ``path`` asked for at ``generation`` has ended."""
+        self._ended[path] = generation
+        if not self._busy(path):
+            self._wake(path)
+
+    def _busy(self, path: str) -> bool:
+        """Whether an analysis of ``path`` is waited for or under way."""
+        return path in self._timers or self._generations.get(path, 0) > self._ended.get(path, 0)
+
+    def _wake(self, path: str) -> None:
+        for waiter in self._waiters.pop(path, ()):
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _cancel(self, path: str) -> None:
         """Forget the analysis of ``path`` waiting for typing to pause, if any."""
@@ -145,52 +248,75 @@ class CdlServer(LanguageServer):
         documents still open find in it is shown there, and they read it from
         disk now."""
         self._cancel(path)
+        self._supersede(path)  # an analysis under way is not shown
         readers = self.buffers.readers_of(path) - {path}
         urls = self.buffers.drop(path)
+        self._edits.pop(path, None)
+        self._wake(path)
         self.show_problems(path, uri)
         self.analyse_now(readers)
         for url in sorted(urls - {path}):
             self.show_problems(url, None)
 
-    def prepare(self, path: str, analysis: Analysis) -> None:
-        """Build what hovers need from ``analysis`` in a worker thread, so that
-        the editor's next changes and requests are not kept waiting; requests
-        that need it wait for it (``navigation``)."""
-        if self.buffers.analyses.get(path) is not analysis or path in self._timers or self.stopping:
-            return  # the document changed since (the analysis is out of date), or the client is leaving
-
-        def build() -> None:
-            with self.navigation:
-                if self.buffers.analyses.get(path) is analysis:
-                    navigation = navigation_of(analysis)
-                    if navigation is not None:
-                        navigation.prepare()
-
-        def done(future: asyncio.Future[None]) -> None:
-            guarded(self, f"preparing {path}", future.result, None)
-
-        asyncio.get_running_loop().run_in_executor(self._preparer, build).add_done_callback(done)
-
     def stop(self) -> None:
-        """The client is leaving: no analysis waits any more, and no preparation
-        starts (one under way finishes: a thread cannot be stopped)."""
+        """The client is leaving: no analysis waits any more, and none starts
+        (one under way finishes: a thread cannot be stopped)."""
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
         self.stopping = True
-        self._preparer.shutdown(wait=False, cancel_futures=True)
+        self._worker.shutdown(wait=False, cancel_futures=True)
+        for path in list(self._waiters):
+            self._wake(path)
 
     # -- requests ---------------------------------------------------------------------
 
-    def current(self, uri: str) -> tuple[str, Analysis] | None:
-        """The open document at ``uri`` and its analysis, brought up to date first."""
+    async def ready(self, uri: str) -> None:
+        """Return once the open document at ``uri`` has an analysis to answer
+        from, or none is coming (it did not load): only its first analysis
+        is waited for. A cancelled request stops waiting."""
         path = self.buffers.path_of(uri)
-        if path is None:
+        while path is not None and path not in self.buffers.answering and self._busy(path) and not self.stopping:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.setdefault(path, []).append(waiter)
+            await waiter
+            path = self.buffers.path_of(uri)
+
+    def current(self, uri: str, now: bool = False) -> tuple[str, Analysis] | None:
+        """The open document at ``uri`` and the analysis its requests answer
+        from (see the module docstring); with ``now``, one over the texts as
+        the editor holds them now (for what is being typed: completion),
+        which pairs them with the documents that analysis loaded."""
+        path = self.buffers.path_of(uri)
+        analysis = None if path is None else self.buffers.answering.get(path)
+        if path is None or analysis is None:
             return None
-        if path in self._timers or path not in self.buffers.analyses:
-            self.analyse_now([path])
-        analysis = self.buffers.analyses.get(path)
-        return (path, analysis) if analysis is not None else None
+        return path, self._now(analysis) if now else analysis
+
+    def _now(self, analysis: Analysis) -> Analysis:
+        """``analysis`` over the texts the editor holds now (itself when none changed)."""
+        texts = self.buffers.texts
+        if all(texts.get(key) is text for key, text in analysis.seen.items()) and len(texts) == len(analysis.seen):
+            return analysis
+        found = analysis.memo.get("now")
+        if isinstance(found, Analysis) and found.seen == texts:
+            return found
+        assert analysis.document is not None  # the requests answer from one that loaded
+        current = self.buffers.texts_now(analysis.document)
+        found = dataclasses.replace(analysis, texts=current, memo={}, seen=dict(texts), lines={})
+        navigation = found.memo["navigation"] = navigation_now(analysis, current)
+        if navigation is not None:  # its lines are those its text was scanned with
+            found.lines[analysis.path] = navigation.written.paired(0).source.lines
+        analysis.memo["now"] = found
+        return found
+
+
+def _tell(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *args: Any) -> None:
+    """Run ``callback(*args)`` on ``loop`` (from the worker thread), unless the loop has ended."""
+    try:
+        loop.call_soon_threadsafe(callback, *args)
+    except RuntimeError:  # the loop is closed: the server is ending
+        pass
 
 
 def guarded(server: LanguageServer, what: str, run: Callable[[], T], fallback: T) -> T:

@@ -255,7 +255,7 @@ def register(server: CdlServer) -> None:
 
     @request(server, types.TEXT_DOCUMENT_COMPLETION, "completing", options)
     def on_completion(params: types.CompletionParams) -> types.CompletionList | None:
-        found = at(server, params.text_document.uri, params.position)
+        found = at(server, params.text_document.uri, params.position, now=True)  # the text being typed
         if found is None:
             return None
         navigation, analysis, url, line, column = found

@@ -96,15 +96,14 @@ def _show_plan_entry(server: CdlServer, arguments: tuple[Any, ...]) -> dict[str,
     if len(arguments) != 2 or not all(isinstance(a, str) for a in arguments):
         raise ValueError(f"{SHOW_PLAN_ENTRY} takes a document's URI and a component's path, not {list(arguments)!r}")
     uri, path = arguments
-    with server.navigation:
-        found = navigated(server, uri)
-        component = None if found is None else plan_entry(found[0], path)
-        if component is None:
-            message = types.ShowMessageParams(types.MessageType.Warning, f"cdl: no component {path} in the plan of {uri}")
-            server.window_show_message(message)
-            return None
-        server.window_show_message(types.ShowMessageParams(types.MessageType.Info, _entry_text(component)))
-        return component.to_data()
+    found = navigated(server, uri)
+    component = None if found is None else plan_entry(found[0], path)
+    if component is None:
+        message = types.ShowMessageParams(types.MessageType.Warning, f"cdl: no component {path} in the plan of {uri}")
+        server.window_show_message(message)
+        return None
+    server.window_show_message(types.ShowMessageParams(types.MessageType.Info, _entry_text(component)))
+    return component.to_data()
 
 
 def register(server: CdlServer) -> None:

@@ -47,7 +47,7 @@ def register(server: CdlServer) -> None:
             return None
         _, _, url, line, column = found
         locations: dict[tuple[str, int, int, int, int], types.Location] = {}
-        for analysis in list(server.buffers.analyses.values()):
+        for analysis in list(server.buffers.answering.values()):
             navigation = navigation_of(analysis)
             if navigation is None or url not in navigation.written.document.urls:
                 continue

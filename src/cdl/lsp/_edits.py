@@ -1,0 +1,136 @@
+"""Positions through the edits made since an analysis, for ``cdl lsp``
+(issue 31, point 2): the requests answer from the last complete analysis
+while the next one runs, so what they are asked and what they answer is
+carried between the text that analysis read and the text the editor holds.
+
+Entry point: :class:`Edit`. The two texts differ in one stretch (the
+stretch from the first character that differs to the last: several edits
+since the analysis make one); the lines around it are split again (by
+``text.lines.Lines``, the one rule for line ends), the rest of each text
+keeps its lines, shifted. A position in the stretch is *stale*: it has no
+place in the other text (a request there is not answered; an answer there
+is placed at the stretch's start). Finding the stretch compares the texts
+(in C, by slices); nothing else is linear in the text.
+"""
+
+from __future__ import annotations
+
+from ._engine import Lines
+
+#: Characters compared at a time while finding where two texts part.
+_CHUNK = 1 << 16
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` start with in common."""
+    limit = min(len(a), len(b))
+    low = 0
+    while low < limit and a[low : low + _CHUNK] == b[low : low + _CHUNK]:
+        low += _CHUNK
+    high = min(low + _CHUNK, limit)
+    low = min(low, limit)
+    while low < high:  # the first difference is in [low, high]
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """How many characters (at most ``limit``) ``a`` and ``b`` end with in common."""
+    low = 0
+    while low + _CHUNK <= limit and a[len(a) - low - _CHUNK : len(a) - low] == b[len(b) - low - _CHUNK : len(b) - low]:
+        low += _CHUNK
+    high = min(low + _CHUNK, limit)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[len(a) - middle : len(a) - low] == b[len(b) - middle : len(b) - low]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+class Edit:
+    """How the text ``old`` (its lines) became ``new``: positions both ways,
+    and the client's columns on ``new`` (see the module docstring).
+
+    Positions are (0-based line, code-point column), as ``Lines`` counts them.
+    """
+
+    def __init__(self, old: Lines, new: str) -> None:
+        self.old = old
+        self.new = new
+        text = old.text
+        same = _common_prefix(text, new)
+        tail = _common_suffix(text, new, min(len(text), len(new)) - same)
+        #: The stretch that differs: [start, old_end) of ``old``, [start, new_end) of ``new``.
+        self.start, self.old_end, self.new_end = same, len(text) - tail, len(new) - tail
+        # The lines around it, whole: from the start of the line before the
+        # stretch's first character (a line start in both texts) to the start
+        # of the line after its last (one too, its line end being common).
+        self.first_line = old.position_of(max(same - 1, 0))[0]
+        window_start = old.bounds(self.first_line)[0]
+        after = old.position_of(self.old_end)[0] + 1
+        to_end = after >= len(old)
+        window_end = len(text) if to_end else old.bounds(after)[0]
+        shift = len(new) - len(text)
+        self._offset = window_start
+        self._old = Lines(text[window_start:window_end])
+        self._new = Lines(new[window_start : window_end + shift])
+        #: Lines of each window that are wholly in it (without the line after it).
+        self._old_count = len(self._old) - (0 if to_end else 1)
+        self._new_count = len(self._new) - (0 if to_end else 1)
+
+    def to_old(self, line: int, column: int) -> tuple[int, int] | None:
+        """The position in ``old`` of ``new``'s (line, column); None in the stretch."""
+        first, count = self.first_line, self._new_count
+        if line < first:
+            return line, column
+        if line >= first + count:
+            return line - count + self._old_count, column
+        offset = self._offset + self._new.offset(line - first, column)
+        if offset <= self.start:
+            old = offset
+        elif offset >= self.new_end:
+            old = offset - self.new_end + self.old_end
+        else:
+            return None
+        found = self._old.position_of(old - self._offset)
+        return first + found[0], found[1]
+
+    def to_new(self, line: int, column: int) -> tuple[int, int]:
+        """The position in ``new`` of ``old``'s (line, column) (the stretch's start for one in it)."""
+        first, count = self.first_line, self._old_count
+        if line < first:
+            return line, column
+        if line >= first + count:
+            return line - count + self._new_count, column
+        offset = self._offset + self._old.offset(line - first, column)
+        if offset >= self.old_end:
+            offset = offset - self.old_end + self.new_end
+        else:
+            offset = min(offset, self.start)
+        found = self._new.position_of(offset - self._offset)
+        return first + found[0], found[1]
+
+    def to_client(self, line: int, column: int, encoding: str) -> tuple[int, int]:
+        """``old``'s (line, column) as the client counts it in ``new``."""
+        line, column = self.to_new(line, column)
+        first, count = self.first_line, self._new_count
+        if first <= line < first + count:
+            found = self._new.to_client(line - first, column, encoding)
+            return first + found[0], found[1]
+        old_line = line if line < first else line - count + self._old_count
+        return line, self.old.to_client(old_line, column, encoding)[1]
+
+    def from_client(self, line: int, units: int, encoding: str) -> tuple[int, int] | None:
+        """The position in ``old`` of the client's (line, units) in ``new``; None in the stretch."""
+        first, count = self.first_line, self._new_count
+        if first <= line < first + count:
+            found = self._new.from_client(line - first, units, encoding)
+            return self.to_old(first + found[0], found[1])
+        old_line = line if line < first else line - count + self._old_count
+        return self.old.from_client(old_line, units, encoding)
