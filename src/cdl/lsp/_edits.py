@@ -65,7 +65,11 @@ class Edit:
         self.new = new
         text = old.text
         same = _common_prefix(text, new)
+        if same and text[same - 1] == "\r":
+            same -= 1  # a line end CR LF is not split between the stretch and what stays
         tail = _common_suffix(text, new, min(len(text), len(new)) - same)
+        if tail and text[len(text) - tail] == "\n":
+            tail -= 1
         #: The stretch that differs: [start, old_end) of ``old``, [start, new_end) of ``new``.
         self.start, self.old_end, self.new_end = same, len(text) - tail, len(new) - tail
         # The lines around it, whole: from the start of the line before the

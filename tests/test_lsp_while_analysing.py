@@ -1,0 +1,153 @@
+"""``cdl lsp`` answers while it thinks (issue 31, point 2), end to end
+through a real LSP client: analyses run off the request loop, a newer edit
+supersedes a stale analysis, requests are answered from the last analysis
+with positions carried through the edits since, ``$/cancelRequest`` ends a
+request's wait, completion never analyses.
+
+The server is ``cdl lsp`` with its analyses under the test's control
+(tests/data/lsp/held_server.py: held while the test says, and recorded), so
+what runs when is counted, never timed. The client's helpers are those of
+tests/test_lsp_server.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest_lsp = pytest.importorskip("pytest_lsp")
+from lsprotocol import types  # noqa: E402
+from pygls.exceptions import JsonRpcRequestCancelled  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
+
+from conftest import CDL_DECL  # noqa: E402
+from test_lsp_server import WAIT, change, ident, open_doc, published, start, where, write  # noqa: E402
+
+HELD = ClientServerConfig(server_command=[sys.executable, str(Path(__file__).parent / "data" / "lsp" / "held_server.py")])
+
+
+@pytest_lsp.fixture(config=HELD)
+async def held(lsp_client: LanguageClient):  # type: ignore[no-untyped-def]
+    yield
+    await command(lsp_client, "test.release")
+    await lsp_client.shutdown_session()
+
+
+async def command(client: LanguageClient, name: str) -> Any:
+    return await client.workspace_execute_command_async(types.ExecuteCommandParams(command=name))
+
+
+async def until(client: LanguageClient, check: Any) -> dict[str, Any]:
+    """The server's log (see held_server.py) once it passes ``check``."""
+
+    async def wait() -> dict[str, Any]:
+        while True:
+            found: dict[str, Any] = await command(client, "test.log")
+            if check(found):
+                return found
+            await asyncio.sleep(0.02)
+
+    return await asyncio.wait_for(wait(), WAIT)
+
+
+TEMPLATES = f"<cdl:cdl {CDL_DECL}>\n  <cdl:configuration>\n    <Server><port>80</port></Server>\n  </cdl:configuration>\n</cdl:cdl>\n"
+
+
+def system(version: str, body: str = '    <Web cdl:extends="Server"><host>h</host></Web>') -> str:
+    return (
+        f'<?xml version="1.0"?>\n<cdl:cdl {CDL_DECL}>\n  <!-- {version} -->\n  <cdl:import location="t.cdl"/>\n'
+        f"  <cdl:system>\n{body}\n  </cdl:system>\n</cdl:cdl>\n"
+    )
+
+
+async def opened(client: LanguageClient, tmp_path: Path, text: str) -> str:
+    write(tmp_path / "t.cdl", TEMPLATES)
+    uri = write(tmp_path / "a.cdl", text)
+    await start(client, tmp_path)
+    open_doc(client, uri, text)
+    assert await published(client, uri) == []
+    return uri
+
+
+def hover_text(found: types.Hover | None) -> str:
+    assert found is not None and isinstance(found.contents, types.MarkupContent)
+    return found.contents.value
+
+
+@pytest.mark.asyncio
+async def test_requests_are_answered_during_an_analysis_from_the_last_one_positions_carried_through_the_edit(
+    held: LanguageClient, tmp_path: Path
+) -> None:
+    text = system("v1")
+    uri = await opened(held, tmp_path, text)
+    before = await held.text_document_hover_async(types.HoverParams(ident(uri), where(text, "<host", 1)))
+    assert "/Web/host" in hover_text(before)
+    await command(held, "test.hold")
+    # Two lines typed above the property: its analysis starts, and is held.
+    edited = system("v2", '    <Db cdl:extends="Server"/>\n    <Cache cdl:extends="Server"/>\n    <Web cdl:extends="Server"><host>h</host></Web>')
+    change(held, uri, edited, 2)
+    await until(held, lambda log: log["analysed"] == ["v1", "v2"])
+    during = await held.text_document_hover_async(types.HoverParams(ident(uri), where(edited, "<host", 1)))
+    assert "/Web/host" in hover_text(during)
+    assert during is not None and during.range is not None and during.range.start.line == where(edited, "<host").line
+    [found] = await held.text_document_definition_async(types.DefinitionParams(ident(uri), where(edited, '"Server"><host', 1)))
+    assert found.uri.endswith("t.cdl") and found.range.start.line == where(TEMPLATES, "<Server").line
+    # What was typed since the analysis has no place in it: nothing is answered there.
+    assert await held.text_document_hover_async(types.HoverParams(ident(uri), where(edited, "<Db", 1))) is None
+    log = await command(held, "test.log")
+    assert (log["on_loop"], log["analysed"], len(log["shown"])) == (0, ["v1", "v2"], 1)  # still held, not shown
+    await command(held, "test.release")
+    await until(held, lambda log: len(log["shown"]) == 2)
+    assert "/Db" in hover_text(await held.text_document_hover_async(types.HoverParams(ident(uri), where(edited, "<Db", 1))))
+
+
+@pytest.mark.asyncio
+async def test_a_newer_edit_supersedes_a_stale_analysis_which_is_never_shown(held: LanguageClient, tmp_path: Path) -> None:
+    uri = await opened(held, tmp_path, system("v1"))
+    await command(held, "test.hold")
+    change(held, uri, system("v2", '    <Web cdl:extends="Servr"/>'), 2)  # an error: UNKNOWN_PROTOTYPE
+    await until(held, lambda log: log["analysed"] == ["v1", "v2"])
+    for version in (3, 4, 5):  # typing goes on while v2 is analysed
+        change(held, uri, system(f"v{version}", f'    <Web{version} cdl:extends="Server"/>'), version)
+    held.diagnostics.pop(uri, None)
+    await command(held, "test.release")
+    assert await published(held, uri) == []
+    log = await until(held, lambda log: len(log["analysed"]) == 3)
+    assert log["analysed"] == ["v1", "v2", "v5"]  # v3 and v4 never analysed
+    assert all(codes == [] for _, codes in log["shown"])  # v2's error never shown: it was stale when done
+    assert log["on_loop"] == 0
+
+
+@pytest.mark.asyncio
+async def test_cancel_request_ends_a_request_waiting_for_the_first_analysis(held: LanguageClient, tmp_path: Path) -> None:
+    text = system("v1")
+    write(tmp_path / "t.cdl", TEMPLATES)
+    uri = write(tmp_path / "a.cdl", text)
+    await start(held, tmp_path)
+    await command(held, "test.hold")
+    open_doc(held, uri, text)
+    await until(held, lambda log: log["analysed"] == ["v1"])
+    params = types.HoverParams(ident(uri), where(text, "<host", 1))
+    waiting = asyncio.wrap_future(held.protocol.send_request(types.TEXT_DOCUMENT_HOVER, params, msg_id="hover-1"))
+    held.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="hover-1"))
+    with pytest.raises(JsonRpcRequestCancelled):
+        await asyncio.wait_for(waiting, WAIT)
+    await command(held, "test.release")
+    assert "/Web/host" in hover_text(await held.text_document_hover_async(params))  # a request not cancelled waits, then answers
+    assert (await command(held, "test.log"))["on_loop"] == 0
+
+
+@pytest.mark.asyncio
+async def test_completion_answers_from_the_text_being_typed_without_analysing(held: LanguageClient, tmp_path: Path) -> None:
+    uri = await opened(held, tmp_path, system("v1"))
+    await command(held, "test.hold")
+    typed = system("v2", '    <Web cdl:extends="Server"><host>h</host></Web>\n    <Db cdl:extends="')  # does not load
+    change(held, uri, typed, 2)
+    found = await held.text_document_completion_async(types.CompletionParams(ident(uri), where(typed, 'extends="', 9)))
+    assert isinstance(found, types.CompletionList) and [i.label for i in found.items] == ["Server"]
+    log = await command(held, "test.log")
+    assert log["on_loop"] == 0 and log["analysed"][0] == "v1" and len(log["shown"]) == 1
