@@ -139,6 +139,11 @@ class CdlServer(LanguageServer):
             return lines.from_client(position.line, position.character, self.encoding)
         return edit.from_client(position.line, position.character, self.encoding)
 
+    def edit_of(self, path: str, analysis: Analysis) -> Edit | None:
+        """How the open document ``path`` changed since ``analysis`` read it (None: it did not)."""
+        lines = self.lines_of(path, analysis)
+        return None if lines is None else self._edit(path, lines)
+
     def _edit(self, url: str, lines: Lines) -> Edit | None:
         """How the open document ``url`` changed since the text ``lines`` splits (None: it did not)."""
         key = self._key(url)
