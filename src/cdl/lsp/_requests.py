@@ -28,11 +28,15 @@ P = TypeVar("P")
 R = TypeVar("R")
 
 
-def request(server: CdlServer, method: str, what: str, options: Any = None) -> Callable[[Callable[[P], R]], Callable[[P], R]]:
+def request(
+    server: CdlServer, method: str, what: str, options: Any = None, typed: bool = False
+) -> Callable[[Callable[[P], R]], Callable[[P], R]]:
     """Register the decorated function as the handler of ``method``: guarded
     (``what`` names it in a failure's log), run on the request loop once the
-    document asked about has an analysis to answer from
-    (:meth:`CdlServer.ready`; a ``$/cancelRequest`` ends the wait)."""
+    document asked about has an analysis to answer from at the request's
+    position (:meth:`CdlServer.ready`; a ``$/cancelRequest`` ends the wait).
+    ``typed``: the request reads the text being typed (completion, with
+    ``at(now=True)``), and waits only for the document's first analysis."""
 
     def wrap(func: Callable[[P], R]) -> Callable[[P], R]:
         handler = guarded_handler(server, what)(func)
@@ -40,8 +44,9 @@ def request(server: CdlServer, method: str, what: str, options: Any = None) -> C
         async def answer(params: P) -> R | None:
             document = getattr(params, "text_document", None)
             uri = getattr(document, "uri", None)
+            position = None if typed else getattr(params, "position", None)
             if isinstance(uri, str):
-                await server.ready(uri)
+                await server.ready(uri, position if isinstance(position, types.Position) else None)
             return handler(params)
 
         server.feature(method, options)(answer)

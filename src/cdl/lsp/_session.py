@@ -20,9 +20,9 @@ What an analysis found is published as soon as it is done
 is prepared, the requests answer from it (``Buffers.answering``,
 :meth:`CdlServer.current`), and until then from the one before, positions
 carried through the edits since (``_edits.Edit``: :meth:`CdlServer.position`
-and the ranges). A request waits only when there is nothing to answer from
-yet (:meth:`CdlServer.ready`: the document's first analysis), and a client's
-``$/cancelRequest`` ends that wait. The worker never touches an analysis
+and the ranges). A request waits only when that cannot answer
+(:meth:`CdlServer.ready`: the document's first analysis, or a position in
+text typed since the last), and a client's ``$/cancelRequest`` ends the wait. The worker never touches an analysis
 the requests read, nor they one it builds: each lxml tree is read or
 changed by one thread.
 """
@@ -220,6 +220,7 @@ class CdlServer(LanguageServer):
         answer from it if it is still the last one shown."""
         if self.buffers.analyses.get(path) is analysis and path in self.buffers.texts:
             self.buffers.answering[path] = analysis
+            self._wake(path)
 
     def _failed(self, path: str, exc: BaseException) -> None:
         def fail() -> None:
@@ -276,12 +277,17 @@ class CdlServer(LanguageServer):
 
     # -- requests ---------------------------------------------------------------------
 
-    async def ready(self, uri: str) -> None:
+    async def ready(self, uri: str, position: types.Position | None = None) -> None:
         """Return once the open document at ``uri`` has an analysis to answer
-        from, or none is coming (it did not load): only its first analysis
-        is waited for. A cancelled request stops waiting."""
+        from (at ``position``, if given: one that read the text there), or
+        none is coming. A request waits only for the first analysis of a
+        document, or for one of what was typed where it asks; a cancelled
+        request stops waiting."""
         path = self.buffers.path_of(uri)
-        while path is not None and path not in self.buffers.answering and self._busy(path) and not self.stopping:
+        while path is not None and self._busy(path) and not self.stopping:
+            analysis = self.buffers.answering.get(path)
+            if analysis is not None and (position is None or self.position(path, position, analysis) is not None):
+                return
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.setdefault(path, []).append(waiter)
             await waiter

@@ -253,7 +253,7 @@ def _step_reads(text: str, nsmap: dict[str | None, str], name: str) -> bool:
 def register(server: CdlServer) -> None:
     options = types.CompletionOptions(trigger_characters=['"', "'", ":", "/", " "])
 
-    @request(server, types.TEXT_DOCUMENT_COMPLETION, "completing", options)
+    @request(server, types.TEXT_DOCUMENT_COMPLETION, "completing", options, typed=True)
     def on_completion(params: types.CompletionParams) -> types.CompletionList | None:
         found = at(server, params.text_document.uri, params.position, now=True)  # the text being typed
         if found is None:
