@@ -15,6 +15,8 @@ is placed at the stretch's start). Finding the stretch compares the texts
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ._engine import Lines
 
 #: Characters compared at a time while finding where two texts part.
@@ -90,34 +92,40 @@ class Edit:
 
     def to_old(self, line: int, column: int) -> tuple[int, int] | None:
         """The position in ``old`` of ``new``'s (line, column); None in the stretch."""
-        first, count = self.first_line, self._new_count
-        if line < first:
-            return line, column
-        if line >= first + count:
-            return line - count + self._old_count, column
-        offset = self._offset + self._new.offset(line - first, column)
-        if offset <= self.start:
-            old = offset
-        elif offset >= self.new_end:
-            old = offset - self.new_end + self.old_end
-        else:
-            return None
-        found = self._old.position_of(old - self._offset)
-        return first + found[0], found[1]
+
+        def carry(offset: int) -> int | None:
+            if offset <= self.start:
+                return offset
+            return offset - self.new_end + self.old_end if offset >= self.new_end else None
+
+        return self._across(line, column, (self._new, self._new_count), (self._old, self._old_count), carry)
 
     def to_new(self, line: int, column: int) -> tuple[int, int]:
         """The position in ``new`` of ``old``'s (line, column) (the stretch's start for one in it)."""
-        first, count = self.first_line, self._old_count
+
+        def carry(offset: int) -> int:
+            return offset - self.old_end + self.new_end if offset >= self.old_end else min(offset, self.start)
+
+        found = self._across(line, column, (self._old, self._old_count), (self._new, self._new_count), carry)
+        assert found is not None  # every position of old has one in new
+        return found
+
+    def _across(
+        self, line: int, column: int, source: tuple[Lines, int], target: tuple[Lines, int], carry: Callable[[int], int | None]
+    ) -> tuple[int, int] | None:
+        """(line, column) of one text in the other: the lines before the
+        windows stay, those after shift by the difference of the windows'
+        counts, and in the windows ``carry`` takes an offset across."""
+        first = self.first_line
+        (lines, count), (other, other_count) = source, target
         if line < first:
             return line, column
         if line >= first + count:
-            return line - count + self._new_count, column
-        offset = self._offset + self._old.offset(line - first, column)
-        if offset >= self.old_end:
-            offset = offset - self.old_end + self.new_end
-        else:
-            offset = min(offset, self.start)
-        found = self._new.position_of(offset - self._offset)
+            return line - count + other_count, column
+        offset = carry(self._offset + lines.offset(line - first, column))
+        if offset is None:
+            return None
+        found = other.position_of(offset - self._offset)
         return first + found[0], found[1]
 
     def to_client(self, line: int, column: int, encoding: str) -> tuple[int, int]:
