@@ -12,14 +12,12 @@ may cancel), :func:`navigated`, :func:`at` and :func:`whole`, which the
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from lsprotocol import types
 
 from ._buffers import Analysis
-from ._edits import Edit
 from ._engine import Lines
 from ._navigate import Navigation, navigation_of
 from ._session import CdlServer, guarded_handler
@@ -80,7 +78,7 @@ def at(server: CdlServer, uri: str, position: types.Position, now: bool = False)
         return None
     navigation, analysis, path, url = found
     place = server.position(path, position, analysis)
-    if now and _typing_at(server.edit_of(path, analysis), navigation, url, place):
+    if now and server.typed_at(path, analysis, position):
         found = navigated(server, uri, now=True)
         if found is None:
             return None
@@ -89,26 +87,6 @@ def at(server: CdlServer, uri: str, position: types.Position, now: bool = False)
     if place is None:
         return None
     return navigation, analysis, url, *place
-
-
-def _typing_at(edit: Edit | None, navigation: Navigation, url: str, place: tuple[int, int] | None) -> bool:
-    """Whether what the text says at ``place`` (in the text ``navigation``
-    read) may have changed with ``edit``: the stretch edited reaches the start
-    tag that holds it, or the text between the tags around it. Elsewhere the
-    text as it was read says the same (only shifted), and is read as it was."""
-    if edit is None:
-        return False
-    cursor = None if place is None else navigation.at(url, *place)
-    if cursor is None:
-        return True
-    tags, offset = cursor.doc.source.tags, cursor.offset
-    if cursor.tag is not None:
-        first, last = tags[cursor.tag].start, tags[cursor.tag].end
-    else:
-        before = bisect.bisect_right(tags, offset, key=lambda tag: tag.start) - 1
-        first = tags[before].end if before >= 0 else 0
-        last = tags[before + 1].start if before + 1 < len(tags) else len(cursor.doc.source.text)
-    return first <= edit.old_end and edit.start <= last
 
 
 def whole(server: CdlServer, uri: str) -> tuple[Navigation, str, Lines | None] | None:

@@ -21,8 +21,9 @@ is prepared, the requests answer from it (``Buffers.answering``,
 :meth:`CdlServer.current`), and until then from the one before, positions
 carried through the edits since (``_edits.Edit``: :meth:`CdlServer.position`
 and the ranges). A request waits only when that cannot answer
-(:meth:`CdlServer.ready`: the document's first analysis, or a position in
-text typed since the last), and a client's ``$/cancelRequest`` ends the wait. The worker never touches an analysis
+(:meth:`CdlServer.ready`: the document's first analysis, or a position
+where the text changed since the last, :meth:`CdlServer.typed_at`), and a
+client's ``$/cancelRequest`` ends the wait. The worker never touches an analysis
 the requests read, nor they one it builds: each lxml tree is read or
 changed by one thread.
 """
@@ -30,6 +31,7 @@ changed by one thread.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import dataclasses
 import functools
 import logging
@@ -139,10 +141,29 @@ class CdlServer(LanguageServer):
             return lines.from_client(position.line, position.character, self.encoding)
         return edit.from_client(position.line, position.character, self.encoding)
 
-    def edit_of(self, path: str, analysis: Analysis) -> Edit | None:
-        """How the open document ``path`` changed since ``analysis`` read it (None: it did not)."""
+    def typed_at(self, path: str, analysis: Analysis, position: types.Position) -> bool:
+        """Whether what the open document ``path`` says at the client's
+        ``position`` may have changed since ``analysis`` read it: the stretch
+        edited since reaches the start tag that holds it, or the text between
+        the tags around it. Elsewhere the text as it was read says the same
+        (only shifted), and is read as it was."""
         lines = self.lines_of(path, analysis)
-        return None if lines is None else self._edit(path, lines)
+        edit = None if lines is None else self._edit(path, lines)
+        if edit is None:
+            return False
+        place = self.position(path, position, analysis)
+        navigation = navigation_of(analysis)
+        cursor = None if place is None or navigation is None else navigation.at(navigation.written.document.url, *place)
+        if cursor is None:
+            return True
+        tags, offset = cursor.doc.source.tags, cursor.offset
+        if cursor.tag is not None:
+            first, last = tags[cursor.tag].start, tags[cursor.tag].end
+        else:
+            before = bisect.bisect_right(tags, offset, key=lambda tag: tag.start) - 1
+            first = tags[before].end if before >= 0 else 0
+            last = tags[before + 1].start if before + 1 < len(tags) else len(cursor.doc.source.text)
+        return first <= edit.old_end and edit.start <= last
 
     def _edit(self, url: str, lines: Lines) -> Edit | None:
         """How the open document ``url`` changed since the text ``lines`` splits (None: it did not)."""
@@ -279,14 +300,14 @@ class CdlServer(LanguageServer):
 
     async def ready(self, uri: str, position: types.Position | None = None) -> None:
         """Return once the open document at ``uri`` has an analysis to answer
-        from (at ``position``, if given: one that read the text there), or
-        none is coming. A request waits only for the first analysis of a
-        document, or for one of what was typed where it asks; a cancelled
-        request stops waiting."""
+        from (at ``position``, if given: one that read the text there as it
+        is, :meth:`typed_at`), or none is coming. A request waits only for
+        the first analysis of a document, or for one of what was typed where
+        it asks; a cancelled request stops waiting."""
         path = self.buffers.path_of(uri)
         while path is not None and self._busy(path) and not self.stopping:
             analysis = self.buffers.answering.get(path)
-            if analysis is not None and (position is None or self.position(path, position, analysis) is not None):
+            if analysis is not None and (position is None or not self.typed_at(path, analysis, position)):
                 return
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.setdefault(path, []).append(waiter)
