@@ -73,6 +73,11 @@ async def opened(client: LanguageClient, tmp_path: Path, text: str) -> str:
     return uri
 
 
+def sent(client: LanguageClient, method: str, params: Any) -> asyncio.Future[Any]:
+    """The answer to a request sent now (before whatever the test sends next)."""
+    return asyncio.wrap_future(client.protocol.send_request(method, params))
+
+
 def hover_text(found: types.Hover | None) -> str:
     assert found is not None and isinstance(found.contents, types.MarkupContent)
     return found.contents.value
@@ -99,7 +104,7 @@ async def test_requests_are_answered_during_an_analysis_from_the_last_one_positi
     log = await command(held, "test.log")
     assert (log["on_loop"], log["analysed"], len(log["shown"])) == (0, ["v1", "v2"], 1)  # still held, not shown
     # What was typed since the analysis has no place in it: a request there waits for the next.
-    typed_since = asyncio.ensure_future(held.text_document_hover_async(types.HoverParams(ident(uri), where(edited, "<Db", 1))))
+    typed_since = sent(held, types.TEXT_DOCUMENT_HOVER, types.HoverParams(ident(uri), where(edited, "<Db", 1)))
     await command(held, "test.release")
     assert "/Db" in hover_text(await asyncio.wait_for(typed_since, WAIT))
     assert (await command(held, "test.log"))["analysed"] == ["v1", "v2"]
