@@ -191,6 +191,26 @@ def check_exact(old_main: Path, new_main: Path, rounds: list[dict[str, Any]]) ->
     return diff
 
 
+def test_a_change_that_reaches_every_component_is_found_in_each(tmp_path: Path) -> None:
+    """One template value every component inherits, below each in a child
+    component: the serialization test fails for every child (past the point
+    where the walk stops asking it), and every component is still found,
+    as with the fast paths off."""
+    ns = 'xmlns:cdl="http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"'
+
+    def version(interval: int) -> str:
+        comps = "".join(f'<c{i} cdl:extends="T"><name>c{i}</name></c{i}>' for i in range(150))
+        template = f"<T><health><interval>{interval}</interval><path>/ok</path></health><port>80</port></T>"
+        return f"<cdl:cdl {ns}><cdl:configuration>{template}</cdl:configuration><cdl:system><all>{comps}</all></cdl:system></cdl:cdl>"
+
+    (tmp_path / "old.cdl").write_text(version(10))
+    (tmp_path / "new.cdl").write_text(version(15))
+    diff = check_exact(tmp_path / "old.cdl", tmp_path / "new.cdl", [])
+    assert diff is not None
+    assert sorted(c.path for c in diff.components) == sorted(f"/all/c{i}/health" for i in range(150))
+    assert len(diff.causes) == 1 and len(diff.causes[0].components) == 150
+
+
 # ---------------------------------------------------------------------------
 # Examples
 
