@@ -341,7 +341,7 @@ def test_samples_updated_to_the_next_version(sample: Path) -> None:
 
 
 @pytest.mark.parametrize("case", cases_with_rounds(), ids=lambda c: c.name)
-def test_conformancecases_with_rounds_updated(case: Case, tmp_path: Path) -> None:
+def test_conformance_cases_with_rounds_updated(case: Case, tmp_path: Path) -> None:
     """Each conformance case with rounds, its rounds given as events and some
     components deployed, then updated to its next version (the same
     documents with a comment added: every value carries over, nothing
