@@ -64,5 +64,5 @@ def _changed(server: CdlServer, path: str, change: types.TextDocumentContentChan
         return change.text
     lines = server.buffers.lines(path)
     assert lines is not None  # an open document's text is held
-    start, end = (lines.offset(*server.position(path, at)) for at in (change.range.start, change.range.end))
+    start, end = (lines.offset(*lines.from_client(at.line, at.character, server.encoding)) for at in (change.range.start, change.range.end))
     return lines.text[:start] + change.text + lines.text[max(start, end) :]
