@@ -14,7 +14,8 @@ requests need from it (``_navigate.Navigation.prepare``: the text paired
 with its tree, the resolution with provenance). Each request for an
 analysis carries the document's *generation*, which every change moves on:
 an analysis whose document changed since it was asked for is stale, and is
-dropped (at its next step; a thread cannot be stopped) without being shown.
+dropped without being shown (if it has not started; a thread cannot be
+stopped: one under way is dropped once done).
 What an analysis found is published as soon as it is done
 (:attr:`CdlServer.show_problems`, set by ``features.diagnostics``); once it
 is prepared, the requests answer from it (``Buffers.answering``,
@@ -211,16 +212,19 @@ class CdlServer(LanguageServer):
         return not self.stopping and self._generations.get(path) == generation
 
     def _run(self, loop: asyncio.AbstractEventLoop, path: str, generation: int, job: Callable[[], Analysis]) -> None:
-        """In the worker thread: the analysis ``job`` of ``path``, then what the
-        requests need from it, each step skipped once stale; what is done is
-        handed to the request loop."""
+        """In the worker thread: the analysis ``job`` of ``path`` (skipped if
+        stale), then what the requests need from it (if it was not stale when
+        done); what is done is handed to the request loop."""
         try:
             if self._current(path, generation):
                 analysis = job()
                 analysis.lines_of(path)  # the diagnostics are placed with them
+                shown = self._current(path, generation)
                 _tell(loop, self._analysed, path, generation, analysis)
                 navigation = navigation_of(analysis)
-                if navigation is not None and self._current(path, generation):
+                # One shown is prepared even if the text changed since: it may be
+                # the last that loads, which the requests answer from.
+                if navigation is not None and shown and not self.stopping:
                     navigation.prepare()
                     _tell(loop, self._prepared, path, analysis)
         except (Exception, RecursionError, MemoryError) as exc:
