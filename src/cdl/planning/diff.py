@@ -388,10 +388,21 @@ def _same_tree(a: etree._Element, b: etree._Element) -> bool:
     return True
 
 
+def _same_attributes(a: etree._Element, b: etree._Element) -> bool:
+    """Whether two elements have the same attributes, in any order (the same
+    ones in the same order need no mapping built)."""
+    return a.items() == b.items() or dict(a.attrib) == dict(b.attrib)
+
+
+def _same_leaf(a: etree._Element, b: etree._Element) -> bool:
+    """Whether two elements without children are the same."""
+    return a.text == b.text and _same_attributes(a, b)
+
+
 def _same_property(a: etree._Element, b: etree._Element) -> bool:
     if len(a) or len(b):
         return _same_tree(a, b)  # a pending expression
-    return a.text == b.text and dict(a.attrib) == dict(b.attrib)
+    return _same_leaf(a, b)
 
 
 #: A pair of components being compared: its number and each version's element.
@@ -441,15 +452,20 @@ class _Walk:
             found.append((self.number(number, families, a, b), self.element(a, 0), self.element(b, 1)))
         return found
 
-    def compare(self, number: int, a: etree._Element | None, b: etree._Element | None, families: tuple[_Family, _Family]) -> None:
-        """Record component ``number`` if it is added, removed, or its own configuration differs."""
-        values: list[_Value] = []
+    def compare_own(self, a: etree._Element | None, b: etree._Element | None, values: list[_Value]) -> None:
+        """Add to ``values`` the component's own attributes and text, when they differ."""
         change = "changed" if a is not None and b is not None else ("added" if a is None else "removed")
         own = (_own(a) if a is not None else None, _own(b) if b is not None else None)
         if own[0] != own[1] and any(o is not None and o != ({}, "") for o in own):
             old = _own_data(a) if a is not None else None
             new = _own_data(b) if b is not None else None
             values.append(_Value(None, change, old, new, (None, None)))
+
+    def compare(self, number: int, a: etree._Element | None, b: etree._Element | None, families: tuple[_Family, _Family]) -> None:
+        """Record component ``number`` if it is added, removed, or its own configuration differs."""
+        values: list[_Value] = []
+        change = "changed" if a is not None and b is not None else ("added" if a is None else "removed")
+        self.compare_own(a, b, values)
         for x, y in children_by_name(families[0].properties, families[1].properties):
             if x is not None and y is not None and _same_property(x, y):
                 continue
@@ -462,6 +478,46 @@ class _Walk:
         if change != "changed" or values:
             self.result.found.append(_Found(number, change, values))
 
+    def aligned(self, number: int, a: etree._Element | None, b: etree._Element | None) -> list[_Pair] | None:
+        """:meth:`compare` and :meth:`children` of a pair whose children
+        have the same names in the same order, each a component in one
+        version when it is one in the other (most pairs): ``children_by_name``
+        pairs those by position, so that no family is sorted. None, with
+        nothing recorded, for any other pair (a specialisation, off with
+        ``CDL_NO_FAST_PATHS``)."""
+        if a is None or b is None:
+            return None
+        ours, theirs = list(a), list(b)
+        if len(ours) != len(theirs):
+            return None
+        names = [(x.tag, x.tail) for x in ours]
+        if names != [(y.tag, y.tail) for y in theirs]:
+            if [x.tag for x in ours] != [y.tag for y in theirs]:
+                return None
+            names = []  # the tails differ: the own text may
+        values: list[_Value] = []
+        differ: list[int] = []
+        for i, x in enumerate(ours):
+            y = theirs[i]
+            if not (len(x) or len(y)):  # leaves: properties
+                if not _same_leaf(x, y):
+                    values.append(_Value(self.step(y, 1), "changed", element_data(x), element_data(y), (i, i)))
+                continue
+            is_x = is_component(x)
+            if is_x != is_component(y):
+                return None
+            if not is_x:
+                if not _same_tree(x, y):
+                    values.append(_Value(self.step(y, 1), "changed", element_data(x), element_data(y), (i, i)))
+            elif not self.alike.same(x, y):
+                differ.append(i)
+        if not (names and a.text == b.text and _same_attributes(a, b)):
+            own: list[_Value] = []
+            self.compare_own(a, b, own)
+            values[:0] = own
+        if values:
+            self.result.found.append(_Found(number, "changed", values))
+        return [(self.result.add(number, self.step(theirs[i], 1), (i, i)), ours[i], theirs[i]) for i in differ]
 
 def compare_systems(
     kept: tuple[Kept, Kept],
@@ -488,9 +544,12 @@ def compare_systems(
     stack.reverse()
     while stack:  # explicit stack: systems nest as deep as max_depth allows
         number, a, b = stack.pop()
-        families = (walk.family(a), walk.family(b))
-        walk.compare(number, a, b, families)
-        stack.extend(reversed(walk.children(number, families)))
+        below = walk.aligned(number, a, b) if shortcut else None
+        if below is None:
+            families = (walk.family(a), walk.family(b))
+            walk.compare(number, a, b, families)
+            below = walk.children(number, families)
+        stack.extend(reversed(below))
     return walk.result
 
 
