@@ -128,6 +128,20 @@ async def test_an_error_in_half_typed_text_sits_on_the_line_being_typed(client: 
     change(client, uri, text, 3)
     [d] = await published(client, uri)
     assert (d.code, span(d)) == ("XML_SYNTAX", (at.line, at.character, at.character + len('cdl:ref="/a/')))
+    # An element left open (its content and end tag not typed yet): libxml2 finds it at </Web>.
+    text = system('    <Web><a><x>1</x></a><b>1</b><b cdl:ref="/a/x">\n    </Web>')
+    client.diagnostics.pop(uri, None)
+    change(client, uri, text, 4)
+    [d] = await published(client, uri)
+    b = where(text, '<b cdl:ref', 1)
+    assert (d.code, span(d)) == ("XML_SYNTAX", (b.line, b.character, b.character + 1))
+    assert "mismatch: b line" in d.message
+    # An end tag misspelt is the one wrong: there, where libxml2 finds it.
+    text = system("    <Web><a><x>1</x></a>\n    </Wbe>")
+    client.diagnostics.pop(uri, None)
+    change(client, uri, text, 5)
+    [d] = await published(client, uri)
+    assert (d.code, span(d)[0]) == ("XML_SYNTAX", where(text, "</Wbe>").line)
 
 
 @pytest.mark.asyncio

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from ._engine import CdlError, Lines, join_url, local_path, read_start_tag, scan, tags_reaching, unescape
+from ._engine import CdlError, Lines, Tag, join_url, local_path, read_start_tag, scan, tags_reaching, unescape
 
 ERROR, WARNING = "error", "warning"
 #: The code of the warnings of a resolution (``Resolution.warnings``: a
@@ -252,6 +252,9 @@ class _Marker:
         except etree.XMLSyntaxError as exc:
             if exc.position and exc.position[0] == line:
                 column = max(exc.position[1] - 1, 0)
+                left_open = _left_open(lines, exc.msg) if exc.code == etree.ErrorTypes.ERR_TAG_NAME_MISMATCH else None
+                if left_open is not None:
+                    return Place(url, *lines.span(left_open.name_start, left_open.name_end))
         offset = min(start + column, end)
         typed = _typed_before(lines.text, offset, start)
         if typed is not None:
@@ -283,6 +286,34 @@ def _typed_before(text: str, offset: int, line_start: int) -> tuple[int, int] | 
     if last.value_start is None:
         return last.name_start, last.value_end
     return last.name_start, last.value_end + (1 if last.closed else 0)
+
+
+#: libxml2's message when an end tag does not close the element open there.
+_MISMATCH = re.compile(r"Opening and ending tag mismatch: (\S+) line (\d+) and ([^\s,]+)")
+
+
+def _left_open(lines: Lines, message: str) -> Tag | None:
+    """The start tag of an element left open (being typed: ``<b>`` written,
+    its content and ``</b>`` not yet), which libxml2 finds only at the end
+    tag of an element around it, often on a later line: the start tag the
+    mismatch names, on the (parser's) line it names, when an element around
+    it has the end tag's name. None otherwise: the end tag is the one wrong
+    (``</Wbe>`` closing ``<Web>``), where libxml2 reports it."""
+    found = _MISMATCH.match(message)
+    bounds = None if found is None else lines.parser_bounds(int(found.group(2)))
+    if found is None or bounds is None:
+        return None
+    name, closing = found.group(1), found.group(3)
+    tags = scan(lines.text)
+    for tag in reversed(tags):
+        if tag.name != name or not bounds[0] <= tag.start <= bounds[1]:
+            continue
+        around = tag.parent
+        while around >= 0 and tags[around].name != closing:
+            around = tags[around].parent
+        if around >= 0:
+            return tag
+    return None
 
 
 def _parser_line(lines: Lines, line: int | None) -> tuple[int, int]:
