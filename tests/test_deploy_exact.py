@@ -106,11 +106,11 @@ def test_samples_every_order(main: Path, seed: int) -> None:
     assert {c.state for c in deployment.status().components} == {"deployed"}
 
 
-def _cases_with_rounds() -> list[Case]:
+def cases_with_rounds() -> list[Case]:
     return [case for case in load_suite(CASES) if case.rounds and case.problem is None]
 
 
-@pytest.mark.parametrize("case", _cases_with_rounds(), ids=lambda c: c.name)
+@pytest.mark.parametrize("case", cases_with_rounds(), ids=lambda c: c.name)
 def test_conformance_rounds_as_events(case: Case) -> None:
     """Each round of the case is one supply event: the deployment ends where
     the case's resolution does, or refuses the round the case fails on, with

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 import cdl
 from cdl.cli import main
+from cdl.conformance import Case
 from strategies import Mutant, Seed, mutants
-from test_deploy_exact import assert_exact, deployable, unmutated
+from test_deploy_exact import assert_exact, cases_with_rounds, deployable, unmutated
 
 #: How many edits the property test draws.
 EXAMPLES = int(os.environ.get("CDL_DEPLOY_EXAMPLES", "60"))
@@ -337,6 +338,34 @@ def test_samples_updated_to_the_next_version(sample: Path) -> None:
     new = cdl.load(nxt if nxt.exists() else sample)
     for seed in range(3):
         assert assert_update_exact(cdl.load(sample), new, random.Random(seed), []).startswith("updated")
+
+
+@pytest.mark.parametrize("case", cases_with_rounds(), ids=lambda c: c.name)
+def test_conformance_cases_with_rounds_updated(case: Case, tmp_path: Path) -> None:
+    """Each conformance case with rounds, its rounds given as events and some
+    components deployed, then updated to its next version (the same
+    documents with a comment added: every value carries over, nothing
+    changes), then to a version whose main document writes one more
+    configuration value: exact each time, or refused with nothing changed."""
+    home = Path(case.main_path).parent
+    versions = [tmp_path / "v1", tmp_path / "v2", tmp_path / "v3"]
+    for n, version in enumerate(versions):
+        shutil.copytree(home, version)
+        main_file = version / Path(case.main_path).name
+        text = main_file.read_text(encoding="utf-8")
+        if n >= 1:
+            text += "\n<!-- the next version -->\n"
+        if n == 2:
+            text = text.replace("</cdl:configuration>", "<Added><value>1</value></Added></cdl:configuration>", 1)
+        main_file.write_text(text, encoding="utf-8")
+    try:
+        docs = [cdl.load(version / Path(case.main_path).name) for version in versions]
+        docs[0].deploy()
+    except cdl.CdlError:
+        pytest.skip("the case refuses a deployment")
+    rounds = [r.as_dict() for r in case.rounds]
+    assert assert_update_exact(docs[0], docs[1], random.Random(0), rounds) == "updated, none changed"
+    assert not assert_update_exact(docs[0], docs[2], random.Random(1), rounds).startswith("refused: the new")
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

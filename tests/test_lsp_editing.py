@@ -1,7 +1,8 @@
 """``cdl lsp`` on text being typed, end to end through a real LSP client
 (issue 31, point 3): completion where a document does not load, errors on
 the line being typed, code lenses that run, a code on every diagnostic,
-symbols over their elements, LSP 3.17's line ends, untitled buffers.
+symbols over their elements, LSP 3.17's line ends (in ranges a client sends
+too), untitled buffers.
 
 The client and its helpers are those of tests/test_lsp_server.py.
 """
@@ -47,13 +48,13 @@ def system(body: str) -> str:
 LOADS = system("    <Web><a><x>1</x></a><b>2</b></Web>")
 
 
-async def typed(client: LanguageClient, tmp_path: Path, text: str) -> str:
-    """Open a document that loads, then change it to ``text`` (which need not
-    load) and wait for its diagnostics; its URI."""
+async def typed(client: LanguageClient, tmp_path: Path, text: str, loads: str = LOADS) -> str:
+    """Open a document that loads (``loads``), then change it to ``text``
+    (which need not load) and wait for its diagnostics; its URI."""
     write(tmp_path / "t.cdl", TEMPLATES)
-    uri = write(tmp_path / "a.cdl", LOADS)
+    uri = write(tmp_path / "a.cdl", loads)
     await start(client, tmp_path)
-    open_doc(client, uri, LOADS)
+    open_doc(client, uri, loads)
     assert await published(client, uri) == []
     client.diagnostics.pop(uri, None)
     change(client, uri, text, 2)
@@ -104,6 +105,42 @@ async def test_completion_offers_the_children_for_an_empty_step_of_a_reference(c
     change(client, uri, empty, 3)
     assert [d.code for d in await published(client, uri)] == ["BAD_PATH"]
     assert [i.label for i in await complete(client, uri, empty, 'ref="', 5)] == ["a", "b"]
+
+
+@pytest.mark.asyncio
+async def test_completion_in_an_element_typed_since_the_document_last_loaded(client: LanguageClient, tmp_path: Path) -> None:
+    # <n> is new: its path starts from its parent, loaded (/a/ absolute, a/ relative),
+    # in the resolved trees (port, which a inherits) ...
+    inherits = system("    <Web><a cdl:extends='t:Server'/><b>2</b></Web>")
+    text = inherits.replace("<b>2</b></Web>", '<n cdl:ref="/a/')
+    uri = await typed(client, tmp_path, text, inherits)
+    assert [i.label for i in await complete(client, uri, text, "/a/", 3)] == ["port"]
+    versions = iter(range(3, 100))
+
+    async def retyped(text: str) -> None:
+        client.diagnostics.pop(uri, None)
+        change(client, uri, text, next(versions))
+        await published(client, uri)
+
+    text = inherits.replace("<b>2</b>", '<n cdl:ref="a/"/>')
+    await retyped(text)
+    assert [i.label for i in await complete(client, uri, text, '"a/', 3)] == ["port"]
+    # ... and with a's own children.
+    client.diagnostics.pop(uri, None)
+    change(client, uri, LOADS, next(versions))
+    assert await published(client, uri) == []
+    text = system('    <Web><a><x>1</x></a><n cdl:ref="a/"/></Web>')
+    await retyped(text)
+    assert [i.label for i in await complete(client, uri, text, '"a/', 3)] == ["x"]
+    # A variable, in an expression typed too, is for the property around the expression.
+    text = system("    <Web><a><x>1</x></a><b><cdl:expression value-of='v'><cdl:variable name='v' cdl:ref='/a/'/>")
+    await retyped(text)
+    assert [i.label for i in await complete(client, uri, text, "'/a/", 4)] == ["x"]
+    assert await complete(client, uri, text, "<cdl:expression ", 16) == []  # CDL's own element: no CDL attributes
+    # A list cannot extend itself, from an element typed inside it either.
+    text = system('    <Web><a><x>1</x></a><n cdl:extends=""/></Web>')
+    await retyped(text)
+    assert [i.label for i in await complete(client, uri, text, 'extends="', 9)] == ["t:Server", "t:DB"]
 
 
 @pytest.mark.asyncio
@@ -234,3 +271,33 @@ async def test_untitled_buffers_are_analysed_with_the_workspaces_settings(client
     assert await published(client, uri, lambda found: not found) == []
     found = await client.text_document_definition_async(types.DefinitionParams(ident(uri), where(fixed, "t:Server", 3)))
     assert [(loc.uri, span(loc)) for loc in found or []] == [((shared / "t.cdl").resolve().as_uri(), (2, 5, 11))]
+
+
+def ranged(client: LanguageClient, uri: str, version: int, *edits: tuple[types.Position, types.Position, str]) -> None:
+    """Send ``edits`` (start, end, new text) as one change notification of ranges."""
+    changes = [types.TextDocumentContentChangePartial(types.Range(start, end), text) for start, end, text in edits]
+    client.text_document_did_change(types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(version=version, uri=uri), changes))
+
+
+@pytest.mark.asyncio
+async def test_a_change_of_a_range_is_placed_by_lsp_line_ends(client: LanguageClient, tmp_path: Path) -> None:
+    """A client may send ranges though the server takes whole texts: each
+    replaces its range, in order, read with LSP 3.17's line ends (U+2028 and
+    NEL, line ends to str.splitlines, end none)."""
+    write(tmp_path / "t.cdl", TEMPLATES)
+    text = system("    <!-- a\u2028b\x85c -->\n    <Web cdl:extends='t:Servr'/>\n    <App cdl:extends='t:DBx'/>")
+    uri = write(tmp_path / "a.cdl", text)
+    await start(client, tmp_path)
+    open_doc(client, uri, text)
+    found = await published(client, uri)
+    servr, dbx = where(text, "t:Servr"), where(text, "t:DBx")
+    assert sorted((d.code, span(d)) for d in found) == [
+        ("UNKNOWN_PROTOTYPE", (servr.line, servr.character, servr.character + 7)),
+        ("UNKNOWN_PROTOTYPE", (dbx.line, dbx.character, dbx.character + 5)),
+    ]
+    after = types.Position(servr.line, servr.character + 7)
+    ranged(client, uri, 2, (servr, after, "t:Server"), (where(text, "DBx", 2), where(text, "DBx", 3), ""))
+    assert await published(client, uri, lambda found: not found) == []
+    fixed = text.replace("t:Servr", "t:Server").replace("t:DBx", "t:DB")
+    found_at = await client.text_document_definition_async(types.DefinitionParams(ident(uri), where(fixed, "t:DB'", 3)))
+    assert [span(loc) for loc in found_at or []] == [(3, 5, 7)]  # <DB in t.cdl

@@ -140,13 +140,19 @@ class Resolved:
             found = named[rank] if rank < len(named) else None
         return found
 
-    def select(self, ref: Ref, holder: etree._Element) -> tuple[etree._Element, ...]:
+    def select(self, ref: Ref, holder: etree._Element, typed: bool = False) -> tuple[etree._Element, ...]:
         """What ``ref``, written for the loaded property ``holder``, selects in
-        the working trees (after settling what blocks the path)."""
+        the working trees (after settling what blocks the path). ``typed``:
+        ``ref`` is written for a property typed since the document last loaded,
+        whose parent is the loaded ``holder``: where ``path_start`` starts a
+        path, with the parent it gives a property."""
         copy = self.copy_of(holder)
         if copy is None:
             return ()
-        start = path_start(self.ws, ref, copy)
+        if typed:
+            start = self.ws.lookup(ref.refroot) if ref.refroot is not None else copy
+        else:
+            start = path_start(self.ws, ref, copy)
         if start is None:
             return ()
         for _ in range(_SETTLE_ROUNDS):

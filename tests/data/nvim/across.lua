@@ -14,6 +14,19 @@ local function diagnostics(buf)
   end
   return found
 end
+-- How many clients run (attached to buffer buf, if given): vim.lsp.get_clients
+-- from Neovim 0.10 on; before, buf_get_clients (a table by client id) and get_active_clients.
+local function clients(buf)
+  local found
+  if vim.lsp.get_clients then
+    found = vim.lsp.get_clients({ bufnr = buf })
+  else
+    found = buf and vim.lsp.buf_get_clients(buf) or vim.lsp.get_active_clients()
+  end
+  local count = 0
+  for _ in pairs(found) do count = count + 1 end
+  return count
+end
 local function ask(buf, method, params)
   params.textDocument = { uri = vim.uri_from_bufnr(buf) }
   for _, answer in pairs(vim.lsp.buf_request_sync(buf, method, params, 30000) or {}) do
@@ -21,12 +34,12 @@ local function ask(buf, method, params)
   end
 end
 local system = vim.api.nvim_get_current_buf()
-wait_for(function() return #vim.lsp.buf_get_clients(system) > 0 end)
+wait_for(function() return clients(system) > 0 end)
 ask(system, "textDocument/documentSymbol", {}) -- the system analysed
 vim.cmd("split webapp-template.cdl")
 local template = vim.api.nvim_get_current_buf()
-wait_for(function() return #vim.lsp.buf_get_clients(template) > 0 end)
-seen.clients = #vim.lsp.get_active_clients()
+wait_for(function() return clients(template) > 0 end)
+seen.clients = clients()
 
 -- An error typed in the template (not saved) shows on the system's cdl:import.
 vim.cmd([[%s/cdl:extends="WebServer"/cdl:extends="WebServr"/]])

@@ -1,7 +1,7 @@
 -- What an author sees in the webapp sample with a misspelt prototype
 -- (t:WebAp), written to the file CDL_LSP_RESULT as JSON: the diagnostics,
 -- those left after fixing the buffer (not saved), a definition, a hover and
--- the code lenses.
+-- the code lenses, and what running the first one showed.
 local seen = {}
 local function wait_for(check)
   return vim.wait(30000, check, 50)
@@ -26,5 +26,24 @@ seen.definition = ask("textDocument/definition", { position = { line = vim.fn.li
 vim.fn.search("<t:application>")
 seen.hover = ask("textDocument/hover", { position = { line = vim.fn.line(".") - 1, character = vim.fn.col(".") + 2 } })
 seen.lenses = ask("textDocument/codeLens", {})
+
+-- The lens above WebApplication run as a user runs it (vim.lsp.codelens.run):
+-- what Neovim said (vim.notify) and what the server showed (window/showMessage).
+seen.lens_notes, seen.lens_shown = {}, {}
+local notify = vim.notify
+vim.notify = function(message, ...)
+  table.insert(seen.lens_notes, message)
+  return notify(message, ...)
+end
+local show = vim.lsp.handlers["window/showMessage"]
+vim.lsp.handlers["window/showMessage"] = function(err, result, ctx, config)
+  table.insert(seen.lens_shown, result.message)
+  return show(err, result, ctx, config)
+end
+vim.lsp.codelens.refresh()
+wait_for(function() return #vim.lsp.codelens.get(0) > 0 end)
+vim.api.nvim_win_set_cursor(0, { seen.lenses[1].range.start.line + 1, 0 })
+vim.lsp.codelens.run()
+wait_for(function() return #seen.lens_shown + #seen.lens_notes > 0 end)
 vim.fn.writefile({ vim.fn.json_encode(seen) }, os.getenv("CDL_LSP_RESULT"))
 vim.cmd("qa!")

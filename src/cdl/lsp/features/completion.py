@@ -30,7 +30,6 @@ from .._engine import (
     A_USE,
     CDL_ATTRIBUTES,
     CDL_NS,
-    T_CDL,
     T_VARIABLE,
     NameRef,
     PathSyntaxError,
@@ -148,8 +147,11 @@ def _attributes(cursor: Cursor, nsmap: dict[str | None, str]) -> list[Completion
     if is_variable(tag.name, nsmap):
         written_names = {a.name for a in tag.attrs}
         return [Completion(n, "attribute", "cdl:variable", n) for n in VARIABLE_ATTRIBUTES if n not in written_names]
-    el = cursor.element
-    if el is not None and (el.getparent() is None or el.tag == T_CDL or tag_of(el).startswith("{" + CDL_NS + "}")):
+    try:  # as written: the tag may have been typed since the document last loaded
+        own = parse_qname(tag.name, nsmap)[0].startswith("{" + CDL_NS + "}")
+    except PrefixError:
+        own = False
+    if tag.parent < 0 or own:
         return []  # the root and CDL's own elements take no CDL attributes
     prefix = next((p for p, uri in nsmap.items() if uri == CDL_NS and p), None)
     if prefix is None:
@@ -169,7 +171,8 @@ def _templates(written: Written, cursor: Cursor, nsmap: dict[str | None, str]) -
     but the one the cursor is in (extending it would be a cycle)."""
     index = written.doc_index(cursor.doc.url)
     target_ns = written.docs[index].target_ns if index is not None else ""
-    own = None if cursor.element is None else top_level_of(cursor.element)
+    around = _loaded_around(cursor)
+    own = None if around is None else top_level_of(around)
     found: list[Completion] = []
     for name, el in written.lists().items():
         if el is own:
@@ -208,12 +211,10 @@ def _children(
 ) -> list[Completion]:
     """The children of what the complete steps of ``typed`` (a cdl:ref value up
     to the cursor) select."""
-    holder = cursor.element
-    if holder is not None and holder.tag == T_VARIABLE:
-        expression = holder.getparent()
-        holder = None if expression is None else holder_of(expression)
-    if holder is None:
+    found_holder = _holder(cursor, nsmap)
+    if found_holder is None:
         return []
+    holder, typed_since = found_holder
     index = written.doc_index(cursor.doc.url)
     target_ns = written.docs[index].target_ns if index is not None else ""
     head = typed.rpartition("/")[0] if "/" in typed else ""
@@ -222,13 +223,14 @@ def _children(
         absolute, steps = (True, ()) if typed.startswith("/") and head == "" else ((False, ()) if not head else parse_path(head, nsmap))
     except (PrefixError, PathSyntaxError):
         return []
-    ref = relative_ref(head, refroot, absolute, steps, -1 if refroot is not None else depth_in_list(holder))
+    depth = -1 if refroot is not None else depth_in_list(holder) + (1 if typed_since else 0)
+    ref = relative_ref(head, refroot, absolute, steps, depth)
     nodes: tuple[etree._Element, ...] = ()
     resolved = targets.resolved()
     if resolved is not None:
-        nodes = resolved.select(ref, holder)
+        nodes = resolved.select(ref, holder, typed_since)
     if not nodes:
-        start = written.lookup(refroot) if refroot is not None else holder.getparent()
+        start = written.lookup(refroot) if refroot is not None else holder if typed_since else holder.getparent()
         nodes = walk(start, ref.steps, written.children).nodes if start is not None else ()
     found: dict[str, Completion] = {}
     for node in nodes:
@@ -241,6 +243,40 @@ def _children(
                 detail = "a list" if len(child) else (child.text or "").strip()[:40] or "a property"
                 found[name] = Completion(text, "child", detail, text)
     return list(found.values())
+
+
+def _loaded_around(cursor: Cursor) -> etree._Element | None:
+    """The loaded element of the cursor's tag, else of the nearest tag around
+    it that was loaded (it was typed since the document last loaded)."""
+    tags, index = cursor.doc.source.tags, cursor.tag
+    while index is not None and index >= 0:
+        found = cursor.doc.element.get(index)
+        if found is not None:
+            return found
+        index = tags[index].parent
+    return None
+
+
+def _holder(cursor: Cursor, nsmap: dict[str | None, str]) -> tuple[etree._Element, bool] | None:
+    """The loaded property a cdl:ref at the cursor is written for (a
+    cdl:variable's: the one its expression is in), and False; or, for a
+    property typed since the document last loaded (its tag has no loaded
+    element), its loaded parent, and True; None when neither was loaded."""
+    el = cursor.element
+    if el is not None:
+        expression = el.getparent() if el.tag == T_VARIABLE else None
+        return (holder_of(expression) if expression is not None else el), False
+    if cursor.tag is None:
+        return None
+    tags, elements = cursor.doc.source.tags, cursor.doc.element
+    parent = tags[cursor.tag].parent
+    if is_variable(tags[cursor.tag].name, nsmap):  # typed: its expression's parent, if loaded
+        holder = elements.get(tags[parent].parent) if parent >= 0 else None
+        return None if holder is None else (holder, False)
+    el = elements.get(parent) if parent >= 0 else None
+    if el is None or top_level_of(el) is None:
+        return None  # nothing loaded around it, or a top level list being typed
+    return el, True
 
 
 def _step_reads(text: str, nsmap: dict[str | None, str], name: str) -> bool:
