@@ -523,6 +523,47 @@ def test_every_refusal_leaves_the_journal_and_the_state_as_they_were(tmp_path: P
         assert deployment.deployed("/apps/web[2]", {"apps/web[2]/host": "b"}) == ["/apps", "/lb"]
 
 
+#: Refusals only resolving finds (docs/semantics.md, "Checked before anything
+# changes"): b/r resolves to a/v, which may be given empty, though b/r is
+# required; b/s selects nothing; c/t copies more text than a small max_text.
+LATE = f"""<cdl:cdl xmlns:cdl="{cdl.CDL_NS}">
+  <cdl:system>
+    <a><v cdl:lazy="true"/></a>
+    <b><r cdl:lazy="true" cdl:use="required" cdl:refroot="a" cdl:ref="/v"/><s cdl:lazy="true" cdl:refroot="a" cdl:ref="/nothing"/></b>
+    <big><x><y>1</y><y>2</y><y>3</y><y>4</y></x></big>
+    <c><t cdl:lazy="true" cdl:refroot="big" cdl:ref="/x"/></c>
+  </cdl:system>
+</cdl:cdl>
+"""
+
+
+def test_a_refusal_only_resolving_finds_leaves_the_journal_and_the_state_as_they_were(tmp_path: Path) -> None:
+    """A released reference that selects nothing, a required property a
+    resolved reference leaves empty, a limit: found once the round is
+    applied, then the state is made again from the events (issue 30, points 4
+    and 7): the journal's bytes and the state are as before, and the
+    deployment goes on."""
+    main = tmp_path / "late.cdl"
+    main.write_text(LATE)
+    journal = tmp_path / "late.journal"
+    with cdl.load(main, limits=cdl.Limits(max_text=3)).deploy(journal=journal) as deployment:
+        assert deployment.deployed("/a", {"a/v": ""}) == ["/b"]
+        written, before = journal.read_bytes(), snapshot(deployment)
+        for code, call in (
+            ("REF_NOT_FOUND", lambda: deployment.deployed("/b", release=["b/r", "b/s"])),
+            ("REQUIRED_MISSING", lambda: deployment.deployed("/b", release=["b/r"], later=["b/s"])),
+            ("REF_NOT_FOUND", lambda: deployment.supply(release=["b/s"])),
+            ("LIMIT_EXCEEDED", lambda: deployment.deployed("/c", release=["c/t"])),
+        ):
+            with pytest.raises(cdl.CdlError) as caught:
+                call()
+            assert caught.value.code == code, caught.value
+            assert journal.read_bytes() == written and snapshot(deployment) == before, code
+        assert deployment.deployed("/big/x") == ["/big"]
+    with cdl.load(main, limits=cdl.Limits(max_text=3)).deploy(journal=journal, read_only=True) as replayed:
+        assert replayed.ready() == ["/b", "/big", "/c"]
+
+
 SAME_NAMED = f"""<cdl:cdl xmlns:cdl="{cdl.CDL_NS}">
   <cdl:system>
     <apps>

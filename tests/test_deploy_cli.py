@@ -242,7 +242,8 @@ def test_a_torn_last_line_is_a_warning(farm: Path) -> None:
 def test_a_journal_in_use_is_locked(farm: Path) -> None:
     ok(deploy(farm, "ready"), fresh=True)
     with cdl.load(farm / FARM).deploy(journal=farm / "farm.journal"):
-        refused(deploy(farm, "done", "db", *REPORTS["db"]), "JOURNAL_LOCKED")
+        error = refused(deploy(farm, "done", "db", *REPORTS["db"], "--wait", "1"), "JOURNAL_LOCKED")  # not the default 60 s
+        assert "after waiting 1 s" in error
     assert ok(deploy(farm, "done", "db", *REPORTS["db"])) == ["/apps/schema"]
 
 

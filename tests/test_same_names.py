@@ -143,6 +143,46 @@ def test_the_cli_deploys_one_sibling_by_its_path(farm_file: Path, tmp_path: Path
     assert status["components"][3]["waits_for"] == [{"value": f"{W2}/host", "supplier": W2}]
 
 
+#: Same-named properties inside one component, and a lazy reference in each
+# of two same-named components: each property's own path, in every field.
+HOSTS = f"""<cdl:cdl {CDL_DECL}>
+  <cdl:system>
+    <apps>
+      <web><host cdl:lazy="true"/><host cdl:lazy="true"/><db cdl:lazy="true" cdl:refroot="store" cdl:ref="url"/></web>
+      <web><host cdl:lazy="true"/><db cdl:lazy="true" cdl:refroot="store" cdl:ref="url"/></web>
+    </apps>
+    <store><url>db1</url></store>
+    <lb><backends cdl:refroot="apps" cdl:ref="/web/host"/></lb>
+  </cdl:system>
+</cdl:cdl>
+"""
+
+
+def test_same_named_properties_and_releases_each_have_their_own_path(tmp_path: Path) -> None:
+    doc = cdl.load(HOSTS.encode(), name="hosts.cdl")
+    assert doc.resolve().plan().to_text() == (
+        "[1] /apps\n"
+        "    [1] web[1]  supplies host[1], host[2]; releases db\n"
+        "    [1] web[2]  supplies host; releases db\n"
+        "[1] /store\n"
+        f"[2] /lb  after apps; waits for {W1}/host[1], {W1}/host[2], {W2}/host\n"
+    )
+    deployment = doc.deploy()
+    first = deployment.status(W1).components[0]
+    assert (first.supplies, first.releases) == ((f"{W1}/host[1]", f"{W1}/host[2]"), (f"{W1}/db",))
+    lb = deployment.status("/lb").components[0]
+    assert lb.waits_for == ((f"{W1}/host[1]", W1), (f"{W1}/host[2]", W1), (f"{W2}/host", W2))
+    # Each of the first's two hosts is its own value; the second web's release is its own.
+    file, journal = tmp_path / "hosts.cdl", tmp_path / "hosts.journal"
+    file.write_text(HOSTS)
+    run("deploy", "done", file, "apps/web[1]", "--journal", journal, "--set", "apps/web[1]/host[1]=a", "--set", "apps/web[1]/host[2]=b", "--release", "apps/web[1]/db")
+    assert run("deploy", "done", file, "apps/web[2]", "--journal", journal, "--set", "apps/web[2]/host=c", "--release", "apps/web[2]/db") == "/apps\n/lb\n"
+    with cdl.load(file).deploy(journal=journal, read_only=True) as replayed:
+        webs = [replayed.configuration(path)["system"]["apps"]["web"] for path in (W1, W2)]
+        assert webs == [{"host": ["a", "b"], "db": "db1"}, {"host": "c", "db": "db1"}]
+        assert replayed.configuration("/lb")["system"]["lb"]["backends"] == ["a", "b", "c"]
+
+
 def test_plans_are_made_by_resolutions_not_by_callers(farm: cdl.Document) -> None:
     """No private type in a public signature (issue 29, point 4): the classes
     refuse to be called, with a TypeError saying where one comes from."""

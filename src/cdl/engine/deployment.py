@@ -310,18 +310,20 @@ class Deployment:
             raise
         if len(state.log) == log:
             return result  # changed nothing (values already supplied alike): nothing to record
-        self._append(event, state.log[:-1])
+        self._append(event, state.log, log)
         return result
 
-    def _append(self, event: dict[str, Any], before: Sequence[Logged], loaded: Loaded | None = None) -> None:
+    def _append(self, event: dict[str, Any], log: Sequence[Logged], before: int, loaded: Loaded | None = None) -> None:
         """Append ``event`` (applied) to the journal; when that fails, the state
-        is made again from ``before`` (the log before it, of ``loaded``'s documents)."""
+        is made again from the first ``before`` events of ``log`` (those before
+        it, of ``loaded``'s documents). The log is sliced only then: a copy at
+        each event would cost the length of the deployment."""
         if self._journal is None:
             return
         try:
             self._journal.append({k: v for k, v in event.items() if k != "seq"})
         except BaseException:
-            self._rebuild(before, loaded)
+            self._rebuild(log[:before], loaded)
             raise
 
     def _check_event(self) -> None:
@@ -391,9 +393,9 @@ class Deployment:
                 self._rebuild(old.log)
             raise
         self._state, self._loaded = fresh, loaded
-        self._append(record, old.log, old_loaded)
+        self._append(record, old.log, len(old.log), old_loaded)
         if then is not None:
-            self._append(then, fresh.log[:-1])
+            self._append(then, fresh.log, len(fresh.log) - 1)
         return became
 
     def _named(self, numbers: Sequence[int]) -> list[str]:
