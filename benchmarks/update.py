@@ -1,7 +1,7 @@
 """What moving a running deployment to new documents costs (``Deployment.update``,
 ``cdl deploy update``; issue 32, point 4).
 
-    python benchmarks/update.py N [--shape base|fanin|fanout|wide] [--change kind|all] [--reps 3]
+    python benchmarks/update.py N [--shape base|fanin|fanout|wide] [--change kind|all|one] [--reps 3]
 
 Generates the system (``benchmarks/synthetic.py``) twice, as the running and
 the next version, edits the next one (``--change``, as ``benchmarks/diff.py``:
@@ -9,12 +9,15 @@ the next version, edits the next one (``--change``, as ``benchmarks/diff.py``:
 every component inherits; ``one``, one value of one component: what an
 update costs besides its changed components), loads both, and deploys the running version
 whole (every component reported deployed as it becomes ready, with its
-values), untimed. Then, ``--reps`` times, in user CPU seconds: one resolution
-of the next version (``Document.resolve()``), and the update of a copy of
-the running deployment (``Deployment.update``, no journal). It prints each
-run, the medians, and the update's ratio to one resolution (the target of
-issue 32: at most 1.5, plus what the changed components cost), with how many
-components the update left ``changed``.
+values), untimed. Then, ``--reps`` times, in user CPU seconds: one
+resolution of the next version (``Document.resolve()``), one with its output
+(``resolve().to_bytes()``, what ``cdl resolve`` does), a fresh deployment of
+it (``Document.deploy()``: resolution and plan, what a service without update
+begins again from), and the update of a copy of the running deployment
+(``Deployment.update``, no journal). It prints each run, the medians, the
+update's ratio to one resolution (the target of issue 32: at most 1.5, plus
+what the changed components cost) and to the others, and how many components
+the update left ``changed``.
 """
 
 from __future__ import annotations
@@ -80,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         new = cdl.load(os.path.join(new_dir, "system.cdl"), limits=limits)
     print(f"engine: {os.path.dirname(cdl.__file__)}; N = {args.n}, shape {args.shape}, change {args.change}")
     resolves: list[float] = []
+    outputs: list[float] = []
+    opens: list[float] = []
     updates: list[float] = []
     changed = 0
     for _ in range(args.reps):
@@ -87,6 +92,14 @@ def main(argv: list[str] | None = None) -> int:
         start = _user()
         new.resolve()
         resolves.append(_user() - start)
+        gc.collect()
+        start = _user()
+        new.resolve().to_bytes()
+        outputs.append(_user() - start)
+        gc.collect()
+        start = _user()
+        new.deploy()
+        opens.append(_user() - start)
         deployment = _deployed(old)  # untimed: a running deployment to update
         gc.collect()
         start = _user()
@@ -96,9 +109,13 @@ def main(argv: list[str] | None = None) -> int:
         del deployment
     ratios = [u / r for u, r in zip(updates, resolves)]
     print(f"resolve  user s: {' '.join(f'{t:.2f}' for t in resolves)}   median {statistics.median(resolves):.2f}")
+    print(f"resolve + output user s: {' '.join(f'{t:.2f}' for t in outputs)}   median {statistics.median(outputs):.2f}")
+    print(f"deploy (open) user s: {' '.join(f'{t:.2f}' for t in opens)}   median {statistics.median(opens):.2f}")
     print(f"update   user s: {' '.join(f'{t:.2f}' for t in updates)}   median {statistics.median(updates):.2f}")
     runs = " ".join(f"{r:.2f}" for r in ratios)
     print(f"update / resolve, each run: {runs}; median {statistics.median(ratios):.2f} (target <= {TARGET} plus the changed components)")
+    for label, base in (("resolve + output", outputs), ("deploy (open)", opens)):
+        print(f"update / {label}, median: {statistics.median(u / b for u, b in zip(updates, base)):.2f}")
     print(f"changed components: {changed}; load average {os.getloadavg()[0]:.1f}")
     return 0
 

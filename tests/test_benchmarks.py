@@ -34,8 +34,9 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
         ("benchmarks/profile_resolve.py", "30", "--top", "3"),
         ("benchmarks/diff.py", "60", "--reps", "1"),
         ("benchmarks/diff.py", "60", "--reps", "1", "--change", "two", "--shape", "wide"),
+        ("benchmarks/update.py", "60", "--reps", "1", "--change", "one"),
     ],
-    ids=["explain_cost", "plan", "plan-chain", "profile_resolve", "diff", "diff-two-wide"],
+    ids=["explain_cost", "plan", "plan-chain", "profile_resolve", "diff", "diff-two-wide", "update-one"],
 )
 def test_script_runs(args: tuple[str, ...]) -> None:
     proc = _run(*args)

@@ -4,11 +4,16 @@ line (tests/test_lines.py has the lines errors report)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
 from cdl import CdlError
 from cdl.text.encoding import decode, encode
+from cdl.text.lines import Lines
 from cdl.text.tags import attribute_line, read_start_tag, scan, start_line, tags_reaching, unescape
 from conftest import CDL_DECL, CDL_NS, resolve_text
 from test_lines import document
@@ -84,3 +89,24 @@ def test_the_encoding_is_the_byte_order_marks_then_the_declarations() -> None:
     assert decode("<x>é</x>".encode()) == "<x>é</x>"
     assert encode(declared) == declared.encode("latin-1")
     assert encode(declared.replace("é", "€")) == declared.replace("é", "&#8364;").encode("latin-1")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "é😀", "<x/>", "\n", "\r\n", "\r", " "]), max_size=30).map("".join))
+def test_the_lines_of_any_text_are_those_of_the_rule(text: str) -> None:
+    """``Lines`` finds a text's lines (a text without CR by its LF alone)
+    where the rule puts them: an editor's line ends at CR, LF or CRLF, the
+    parser's at LF."""
+    lines = Lines(text)
+    editor = re.split(r"\r\n|\r|\n", text)
+    assert [lines.line(n) for n in range(len(lines))] == editor
+    at = 0
+    for n, line in enumerate(editor):
+        assert lines.bounds(n) == (at, at + len(line))
+        ending = re.match(r"\r\n|\r|\n", text[at + len(line) :])
+        at += len(line) + (len(ending.group()) if ending else 0)
+    parser = text.split("\n")
+    assert [lines.parser_bounds(n + 1) is not None for n in range(len(parser) + 1)] == [True] * len(parser) + [False]
+    assert [text[slice(*lines.parser_bounds(n + 1))] for n in range(len(parser))] == [  # type: ignore[misc]
+        line[:-1] if line.endswith("\r") and n < len(parser) - 1 else line for n, line in enumerate(parser)
+    ]
