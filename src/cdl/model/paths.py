@@ -203,9 +203,15 @@ def path_start(ws: Workspace, ref: Ref, holder: etree._Element) -> etree._Elemen
     """Where ``ref``, written for the property ``holder``, starts (7.3.1): the
     top level list its cdl:refroot names, else ``holder``'s parent; None if
     there is none (no such list; a holder without a parent)."""
+    return path_start_in(ws, ref, holder.getparent())
+
+
+def path_start_in(ws: Workspace, ref: Ref, parent: etree._Element | None) -> etree._Element | None:
+    """:func:`path_start` for a property given by its ``parent``: one the
+    trees do not hold yet, such as one being typed in an editor."""
     if ref.refroot is not None:
         return ws.lookup(ref.refroot)
-    return holder.getparent()
+    return parent
 
 
 def parent_step(node: etree._Element) -> etree._Element | None:
