@@ -12,6 +12,12 @@ import pytest
 
 from cdl.lsp._buffers import Buffers, Settings, analyse, settings_from
 from cdl.lsp._navigate import navigation_of
+from cdl.lsp.features.completion import completion
+from cdl.lsp.features.definition import definition
+from cdl.lsp.features.hover import hover
+from cdl.lsp.features.lenses import code_lenses
+from cdl.lsp.features.references import references
+from cdl.lsp.features.symbols import symbols
 from cdl.model.workspace import SourceDoc, Workspace
 from cdl.text.encoding import encode
 from cdl.text.lines import UTF8, UTF16, UTF32, Lines
@@ -153,3 +159,30 @@ def test_a_prepared_analysis_keeps_one_copy_of_the_documents_and_one_resolution(
     plan = navigation.plan()
     assert plan is not None
     assert [c.to_data() for c in plan.components()] == [c.to_data() for c in analysis.document.resolve().plan().components()]
+
+
+def test_an_analysis_holds_no_reference_cycle(tmp_path: Path) -> None:
+    """``cdl lsp`` freezes what its worker made for the cyclic collector
+    (``gc.freeze``): an analysis dropped, once it was prepared and answered
+    requests, must be freed by reference counting alone, or it would stay
+    for as long as the server runs."""
+    _, system = generate(30, tmp_path)
+    path = str(Path(system).resolve())
+    text = Path(path).read_text(encoding="utf-8")
+    offset = text.index('cdl:extends="t:', len(text) // 2) + len('cdl:extends="t:')
+    line, column = text.count("\n", 0, offset), offset - (text.rfind("\n", 0, offset) + 1)
+    gc.collect()
+    gc.disable()
+    try:
+        analysis = analyse(path, {path: text}, Settings())
+        navigation = navigation_of(analysis)
+        assert navigation is not None
+        navigation.prepare()
+        url = navigation.written.document.url
+        assert hover(navigation, url, line, column) is not None
+        assert completion(navigation, url, line, column) and definition(navigation, url, line, column)
+        assert symbols(navigation, url) and code_lenses(navigation, url) and references(navigation, url, line, column) is not None
+        del analysis, navigation
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
