@@ -14,7 +14,8 @@ inherited children, lenses) and at most once per Navigation. Positions are
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from typing import cast
 
 from ._buffers import Analysis
@@ -50,13 +51,18 @@ class Navigation:
         self.targets: Targets = Targets(self.written, None if earlier is None else earlier.targets)
         self._plain: Resolution | None = resolution
 
-    def prepare(self) -> None:
+    def prepare(self, yielding: Callable[[], bool] = lambda: False) -> bool:
         """Build now what the first hover and the first lens of the main
         document would: its text paired with its tree, the resolution with
         provenance and its plan (``cdl lsp`` calls it in its worker thread,
-        so that they answer at once)."""
-        self.written.paired(0)
-        self.plan()
+        so that they answer at once). Before each of these steps, stop if
+        ``yielding()`` says so (other work is waiting); whether all are
+        done. What is done is kept: calling it again goes on from there."""
+        for step in (functools.partial(self.written.paired, 0), self.targets.resolved, self.plan):
+            if yielding():
+                return False
+            step()
+        return True
 
     def at(self, url: str, line: int, column: int) -> Cursor | None:
         """What (line, column) of document ``url`` stands on (see :meth:`Written.at`)."""
