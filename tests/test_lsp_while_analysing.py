@@ -202,6 +202,22 @@ async def test_a_preparation_gives_way_to_the_next_analysis_which_supersedes_it(
 
 
 @pytest.mark.asyncio
+async def test_a_preparation_stops_when_its_text_changes_and_waits_for_the_analysis_of_the_change(held: LanguageClient, tmp_path: Path) -> None:
+    uri = await opened(held, tmp_path, system("v1"))
+    await command(held, "test.hold_preparing")
+    change(held, uri, system("v2"), 2)
+    await until(held, lambda log: "pair v2" in log["events"])
+    typed = system("v3", '    <Web cdl:extends="Servr"/>')
+    change(held, uri, typed, 3)
+    held.diagnostics.pop(uri, None)
+    await command(held, "test.release_preparing")  # before typing pauses: v3 is not asked for yet
+    assert [d.code for d in await published(held, uri)] == ["UNKNOWN_PROTOTYPE"]
+    log = await until(held, lambda log: "resolve v3" in log["events"])
+    assert in_worker(log, "pair v2") == ["pair v2", "analyse v3", "pair v3", "resolve v3"]
+    assert "/Web" in hover_text(await held.text_document_hover_async(types.HoverParams(ident(uri), where(typed, "<Web", 1))))
+
+
+@pytest.mark.asyncio
 async def test_a_preparation_that_gave_way_to_an_analysis_that_did_not_load_goes_on(held: LanguageClient, tmp_path: Path) -> None:
     uri = await opened(held, tmp_path, system("v1"))
     await command(held, "test.hold_preparing")
@@ -214,7 +230,8 @@ async def test_a_preparation_that_gave_way_to_an_analysis_that_did_not_load_goes
     await command(held, "test.release_preparing")
     assert [d.code for d in await published(held, uri)] == ["XML_SYNTAX"]
     log = await until(held, lambda log: "resolve v2" in log["events"])
-    assert in_worker(log, "pair v2") == ["pair v2", "analyse v3", "resolve v2"]
+    # What v2's preparation made went when v3's analysis began, and is made again.
+    assert in_worker(log, "pair v2") == ["pair v2", "analyse v3", "pair v2", "resolve v2"]
     # The requests answer from v2, the last that loaded, once it is prepared.
     change(held, uri, edited, 4)
     hovered = await held.text_document_hover_async(types.HoverParams(ident(uri), where(edited, "<Db", 1)))

@@ -23,7 +23,7 @@ from ._engine import CdlError, Document, Plan, Resolution
 from ._targets import Targets
 from ._written import Cursor, Spot, Written, attribute_name, is_variable
 
-__all__ = ["Navigation", "Spot", "navigation_now", "navigation_of"]
+__all__ = ["Navigation", "Spot", "drop_navigation", "navigation_now", "navigation_of"]
 
 
 class Navigation:
@@ -96,6 +96,12 @@ def navigation_of(analysis: Analysis) -> Navigation | None:
             return None
         found = analysis.memo["navigation"] = Navigation(analysis.document, analysis.texts)
     return cast("Navigation", found)
+
+
+def drop_navigation(analysis: Analysis) -> None:
+    """Forget the navigation over ``analysis`` and what it made (a later
+    :func:`navigation_of` builds it again)."""
+    analysis.memo.pop("navigation", None)
 
 
 def navigation_now(analysis: Analysis, texts: Mapping[str, str]) -> Navigation | None:
