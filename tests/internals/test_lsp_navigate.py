@@ -19,7 +19,8 @@ from cdl.lsp.features.definition import definition
 from cdl.lsp.features.hover import hover
 from cdl.lsp.features.lenses import code_lenses
 from cdl.lsp.features.references import references
-from cdl.lsp.features.symbols import symbols
+from cdl.lsp.features import symbols as symbols_module
+from cdl.lsp.features.symbols import listed, symbols
 from conftest import CDL_DECL, CDL_NS
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -337,6 +338,20 @@ def test_symbols_are_the_lists_and_properties_as_a_tree(webapp: tuple[cdl.Docume
     assert web.kind == "property"
     assert [c.name for c in web.children] == ["cmp:CodeBase", "applicationPath", "dbconnection"]
     assert [c.name for c in web.children[2].children] == ["JNDIName", "hostname", "port", "username", "password"]
+
+
+def test_symbols_up_to_a_limit_read_only_what_they_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    body = "".join(f"<L{i}>" + "".join(f"<p{j}>{j}</p{j}>" for j in range(10)) + f"</L{i}>" for i in range(300))
+    doc, nav = in_memory(f"<cdl:cdl {CDL_DECL}><cdl:system>{body}</cdl:system></cdl:cdl>")
+    made: list[str] = []
+    make = symbols_module._symbol
+    monkeypatch.setattr(symbols_module, "_symbol", lambda *args: made.append(args[3]) or make(*args))
+    # 300 lists, then the properties of 10 of them: the 11th list's first is not made.
+    found = listed(nav, doc.url, 400)
+    assert (len(made), made.count("list"), found.whole, found.cut, found.lists_cut) == (400, 300, 10, True, False)
+    made.clear()
+    found = listed(nav, doc.url, 50)
+    assert (len(made), len(found.symbols), found.whole, found.lists_cut) == (50, 50, 0, True)
 
 
 def test_symbols_of_a_deep_document_need_no_recursion() -> None:
