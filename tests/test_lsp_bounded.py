@@ -18,7 +18,7 @@ pytest.importorskip("pytest_lsp")
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from test_lsp_server import client, doc, ident, open_doc, published, start, write
+from test_lsp_server import change, client, doc, ident, open_doc, published, start, write
 
 __all__ = ["client"]  # the fixture, used by name
 
@@ -87,3 +87,59 @@ async def test_a_wrong_symbol_limit_is_named_and_the_default_stands(client: Lang
     complaints = [m.message for m in client.log_messages if "Limit" in m.message]
     assert any("symbolLimit must be a whole number, 0 for no limit; 5000 stands" in m for m in complaints)
     assert any("completionLimit must be a whole number, 0 for no limit; 100 stands" in m for m in complaints)
+
+
+MANY = doc(
+    "  <cdl:configuration>\n"
+    + "".join(f"    <L{i:02d}><p>{i}</p></L{i:02d}>\n" for i in range(30))
+    + "    <Other><port>1</port><path>/</path><host>h</host></Other>\n"
+    "  </cdl:configuration>\n"
+    "  <cdl:system>\n    <Web cdl:extends='Other'/>\n  </cdl:system>\n"
+)
+
+
+async def completions(client: LanguageClient, uri: str, text: str, version: int, needle: str) -> tuple[list[str], bool]:
+    """The labels offered where ``needle`` ends in ``text`` (sent as version ``version``) and whether the list is incomplete."""
+    change(client, uri, text, version)
+    offset = text.index(needle) + len(needle)
+    position = types.Position(text.count("\n", 0, offset), offset - text.rfind("\n", 0, offset) - 1)
+    found = await client.text_document_completion_async(types.CompletionParams(ident(uri), position))
+    assert isinstance(found, types.CompletionList)
+    return [item.label for item in found.items], found.is_incomplete
+
+
+@pytest.mark.asyncio
+async def test_completion_offers_what_matches_what_is_typed_up_to_the_limit_marked_incomplete_when_cut(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    uri = write(tmp_path / "a.cdl", MANY)
+    await start(client, tmp_path, {"completionLimit": 5})
+    open_doc(client, uri, MANY)
+    await published(client, uri)
+    in_extends = MANY.replace("<Web cdl:extends='Other'/>", "<Web cdl:extends='{}'/>")
+    # Empty: the first 5 in order of their names, and more left out.
+    assert await completions(client, uri, in_extends.format(""), 2, "cdl:extends='") == (["L00", "L01", "L02", "L03", "L04"], True)
+    assert await completions(client, uri, in_extends.format("L2"), 3, "cdl:extends='L2") == (["L20", "L21", "L22", "L23", "L24"], True)
+    assert await completions(client, uri, in_extends.format("L29"), 4, "cdl:extends='L29") == (["L29"], False)
+    assert await completions(client, uri, in_extends.format("oth"), 5, "cdl:extends='oth") == (["Other"], False)  # case aside
+    assert await completions(client, uri, in_extends.format("x"), 6, "cdl:extends='x") == ([], False)
+    # A path's last step, and attribute names, filtered alike.
+    in_ref = MANY.replace("<Web cdl:extends='Other'/>", "<Web cdl:extends='Other'><q cdl:ref='/p'/></Web>")
+    assert await completions(client, uri, in_ref, 7, "cdl:ref='/p") == (["port", "path"], False)  # in document order
+    in_tag = MANY.replace("<Web cdl:extends='Other'/>", "<Web cdl:l/>")
+    assert await completions(client, uri, in_tag, 8, "<Web cdl:l") == (["cdl:lazy"], False)
+
+
+@pytest.mark.asyncio
+async def test_completion_finds_a_list_by_its_local_name_or_its_prefix(client: LanguageClient, tmp_path: Path) -> None:
+    templates = doc("  <cdl:configuration>\n    <Server/>\n    <Store/>\n  </cdl:configuration>\n", extra=" xmlns:t='urn:t' targetNamespace='urn:t'")
+    system = doc("  <cdl:import location='t.cdl'/>\n  <cdl:system>\n    <Web cdl:extends='t:Server'/>\n  </cdl:system>\n", extra=" xmlns:t='urn:t'")
+    write(tmp_path / "t.cdl", templates)
+    uri = write(tmp_path / "a.cdl", system)
+    await start(client, tmp_path)
+    open_doc(client, uri, system)
+    await published(client, uri)
+    typed = system.replace("'t:Server'", "'{}'")
+    assert await completions(client, uri, typed.format("se"), 2, "extends='se") == (["t:Server"], False)
+    assert await completions(client, uri, typed.format("t"), 3, "extends='t") == (["t:Server", "t:Store"], False)
+    assert await completions(client, uri, typed.format("t:st"), 4, "extends='t:st") == (["t:Store"], False)

@@ -14,12 +14,12 @@ import pytest
 import cdl
 from cdl.lsp._navigate import Navigation, Spot
 from cdl.lsp._written import Region
+from cdl.lsp.features import symbols as symbols_module
 from cdl.lsp.features.completion import Completion, completion
 from cdl.lsp.features.definition import definition
 from cdl.lsp.features.hover import hover
 from cdl.lsp.features.lenses import code_lenses
 from cdl.lsp.features.references import references
-from cdl.lsp.features import symbols as symbols_module
 from cdl.lsp.features.symbols import listed, symbols
 from conftest import CDL_DECL, CDL_NS
 
@@ -259,7 +259,7 @@ def test_completion_of_templates_uses_the_documents_prefixes(webapp: tuple[cdl.D
     # system.cdl declares t: for the template document, not c: for the
     # component model, whose lists it therefore cannot name; WebApplication,
     # which the cursor is in, cannot extend itself.
-    assert labels(found) == ["t:DBConnection", "t:WebServer", "t:DBServer", "t:WebApp"]
+    assert labels(found) == ["t:DBConnection", "t:DBServer", "t:WebApp", "t:WebServer"]  # in order of their names
     assert {c.kind for c in found} == {"template"}
 
 

@@ -27,7 +27,6 @@ from pathlib import Path
 from ._diagnostics import Loaded, Problem, by_url, problems_of
 from ._engine import CdlError, Document, Lines, LoadOptions, Resolution, SourceDoc, decode, encode, load_with, loaded_of, local_path
 
-
 #: How many symbols a ``documentSymbol`` answer lists, and how many items a
 #: completion offers, unless the client's settings say otherwise (0: no limit).
 SYMBOL_LIMIT = 5000

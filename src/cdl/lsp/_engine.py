@@ -28,7 +28,7 @@ from ..loading.urls import join_url, local_path
 from ..model.children import ChildIndex, children_by_name
 from ..model.elements import depth_in_list, doc_index_of, tag_of, top_level_of
 from ..model.items import holder_of, is_unresolved
-from ..model.naming import Prefixes
+from ..model.naming import Prefixes, Steps
 from ..model.paths import PathSyntaxError, PrefixError, parse_name_ref, parse_path, parse_qname, path_start_in, relative_ref, walk
 from ..model.tables import NameRef, Ref
 from ..model.vocabulary import (
@@ -100,6 +100,7 @@ __all__ = [
     "Resolution",
     "SourceDoc",
     "Step",
+    "Steps",
     "Tag",
     "Workspace",
     "__version__",

@@ -44,9 +44,10 @@ class Navigation:
     def __init__(
         self, document: Document, texts: Mapping[str, str], *, resolution: Resolution | None = None, earlier: Navigation | None = None
     ) -> None:
-        self.written = Written(document, texts)
+        self.written: Written = Written(document, texts, None if earlier is None else earlier.written)
         #: ``earlier``, a navigation of the same document over other texts,
-        #: lends its resolution (what is resolved does not depend on the texts).
+        #: lends its resolution and its indexes of the loaded trees (neither
+        #: depends on the texts).
         self.targets: Targets = Targets(self.written, None if earlier is None else earlier.targets)
         self._plain: Resolution | None = resolution
 
