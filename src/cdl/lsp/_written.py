@@ -106,7 +106,7 @@ class Written:
         # What depends on the loaded trees alone, which never change, is
         # ``earlier``'s when it has the same ones.
         same = earlier if earlier is not None and earlier.document is document else None
-        self._names: _Names = _Names(self.loaded) if same is None else same._names
+        self.list_names: ListNames = ListNames(self.loaded) if same is None else same.list_names
         #: Children by name of the loaded trees' wide elements, for path walks over them.
         self.children: ChildIndex = ChildIndex() if same is None else same.children
         if same is None:
@@ -229,7 +229,7 @@ class Written:
 
     def lists(self) -> dict[str, etree._Element]:
         """Every top level list of every document, by its (Clark) name."""
-        return self._names.lists()
+        return self.list_names.lists()
 
     def lookup(self, name: NameRef) -> etree._Element | None:
         """The top level list ``name`` finds, trying its candidates in their order."""
@@ -238,14 +238,14 @@ class Written:
 
     def list_name(self, el: etree._Element) -> str | None:
         """The (Clark) name of a top level list."""
-        return self._names.name_of(el)
+        return self.list_names.name_of(el)
 
     def lists_from(self, start: str, uri: str | None = None) -> Iterator[str]:
         """The (Clark) names of the top level lists whose local name starts
         with ``start`` (compared casefolded), in the namespace ``uri`` if
         given: in order of their local names (casefolded), then of their
         namespaces; each costs a step, whatever the number of lists."""
-        return self._names.starting(start.casefold(), uri)
+        return self.list_names.starting(start.casefold(), uri)
 
     def path_of(self, el: etree._Element) -> str | None:
         """``/List/child[2]/...`` of an element of a loaded list, as the engine
@@ -268,7 +268,7 @@ class Written:
         return max(self.steps.fix(parent).get(el, 0) - 1, 0)
 
 
-class _Names:
+class ListNames:
     """The top level lists of a loaded set by name, both ways, and their names
     sorted for completion (each made when first asked; the trees never change)."""
 
