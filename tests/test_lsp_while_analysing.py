@@ -156,3 +156,19 @@ async def test_completion_answers_from_the_text_being_typed_without_analysing(he
     assert isinstance(found, types.CompletionList) and [i.label for i in found.items] == ["Server"]
     log = await command(held, "test.log")
     assert log["on_loop"] == 0 and log["analysed"][0] == "v1" and len(log["shown"]) == 1
+
+
+@pytest.mark.asyncio
+async def test_completion_where_text_was_typed_reads_only_what_was_typed(held: LanguageClient, tmp_path: Path) -> None:
+    body = "\n".join(f'    <Web{i} cdl:extends="Server"><host>h</host></Web{i}>' for i in range(200))
+    uri = await opened(held, tmp_path, system("v1", body))
+    await command(held, "test.hold")
+    typed = system("v1", body.replace("<Web100 ", '<Db cdl:extends="S"/>\n    <Web100 '))
+    change(held, uri, typed, 2)
+    before = len((await command(held, "test.log"))["scanned"])
+    found = await held.text_document_completion_async(types.CompletionParams(ident(uri), where(typed, '<Db cdl:extends="S', 18)))
+    assert isinstance(found, types.CompletionList) and [i.label for i in found.items] == ["Server"]
+    log = await command(held, "test.log")
+    # The last analysis's text, paired with its trees, is carried through the
+    # edit: only the tags around what was typed are read again.
+    assert 0 < sum(log["scanned"][before:]) < 200 and log["on_loop"] == 0

@@ -496,3 +496,44 @@ def test_the_lenses_of_same_named_siblings_are_each_on_its_own() -> None:
         ("<web><", f"wave 2 · after {W1}"),
         ("<lb><b", "wave 2 · after /apps"),
     ]
+
+
+# -- text being typed ---------------------------------------------------------------------
+
+#: What a user types, inserted at each place of TYPED_IN (half-written, as typed).
+TYPINGS = ('<n cdl:extends="', ' cdl:', '<v cdl:ref="/a/', 'x', '"/>\n<m cdl:ref="', '</Web>', "<c cdl:l", "\n")
+
+
+def test_completion_where_text_was_typed_reads_it_as_reading_the_whole_text_would(webapp: tuple[cdl.Document, dict[str, str]]) -> None:
+    """The text being typed is paired from the last analysis's through the
+    edit, only around what was typed (``Source.carried``): completion there
+    answers what pairing the whole text again answers, at every position of
+    what was typed and of the tags it touches."""
+    from cdl.lsp._buffers import Buffers, Settings, analyse
+    from cdl.lsp._edits import Edit
+    from cdl.lsp._navigate import navigation_now
+    from cdl.text.lines import Lines
+
+    doc, texts = webapp
+    path = doc.urls[0]
+    text = texts[path]
+    analysis = analyse(path, {path: text}, Settings())
+    places = [m.end() for m in re.finditer(r'<t:application>|cdl:extends="t:|<WebApplication|\n  </cdl:system>', text)]
+    checked = 0
+    for place in places:
+        for typing in TYPINGS:
+            new = text[:place] + typing + text[place:]
+            buffers = Buffers()
+            buffers.texts[path] = new
+            now = buffers.texts_now(analysis.document)  # type: ignore[arg-type]
+            edit = Edit(Lines(text), new)
+            carried = navigation_now(analysis, now, edit)
+            whole = navigation_now(analysis, now)
+            assert carried is not None and whole is not None
+            assert len(carried.written.paired(0).source.tags) < len(whole.written.paired(0).source.tags)  # not read whole
+            lines = Lines(new)
+            for offset in range(max(edit.start - 30, 0), min(edit.new_end + 30, len(new))):
+                line, column = lines.position_of(offset)
+                assert completion(carried, path, line, column) == completion(whole, path, line, column), (typing, new[offset - 20 : offset])
+                checked += 1
+    assert checked > 1000

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import cast
 
 from ._buffers import Analysis
+from ._edits import Edit
 from ._engine import CdlError, Document, Plan, Resolution
 from ._targets import Targets
 from ._written import Cursor, Spot, Written, attribute_name, is_variable
@@ -90,11 +91,19 @@ def navigation_of(analysis: Analysis) -> Navigation | None:
     return cast("Navigation", found)
 
 
-def navigation_now(analysis: Analysis, texts: Mapping[str, str]) -> Navigation | None:
+def navigation_now(analysis: Analysis, texts: Mapping[str, str], edit: Edit | None = None) -> Navigation | None:
     """A navigation over the documents ``analysis`` loaded paired with
     ``texts``, the editor's texts of them as they are now (a document being
-    typed that does not load yet): its resolution is ``analysis``'s."""
+    typed that does not load yet): its resolution is ``analysis``'s. ``edit``:
+    how the main document's text changed since ``analysis`` read it, which
+    its text is paired through (``Written.carry``) instead of read again."""
     earlier = navigation_of(analysis)
     if earlier is None or analysis.document is None:
         return None
-    return Navigation(analysis.document, texts, resolution=analysis.resolution, earlier=earlier)
+    now = Navigation(analysis.document, texts, resolution=analysis.resolution, earlier=earlier)
+    old = earlier.written.paired(0)
+    if texts.get(old.url) is old.source.text:
+        now.written.carry(0, old, None)  # not changed: paired as it was
+    elif edit is not None and old.source.text is edit.old.text:
+        now.written.carry(0, old, edit)
+    return now

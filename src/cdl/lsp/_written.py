@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from ._edits import Edit
 from ._engine import (
     CDL_NS,
     ENGINE_NS,
@@ -139,6 +140,19 @@ class Written:
             source = Source(decode(doc.data) if text is None else text)
             by_tag, by_element = pair(source, doc.root)
             found = self._paired[index] = Paired(doc.url, source, by_tag, by_element)
+        return found
+
+    def carry(self, index: int, old: Paired, edit: Edit | None) -> Paired:
+        """Document ``index``'s text, which ``edit`` made of ``old``'s (None:
+        it is ``old``'s), paired from ``old`` with only the start tags around
+        what was typed read again (``Source.carried``): what a request at the
+        text being typed reads, at the cost of what was typed."""
+        if edit is None:
+            self._paired[index] = old
+            return old
+        source, was = Source.carried(old.source, edit.new, edit.new_lines(), (edit.start, edit.old_end, edit.new_end))
+        by_tag = {tag: old.element[earlier] for tag, earlier in was.items() if earlier in old.element}
+        found = self._paired[index] = Paired(old.url, source, by_tag, {el: tag for tag, el in by_tag.items()})
         return found
 
     def text_only(self, url: str) -> Paired | None:

@@ -8,8 +8,9 @@ thread) is counted there, and runs at once; one made in any other thread
 waits while the test holds the analyses. Commands (``workspace/executeCommand``):
 ``test.hold``, ``test.release``, and ``test.log``, which answers what was
 recorded: ``analysed`` (the markers, in order), ``on_loop`` (how many ran
-on the request loop) and ``shown`` (each publication of diagnostics: the
-document and the codes shown).
+on the request loop), ``shown`` (each publication of diagnostics: the
+document and the codes shown) and ``scanned`` (the length of each text the
+requests' navigation scanned for its start tags, ``cdl.lsp._source.scan``).
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import cdl.lsp._buffers as buffers_module
+import cdl.lsp._source as source_module
 from cdl.lsp.server import build_server
 
 #: Set while analyses may run.
 free = threading.Event()
 free.set()
-log: dict[str, Any] = {"analysed": [], "on_loop": 0, "shown": []}
+log: dict[str, Any] = {"analysed": [], "on_loop": 0, "shown": [], "scanned": []}
 analyse = buffers_module.analyse
 
 
@@ -40,6 +42,15 @@ def held_analyse(path: str, texts: Mapping[str, str], settings: Any) -> Any:
 
 
 buffers_module.analyse = held_analyse  # type: ignore[assignment]
+scan = source_module.scan
+
+
+def counted_scan(text: str) -> Any:
+    log["scanned"].append(len(text))
+    return scan(text)
+
+
+source_module.scan = counted_scan  # type: ignore[assignment]
 server = build_server()
 show = server.show_problems
 
