@@ -57,7 +57,7 @@ from ..resolution.explain import Explanation, Recorder, Step, explain, path_name
 from ..resolution.references import ReferenceResolver, items_in
 from ..text.encoding import decode, encode
 from ..text.lines import UTF8, UTF16, UTF32, Lines
-from ..text.tags import Attr, Tag, read_start_tag, scan, tags_reaching, unescape
+from ..text.tags import Attr, Tag, read_start_tag, scan, start_line, tags_reaching, unescape
 
 __all__ = [
     "A_CREF",
@@ -129,6 +129,7 @@ __all__ = [
     "scan",
     "select",
     "split_clark",
+    "start_line",
     "tag_of",
     "tags_reaching",
     "top_level_of",

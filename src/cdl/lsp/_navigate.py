@@ -19,7 +19,7 @@ from typing import cast
 
 from ._buffers import Analysis
 from ._edits import Edit
-from ._engine import CdlError, Document, Plan, Resolution
+from ._engine import CdlError, Document, Plan, Resolution, start_line
 from ._targets import Targets
 from ._written import Cursor, Spot, Written, attribute_name, is_variable
 
@@ -54,10 +54,14 @@ class Navigation:
 
     def prepare(self) -> None:
         """Build now what the first hover of the main document would: its text
-        paired with its tree and the resolution with provenance (``cdl lsp``
-        calls it once typing has paused, so that hovers answer at once)."""
+        paired with its tree, the resolution with provenance, and the lines of
+        its text that an explanation places its steps at (``start_line``,
+        which keeps them per text) (``cdl lsp`` calls it once typing has
+        paused, so that hovers answer at once)."""
         self.written.paired(0)
         self.targets.resolved()
+        main = self.written.docs[0]
+        start_line(main.data, main.root)
 
     def at(self, url: str, line: int, column: int) -> Cursor | None:
         """What (line, column) of document ``url`` stands on (see :meth:`Written.at`)."""

@@ -54,7 +54,7 @@ class Source:
             tags[base - 1].children = tops
         # The tags of old in the same place: those begun between ``first`` and
         # where ``last`` was, at the top, in the same tag of the chain.
-        lo, hi = bisect.bisect_left(old._starts, first), bisect.bisect_left(old._starts, last - new_end + old_end)
+        lo, hi = old.first_from(first), old.first_from(last - new_end + old_end)
         was = dict(enumerate(chain))
         stack = [(tops, [i for i in range(lo, hi) if old.tags[i].parent == (chain[-1] if chain else -1)])]
         while stack:
@@ -67,11 +67,15 @@ class Source:
                     j += 1
         return cls(text, tags, lines), was
 
+    def first_from(self, offset: int) -> int:
+        """The index of the first tag begun at or after ``offset`` (the number of tags, if none)."""
+        return bisect.bisect_left(self._starts, offset)
+
     def open_at(self, offset: int) -> list[int]:
         """The tags whose elements hold ``offset`` (begun before it, ended
         after it), outermost first. The last tag begun before it is in the
         innermost of them, if it is not that one."""
-        index = bisect.bisect_left(self._starts, offset) - 1
+        index = self.first_from(offset) - 1
         while index >= 0 and self.tags[index].element_end <= offset:
             index = self.tags[index].parent
         chain = []
