@@ -172,3 +172,18 @@ async def test_completion_where_text_was_typed_reads_only_what_was_typed(held: L
     # The last analysis's text, paired with its trees, is carried through the
     # edit: only the tags around what was typed are read again.
     assert 0 < sum(log["scanned"][before:]) < 200 and log["on_loop"] == 0
+
+
+@pytest.mark.asyncio
+async def test_a_hover_reads_what_it_explains_not_the_whole_document(held: LanguageClient, tmp_path: Path) -> None:
+    body = "\n".join(f'    <Web{i} cdl:extends="Server"><host>h{i}</host></Web{i}>' for i in range(200))
+    text = system("v1", body)
+    uri = await opened(held, tmp_path, text)
+    first = await held.text_document_hover_async(types.HoverParams(ident(uri), where(text, "<host>h7<", 1)))
+    assert "/Web7/host" in hover_text(first)
+    before = await command(held, "test.log")
+    found = await held.text_document_hover_async(types.HoverParams(ident(uri), where(text, "<host>h150<", 1)))
+    assert "/Web150/host" in hover_text(found)
+    log = await command(held, "test.log")
+    # No text split into lines on the request loop, not every list's name written.
+    assert log["split"] == before["split"] == [] and log["qnames"] - before["qnames"] < 50

@@ -9,8 +9,10 @@ waits while the test holds the analyses. Commands (``workspace/executeCommand``)
 ``test.hold``, ``test.release``, and ``test.log``, which answers what was
 recorded: ``analysed`` (the markers, in order), ``on_loop`` (how many ran
 on the request loop), ``shown`` (each publication of diagnostics: the
-document and the codes shown) and ``scanned`` (the length of each text the
-requests' navigation scanned for its start tags, ``cdl.lsp._source.scan``).
+document and the codes shown), ``scanned`` (the length of each text the
+requests' navigation scanned for its start tags, ``cdl.lsp._source.scan``),
+and, on the request loop, ``split`` (the length of each text split into lines)
+and ``qnames`` (how many names were written with prefixes).
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from typing import Any
 
 import cdl.lsp._buffers as buffers_module
 import cdl.lsp._source as source_module
+from cdl.model.naming import Prefixes
+from cdl.text.lines import Lines
 from cdl.lsp.server import build_server
 
 #: Set while analyses may run.
 free = threading.Event()
 free.set()
-log: dict[str, Any] = {"analysed": [], "on_loop": 0, "shown": [], "scanned": []}
+log: dict[str, Any] = {"analysed": [], "on_loop": 0, "shown": [], "scanned": [], "split": [], "qnames": 0}
 analyse = buffers_module.analyse
 
 
@@ -51,6 +55,23 @@ def counted_scan(text: str) -> Any:
 
 
 source_module.scan = counted_scan  # type: ignore[assignment]
+split, qname = Lines.__init__, Prefixes.qname
+
+
+def counted_split(self: Lines, text: str) -> None:
+    if threading.current_thread() is threading.main_thread():
+        log["split"].append(len(text))
+    split(self, text)
+
+
+def counted_qname(self: Prefixes, name: str) -> str:
+    if threading.current_thread() is threading.main_thread():
+        log["qnames"] += 1
+    return qname(self, name)
+
+
+Lines.__init__ = counted_split  # type: ignore[method-assign]
+Prefixes.qname = counted_qname  # type: ignore[method-assign]
 server = build_server()
 show = server.show_problems
 
