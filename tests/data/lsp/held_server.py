@@ -24,9 +24,9 @@ from typing import Any
 
 import cdl.lsp._buffers as buffers_module
 import cdl.lsp._source as source_module
+from cdl.lsp.server import build_server
 from cdl.model.naming import Prefixes
 from cdl.text.lines import Lines
-from cdl.lsp.server import build_server
 
 #: Set while analyses may run.
 free = threading.Event()
