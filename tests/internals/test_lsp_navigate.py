@@ -518,7 +518,7 @@ def test_completion_where_text_was_typed_reads_it_as_reading_the_whole_text_woul
     path = doc.urls[0]
     text = texts[path]
     analysis = analyse(path, {path: text}, Settings())
-    places = [m.end() for m in re.finditer(r'<t:application>|cdl:extends="t:|<WebApplication|\n  </cdl:system>', text)]
+    places = [m.end() for m in re.finditer(r'<t:application>|cdl:extends="t:|<WebApplication|</t:dbname>|\n  </cdl:system>', text)]
     checked = 0
     for place in places:
         for typing in TYPINGS:

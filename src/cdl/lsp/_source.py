@@ -42,6 +42,9 @@ class Source:
         stretch touches, not the whole text."""
         start, old_end, new_end = stretch
         first = max(text.rfind("<", 0, start), 0)
+        closed = text.find(">", first, start)
+        if text.startswith("</", first) and closed >= 0:
+            first = closed + 1  # after an end tag: in the element around the one it ends
         after = text.find("<", new_end)
         tag = read_start_tag(text, after, tolerant=True) if after >= 0 else None
         last = len(text) if after < 0 else tag.end if tag is not None else after
