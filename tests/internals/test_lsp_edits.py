@@ -18,11 +18,16 @@ def placed(lines: Lines, offset: int) -> bool:
     return lines.offset(*lines.position_of(offset)) == offset
 
 
-@given(old=TEXTS, data=st.data())
-def test_every_position_outside_the_edit_is_carried_both_ways(old: str, data: st.DataObject) -> None:
+def edited(old: str, data: st.DataObject) -> str:
+    """``old`` with one stretch replaced by another text, both drawn."""
     start = data.draw(st.integers(0, len(old)))
     end = data.draw(st.integers(start, len(old)))
-    new = old[:start] + data.draw(TEXTS) + old[end:]
+    return old[:start] + data.draw(TEXTS) + old[end:]
+
+
+@given(old=TEXTS, data=st.data())
+def test_every_position_outside_the_edit_is_carried_both_ways(old: str, data: st.DataObject) -> None:
+    new = edited(old, data)
     if new == old:
         return
     before, after = Lines(old), Lines(new)
@@ -56,9 +61,7 @@ def test_a_long_text_edited_in_the_middle() -> None:
 
 @given(old=TEXTS, data=st.data())
 def test_the_new_texts_lines_made_from_the_old_ones_are_its_own(old: str, data: st.DataObject) -> None:
-    start = data.draw(st.integers(0, len(old)))
-    end = data.draw(st.integers(start, len(old)))
-    new = old[:start] + data.draw(TEXTS) + old[end:]
+    new = edited(old, data)
     if new == old:
         return
     carried, split = Edit(Lines(old), new).new_lines(), Lines(new)
