@@ -5,18 +5,27 @@ Runs the installed server as ``cdl lsp`` does, but with
 calls) wrapped: each call is recorded with the marker (``<!-- vN -->``) of
 the text it reads; one made on the thread of the request loop (the main
 thread) is counted there, and runs at once; one made in any other thread
-waits while the test holds the analyses. Commands (``workspace/executeCommand``):
-``test.hold``, ``test.release``, and ``test.log``, which answers what was
-recorded: ``analysed`` (the markers, in order), ``on_loop`` (how many ran
-on the request loop), ``shown`` (each publication of diagnostics: the
-document and the codes shown), ``scanned`` (the length of each text the
-requests' navigation scanned for its start tags, ``cdl.lsp._source.scan``),
-and, on the request loop, ``split`` (the length of each text split into lines)
-and ``qnames`` (how many names were written with prefixes).
+waits while the test holds the analyses. The preparation of an analysis
+for the requests is recorded too (its first step, pairing the main
+document's text with its tree, and the resolution with provenance), and its
+first step waits in the worker while the test holds the preparations.
+Commands (``workspace/executeCommand``): ``test.hold``, ``test.release``,
+``test.hold_preparing``, ``test.release_preparing``, ``test.gc`` (how many
+objects the cyclic collector holds frozen, and how many it walks), and
+``test.log``, which answers what was recorded: ``analysed`` (the markers,
+in order), ``on_loop`` (how many ran on the request loop), ``shown`` (each
+publication of diagnostics: the document and the codes shown),
+``events``, all of it in one order (``ask vN``: an analysis asked of the
+worker; ``analyse vN``, ``show vN [codes]``, ``pair vN``, ``resolve vN``),
+``scanned`` (the length of each text the requests' navigation scanned for
+its start tags, ``cdl.lsp._source.scan``) and, on the request loop,
+``split`` (the length of each text split into lines) and ``qnames`` (how
+many names were written with prefixes).
 """
 
 from __future__ import annotations
 
+import gc
 import re
 import threading
 from collections.abc import Mapping
@@ -24,25 +33,57 @@ from typing import Any
 
 import cdl.lsp._buffers as buffers_module
 import cdl.lsp._source as source_module
+from cdl.lsp._targets import Resolved
+from cdl.lsp._written import Written
 from cdl.lsp.server import build_server
 from cdl.model.naming import Prefixes
 from cdl.text.lines import Lines
 
-#: Set while analyses may run.
+#: Set while analyses may run, and while preparations may.
 free = threading.Event()
 free.set()
-log: dict[str, Any] = {"analysed": [], "on_loop": 0, "shown": [], "scanned": [], "split": [], "qnames": 0}
+preparing = threading.Event()
+preparing.set()
+log: dict[str, Any] = {"analysed": [], "on_loop": 0, "shown": [], "events": [], "scanned": [], "split": [], "qnames": 0}
 analyse = buffers_module.analyse
 
 
+def marker_of(text: str | None) -> str | None:
+    found = re.search(r"<!-- (v\d+) -->", text or "")
+    return found.group(1) if found else None
+
+
 def held_analyse(path: str, texts: Mapping[str, str], settings: Any) -> Any:
-    marker = re.search(r"<!-- (v\d+) -->", texts.get(path, ""))
-    log["analysed"].append(marker.group(1) if marker else None)
+    marker = marker_of(texts.get(path))
+    log["analysed"].append(marker)
+    log["events"].append(f"analyse {marker}")
     if threading.current_thread() is threading.main_thread():
         log["on_loop"] += 1
     else:
         free.wait(120)  # a test that forgets to release does not hang the process
     return analyse(path, texts, settings)
+
+
+def main_text(written: Written) -> str | None:
+    return written.texts.get(written.docs[0].url)
+
+
+paired = Written.paired
+
+
+def held_paired(self: Written, index: int) -> Any:
+    if index == 0 and index not in self._paired and threading.current_thread() is not threading.main_thread():
+        log["events"].append(f"pair {marker_of(main_text(self))}")
+        preparing.wait(120)
+    return paired(self, index)
+
+
+resolved_init = Resolved.__init__
+
+
+def logged_resolved_init(self: Resolved, written: Written) -> None:
+    log["events"].append(f"resolve {marker_of(main_text(written))}")
+    resolved_init(self, written)
 
 
 buffers_module.analyse = held_analyse  # type: ignore[assignment]
@@ -72,16 +113,28 @@ def counted_qname(self: Prefixes, name: str) -> str:
 
 Lines.__init__ = counted_split  # type: ignore[method-assign]
 Prefixes.qname = counted_qname  # type: ignore[method-assign]
+Written.paired = held_paired  # type: ignore[method-assign]
+Resolved.__init__ = logged_resolved_init  # type: ignore[method-assign]
 server = build_server()
 show = server.show_problems
+analyse_now = server.analyse_now
 
 
 def shown(url: str, uri: str | None) -> None:
-    log["shown"].append([url, [problem.code for problem in server.buffers.problems_in(url)]])
+    codes = [problem.code for problem in server.buffers.problems_in(url)]
+    log["shown"].append([url, codes])
+    analysis = server.buffers.analyses.get(url)
+    log["events"].append(f"show {marker_of(None if analysis is None else analysis.seen.get(url))} {codes}")
     show(url, uri)
 
 
+def asked(paths: Any) -> None:
+    log["events"].extend(f"ask {marker_of(server.buffers.texts.get(path))}" for path in sorted(paths))
+    analyse_now(paths)
+
+
 server.show_problems = shown
+server.analyse_now = asked  # type: ignore[method-assign]
 
 
 @server.command("test.hold")
@@ -92,6 +145,21 @@ def hold(*arguments: Any) -> None:
 @server.command("test.release")
 def release(*arguments: Any) -> None:
     free.set()
+
+
+@server.command("test.hold_preparing")
+def hold_preparing(*arguments: Any) -> None:
+    preparing.clear()
+
+
+@server.command("test.release_preparing")
+def release_preparing(*arguments: Any) -> None:
+    preparing.set()
+
+
+@server.command("test.gc")
+def collector(*arguments: Any) -> dict[str, int]:
+    return {"frozen": gc.get_freeze_count(), "walked": len(gc.get_objects())}
 
 
 @server.command("test.log")
