@@ -385,3 +385,9 @@ def test_random_documents_updated_to_random_edits(tmp_path_factory: pytest.TempP
         assume(False)
     rng = random.Random(data.draw(st.integers(0, 1 << 16)))
     event(assert_update_exact(cdl.load(old_main), new_doc, rng, [dict(r) for r in seed.rounds]))
+
+
+def test_an_update_takes_a_document(farm: Path) -> None:
+    deployment = cdl.load(farm / "v1" / "system.cdl").deploy()
+    with pytest.raises(TypeError, match="cdl.Document"):
+        deployment.update(str(farm / "v2" / "system.cdl"))
