@@ -80,14 +80,39 @@ class _Client(BaseLanguageClient):
             self.published.put_nowait(params)
 
 
+def _position(text: str, offset: int) -> types.Position:
+    """The position of ``offset`` in ``text`` (ASCII, lines ending at LF)."""
+    return types.Position(text.count("\n", 0, offset), offset - (text.rfind("\n", 0, offset) + 1))
+
+
+def _difference(old: str, new: str) -> tuple[int, int, int]:
+    """Where ``old`` and ``new`` differ: the offset both start differing at,
+    and where that stretch ends in each (their common prefix and suffix,
+    found by halving: slices compared in C)."""
+    low, high = 0, min(len(old), len(new))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if old[:mid] == new[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    start = low
+    low, high = 0, min(len(old), len(new)) - start
+    while low < high:
+        mid = (low + high + 1) // 2
+        if old[len(old) - mid :] == new[len(new) - mid :]:
+            low = mid
+        else:
+            high = mid - 1
+    return start, len(old) - low, len(new) - low
+
+
 def _at(text: str, needle: str, nth: int, shift: int) -> types.Position:
     """The position ``shift`` characters into the ``nth`` occurrence of ``needle`` (ASCII text)."""
     offset = -1
     for _ in range(nth + 1):
         offset = text.index(needle, offset + 1)
-    offset += shift
-    line_start = text.rfind("\n", 0, offset) + 1
-    return types.Position(text.count("\n", 0, offset), offset - line_start)
+    return _position(text, offset + shift)
 
 
 class _Session:
@@ -105,9 +130,14 @@ class _Session:
             pass
 
     def change(self, text: str) -> None:
+        """Send ``text`` as an editor does under incremental sync: the one
+        range that differs from the text before, and what replaces it."""
         self.version += 1
+        start, old_end, new_end = _difference(self.text, text)
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(_position(self.text, start), _position(self.text, old_end)), text=text[start:new_end]
+        )
         self.text = text
-        change = types.TextDocumentContentChangeWholeDocument(text=text)
         params = types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(version=self.version, uri=self.uri), [change])
         self.client.text_document_did_change(params)
 

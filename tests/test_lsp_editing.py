@@ -301,3 +301,51 @@ async def test_a_change_of_a_range_is_placed_by_lsp_line_ends(client: LanguageCl
     fixed = text.replace("t:Servr", "t:Server").replace("t:DBx", "t:DB")
     found_at = await client.text_document_definition_async(types.DefinitionParams(ident(uri), where(fixed, "t:DB'", 3)))
     assert [span(loc) for loc in found_at or []] == [(3, 5, 7)]  # <DB in t.cdl
+
+
+def _applied(text: str, start: types.Position, end: types.Position, new: str) -> str:
+    """``text`` (ASCII, lines ending at LF or CRLF) with the range ``start:end`` replaced."""
+    lines = text.split("\n")
+    starts = [sum(len(line) + 1 for line in lines[:n]) for n in range(len(lines))]
+
+    def offset(at: types.Position) -> int:
+        return starts[at.line] + min(at.character, len(lines[at.line].removesuffix("\r")))
+
+    return text[: offset(start)] + new + text[offset(end) :]
+
+
+@pytest.mark.asyncio
+async def test_changes_are_synchronised_by_their_ranges(client: LanguageClient, tmp_path: Path) -> None:
+    """The server asks for incremental changes, so a keystroke sends what
+    was typed, not the document: a series of them (lines added, joined,
+    parted and removed, CRLF and LF) leaves the server's text the editor's,
+    as its diagnostics and definitions show."""
+    write(tmp_path / "t.cdl", TEMPLATES)
+    text = system("    <Web cdl:extends='t:Server'/>\r\n    <App cdl:extends='t:DB'/>")
+    uri = write(tmp_path / "a.cdl", text)
+    result = await start(client, tmp_path)
+    sync = result.capabilities.text_document_sync
+    assert isinstance(sync, types.TextDocumentSyncOptions) and sync.change == types.TextDocumentSyncKind.Incremental
+    open_doc(client, uri, text)
+    assert await published(client, uri) == []
+    web = where(text, "<Web")
+    end_of_web = types.Position(web.line + 1, len("    <Web cdl:extends='t:Server'/>"))
+    edits = [
+        (web, web, "<Bad cdl:extends='t:Nope'/>\r\n    "),  # a line added above Web
+        (end_of_web, types.Position(web.line + 2, 0), ""),  # Web's line joined with App's
+        (end_of_web, end_of_web, "\n"),  # and parted again
+        (types.Position(0, 0), types.Position(1, 0), ""),  # the first line removed
+    ]
+    for version, (start_at, end_at, new) in enumerate(edits, 2):
+        ranged(client, uri, version, (start_at, end_at, new))
+        text = _applied(text, start_at, end_at, new)
+    [found] = await published(client, uri, lambda found: bool(found))
+    nope = where(text, "t:Nope")
+    assert (found.code, span(found)) == ("UNKNOWN_PROTOTYPE", (nope.line, nope.character, nope.character + 6))
+    fix = (nope, types.Position(nope.line, nope.character + 6), "t:DB")
+    ranged(client, uri, len(edits) + 2, fix)
+    text = _applied(text, *fix)
+    assert await published(client, uri, lambda found: not found) == []
+    for needle, target in (("<App cdl:extends='t:DB'", (3, 5, 7)), ("<Web cdl:extends='t:Server'", (2, 5, 11))):
+        at = await client.text_document_definition_async(types.DefinitionParams(ident(uri), where(text, needle, 20)))
+        assert [span(loc) for loc in at or []] == [target], needle

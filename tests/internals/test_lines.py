@@ -110,3 +110,27 @@ def test_the_lines_of_any_text_are_those_of_the_rule(text: str) -> None:
     assert [text[slice(*lines.parser_bounds(n + 1))] for n in range(len(parser))] == [  # type: ignore[misc]
         line[:-1] if line.endswith("\r") and n < len(parser) - 1 else line for n, line in enumerate(parser)
     ]
+
+
+_PIECES = ["a", "é😀", "<x/>", "\n", "\r\n", "\r", " "]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PIECES), max_size=30).map("".join),
+    st.integers(0, 200),
+    st.integers(0, 200),
+    st.lists(st.sampled_from(_PIECES), max_size=4).map("".join),
+)
+def test_the_lines_of_an_edited_text_are_those_of_the_text_indexed_whole(text: str, start: int, end: int, inserted: str) -> None:
+    """``Lines.edited`` (an editor's change, lines found again only where it
+    reaches) holds what ``Lines`` of the whole new text holds: a line end
+    the change joins (CR + LF) or parts, a change at either end, one that
+    makes a lone CR."""
+    start, end = sorted((min(start, len(text)), min(end, len(text))))
+    edited = Lines(text).edited(start, end, inserted)
+    whole = Lines(text[:start] + inserted + text[end:])
+    assert edited.text == whole.text
+    assert [edited.bounds(n) for n in range(len(edited))] == [whole.bounds(n) for n in range(len(whole))]
+    lines = len(whole.text.split("\n"))
+    assert [edited.parser_bounds(n) for n in range(1, lines + 2)] == [whole.parser_bounds(n) for n in range(1, lines + 2)]

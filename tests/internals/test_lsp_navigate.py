@@ -401,6 +401,20 @@ def test_hover_and_definitions_tell_elements_of_one_name_apart() -> None:
     assert shown is not None and "/R/a[2] = y" in shown.markdown
 
 
+def test_a_reference_in_a_later_same_named_sibling_is_followed_from_that_sibling() -> None:
+    # The targets are inherited, so the definition is found in the resolved
+    # trees, where the two a are told apart by their rank among same-named
+    # siblings (model.naming's [k]): the second a's reference leads to U's p.
+    text = (
+        f"<cdl:cdl {CDL_DECL}><cdl:configuration><T><p>1</p></T><U><p>2</p></U></cdl:configuration>"
+        "<cdl:system><R>\n<a cdl:extends='T'><v cdl:ref='p'/></a>\n"
+        "<a cdl:extends='U'><v cdl:ref='p'/></a>\n</R></cdl:system></cdl:cdl>"
+    )
+    doc, nav = in_memory(text)
+    assert definition(nav, doc.url, *find(text, "'p'", 1, nth=1)) == [spot(doc.url, text, "<p>", 1, nth=1)]
+    assert definition(nav, doc.url, *find(text, "'p'", 1)) == [spot(doc.url, text, "<p>", 1)]
+
+
 def test_every_request_answers_on_every_prefix_of_a_text_being_typed(webapp: tuple[cdl.Document, dict[str, str]]) -> None:
     # The editor's text is often not well-formed while being typed, and no
     # longer the text the Document was loaded from: every request answers.

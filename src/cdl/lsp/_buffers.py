@@ -237,13 +237,16 @@ class Buffers:
         #: File -> the open documents whose last analysis read it.
         self._readers: dict[str, set[str]] = {}
 
-    def put(self, uri: str, text: str) -> str | None:
-        """Hold ``text`` as the document at ``uri``; its key (:func:`key_of`;
-        None: not a file nor an ``untitled:`` buffer, not held)."""
+    def put(self, uri: str, text: str, lines: Lines | None = None) -> str | None:
+        """Hold ``text`` as the document at ``uri`` (``lines``: its lines,
+        when known); its key (:func:`key_of`; None: not a file nor an
+        ``untitled:`` buffer, not held)."""
         path = key_of(uri)
         if path is not None:
             self.texts[path] = text
             self.uris[path] = uri
+            if lines is not None and lines.text is text:
+                self._lines[path] = lines
         return path
 
     def lines(self, url: str, analysis: Analysis | None = None) -> Lines | None:

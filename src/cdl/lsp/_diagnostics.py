@@ -10,7 +10,7 @@ otherwise. The links of a cycle (``EXTENDS_CYCLE``, ``REF_CYCLE``,
 in an imported document is also shown in the main document, on the
 ``cdl:import`` that brought it in. The warnings of templates left
 unresolved (``file:line: message``) are warnings. Pure: no LSP types;
-positions are 0-based lines and code-point columns (see ``_positions``).
+positions are 0-based lines and code-point columns (``cdl.text.Lines`` converts them to the client's).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from ..model.children import ChildIndex, children_by_name
 from ..model.elements import depth_in_list, doc_index_of, tag_of, top_level_of
 from ..model.items import holder_of, is_unresolved
 from ..model.naming import Prefixes
-from ..model.paths import PathSyntaxError, PrefixError, parse_name_ref, parse_path, parse_qname, path_start, relative_ref, walk
+from ..model.paths import PathSyntaxError, PrefixError, parse_name_ref, parse_path, parse_qname, path_start_in, relative_ref, walk
 from ..model.tables import NameRef, Ref
 from ..model.vocabulary import (
     A_CREF,
@@ -121,7 +121,7 @@ __all__ = [
     "path_namespaces",
     "parse_path",
     "parse_qname",
-    "path_start",
+    "path_start_in",
     "read_start_tag",
     "relative_ref",
     "resolve_working",

@@ -44,6 +44,7 @@ from typing import Any, Protocol, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from ._buffers import Analysis, Buffers
 from ._edits import Edit
@@ -72,11 +73,35 @@ class Spot(Protocol):
     def end(self) -> int: ...
 
 
+class _Protocol(LanguageServerProtocol):
+    """pygls's protocol without its own copy of the open documents: the
+    server holds them (``Buffers``, their lines updated where a change
+    reaches, ``features.documents``), and pygls's copy would apply each
+    change once more, line by line over the whole text."""
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Any:
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> Any:
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
+
 class CdlServer(LanguageServer):
     """The language server with the open documents and their analyses."""
 
     def __init__(self) -> None:
-        super().__init__("cdl", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        super().__init__(
+            "cdl", __version__, protocol_cls=_Protocol, text_document_sync_kind=types.TextDocumentSyncKind.Incremental
+        )
         self.buffers = Buffers()
         self.encoding = UTF16
         self._timers: dict[str, asyncio.TimerHandle] = {}

@@ -40,7 +40,7 @@ from ._engine import (
     explain,
     holder_of,
     items_in,
-    path_start,
+    path_start_in,
     resolve_working,
     tag_of,
     top_level_of,
@@ -149,10 +149,7 @@ class Resolved:
         copy = self.copy_of(holder)
         if copy is None:
             return ()
-        if typed:
-            start = self.ws.lookup(ref.refroot) if ref.refroot is not None else copy
-        else:
-            start = path_start(self.ws, ref, copy)
+        start = path_start_in(self.ws.lookup, ref, copy if typed else copy.getparent())
         if start is None:
             return ()
         for _ in range(_SETTLE_ROUNDS):
@@ -227,7 +224,7 @@ class Targets:
 
     def selected(self, ref: Ref, holder: etree._Element) -> list[etree._Element]:
         """The loaded elements where what ``ref`` (for ``holder``) selects is written."""
-        start = self.written.lookup(ref.refroot) if ref.refroot is not None else holder.getparent()
+        start = path_start_in(self.written.lookup, ref, holder.getparent())
         if start is not None:
             result = walk(start, ref.steps, self.written.children)
             if result.nodes:

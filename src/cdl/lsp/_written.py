@@ -29,7 +29,6 @@ from ._engine import (
     Prefixes,
     SourceDoc,
     Tag,
-    children_by_name,
     decode,
     doc_index_of,
     loaded_of,
@@ -102,7 +101,6 @@ class Written:
         self._others: dict[str, Paired] = {}
         self._lists: dict[str, etree._Element] | None = None
         self._names: dict[etree._Element, str] | None = None
-        self._ranks: dict[etree._Element, int] = {}
         #: Children by name of the loaded trees' wide elements, for path walks
         #: over them (the trees never change).
         self.children = ChildIndex()
@@ -253,17 +251,12 @@ class Written:
         return "/" + "/".join(steps)
 
     def rank(self, el: etree._Element) -> int:
-        """How many earlier siblings of loaded ``el`` have its name (all of a
-        parent's children are ranked at its first question)."""
-        found = self._ranks.get(el)
-        if found is None:
-            parent = el.getparent()
-            if parent is None:
-                return 0
-            for children in children_by_name(parent).values():
-                self._ranks.update((child, rank) for rank, child in enumerate(children))
-            found = self._ranks[el]
-        return found
+        """How many earlier siblings of loaded ``el`` have its name: the
+        ``k`` of its path step (``model.naming.Steps``) counted from 0."""
+        parent = el.getparent()
+        if parent is None:
+            return 0
+        return max(self.steps.fix(parent).get(el, 0) - 1, 0)
 
 
 #: A cdl:variable's own attributes (Appendix A: unqualified).

@@ -10,7 +10,7 @@ steps with :func:`parent_step` and ``ChildIndex.named``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from lxml import etree
@@ -203,9 +203,19 @@ def path_start(ws: Workspace, ref: Ref, holder: etree._Element) -> etree._Elemen
     """Where ``ref``, written for the property ``holder``, starts (7.3.1): the
     top level list its cdl:refroot names, else ``holder``'s parent; None if
     there is none (no such list; a holder without a parent)."""
+    return path_start_in(ws.lookup, ref, holder.getparent())
+
+
+def path_start_in(
+    lookup: Callable[[NameRef], etree._Element | None], ref: Ref, parent: etree._Element | None
+) -> etree._Element | None:
+    """:func:`path_start` where the top level lists are found by ``lookup``
+    and the property is given by its ``parent``: trees other than a
+    workspace's (as written, in an editor), a property the trees do not hold
+    yet (one being typed)."""
     if ref.refroot is not None:
-        return ws.lookup(ref.refroot)
-    return holder.getparent()
+        return lookup(ref.refroot)
+    return parent
 
 
 def parent_step(node: etree._Element) -> etree._Element | None:

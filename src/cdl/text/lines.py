@@ -68,6 +68,36 @@ class Lines:
             self._parser = array.array("q", [0])
             self._parser.extend(match.end() for match in _NEWLINE.finditer(text))
 
+    def edited(self, start: int, end: int, inserted: str) -> Lines:
+        """The lines of this text with ``start:end`` replaced by ``inserted``
+        (an editor's change): the lines the change reaches are found again,
+        the others kept, those after it moved by the change's length (a line
+        end joined or parted by the change is in the lines it reaches). A
+        text with a lone CR, whose parser's lines are apart, is indexed whole."""
+        end = max(start, end)
+        text = self.text[:start] + inserted + self.text[end:]
+        if self._parser is not None:
+            return Lines(text)
+        first = bisect.bisect_right(self._starts, start) - 1  # the line start is on
+        after = bisect.bisect_right(self._starts, end)  # the line after end's
+        shift = len(text) - len(self.text)
+        stop = len(text) if after == len(self._starts) else self._starts[after] + shift
+        found = list(_LINE_END.finditer(text, self._starts[first], stop))
+        if any(match.group() == "\r" for match in found):
+            return Lines(text)
+        lines = Lines.__new__(Lines)
+        lines.text, lines._parser = text, None
+        lines._starts = self._starts[: first + 1]
+        lines._starts.extend([match.end() for match in found])
+        lines._ends = self._ends[:first]
+        lines._ends.extend([match.start() for match in found])
+        if after == len(self._starts):
+            lines._ends.append(len(text))
+        else:
+            lines._starts.extend(map(operator.add, self._starts[after + 1 :], itertools.repeat(shift)))
+            lines._ends.extend(map(operator.add, self._ends[after:], itertools.repeat(shift)))
+        return lines
+
     def __len__(self) -> int:
         return len(self._starts)
 

@@ -1,9 +1,9 @@
 """The open documents (``textDocument/didOpen``, ``didChange``, ``didSave``,
-``didClose``): their texts are held (synchronised whole,
-``TextDocumentSyncKind.Full``; a change with a range, which a client may send
-anyway, replaces that range, its positions read as every position is:
-``CdlServer.position``, LSP 3.17's line ends) and every open document that
-read one is analysed again: at once after an open or a save, once typing
+``didClose``): their texts are held (``TextDocumentSyncKind.Incremental``:
+a change replaces its range, read as every position is, with LSP 3.17's
+line ends, and the text's lines are found again only where it reaches; a
+change without a range, which a client may send, replaces the whole text)
+and every open document that read one is analysed again: at once after an open or a save, once typing
 pauses after a change (``CdlServer.analyse_later``). A closed document is
 read from disk again by those that import it.
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from .._buffers import path_of_uri
+from .._engine import Lines
 from .._session import CdlServer, guarded_handler
 
 
@@ -35,10 +36,14 @@ def register(server: CdlServer) -> None:
         path = buffers.path_of(uri)
         if path is None:
             return  # not open, or of a scheme not analysed
-        # Not pygls's copy: under Full sync it takes a range's text for the whole
-        # text, and it splits lines as str.splitlines does (at U+2028, ...).
+        # Ranges are read as every position is (LSP 3.17's line ends, not
+        # str.splitlines'), and the lines are found again only where a change reaches.
         for content in params.content_changes:
-            buffers.put(uri, _changed(server, path, content))
+            if isinstance(content, types.TextDocumentContentChangePartial):
+                lines = _changed(server, path, content)
+                buffers.put(uri, lines.text, lines)
+            else:
+                buffers.put(uri, content.text)
         server.analyse_later(buffers.readers_of(path))
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -57,12 +62,9 @@ def register(server: CdlServer) -> None:
             server.close(path, uri)
 
 
-def _changed(server: CdlServer, path: str, change: types.TextDocumentContentChangeEvent) -> str:
-    """The text of the open document ``path`` once ``change`` is made: its
-    whole new text, or its range replaced."""
-    if not isinstance(change, types.TextDocumentContentChangePartial):
-        return change.text
+def _changed(server: CdlServer, path: str, change: types.TextDocumentContentChangePartial) -> Lines:
+    """The lines of the open document ``path`` once ``change``'s range is replaced."""
     lines = server.buffers.lines(path)
     assert lines is not None  # an open document's text is held
     start, end = (lines.offset(*lines.from_client(at.line, at.character, server.encoding)) for at in (change.range.start, change.range.end))
-    return lines.text[:start] + change.text + lines.text[max(start, end) :]
+    return lines.edited(start, end, change.text)
