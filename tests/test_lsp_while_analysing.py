@@ -2,10 +2,13 @@
 through a real LSP client: analyses run off the request loop, a newer edit
 supersedes a stale analysis, requests are answered from the last analysis
 with positions carried through the edits since, ``$/cancelRequest`` ends a
-request's wait, completion never analyses.
+request's wait, completion never analyses; an analysis's diagnostics are
+published before it is prepared for the requests, a preparation gives way
+to the next analysis, and what the worker made is frozen for the cyclic
+garbage collector.
 
-The server is ``cdl lsp`` with its analyses under the test's control
-(tests/data/lsp/held_server.py: held while the test says, and recorded), so
+The server is ``cdl lsp`` with its analyses and their preparations under
+the test's control (tests/data/lsp/held_server.py: held while the test says, and recorded), so
 what runs when is counted, never timed. The client's helpers are those of
 tests/test_lsp_server.py.
 """
@@ -34,6 +37,7 @@ HELD = ClientServerConfig(server_command=[sys.executable, str(Path(__file__).par
 async def held(lsp_client: LanguageClient):  # type: ignore[no-untyped-def]
     yield
     await command(lsp_client, "test.release")
+    await command(lsp_client, "test.release_preparing")
     await lsp_client.shutdown_session()
 
 
@@ -156,3 +160,71 @@ async def test_completion_answers_from_the_text_being_typed_without_analysing(he
     assert isinstance(found, types.CompletionList) and [i.label for i in found.items] == ["Server"]
     log = await command(held, "test.log")
     assert log["on_loop"] == 0 and log["analysed"][0] == "v1" and len(log["shown"]) == 1
+
+
+def in_worker(log: dict[str, Any], since: str) -> list[str]:
+    """What the worker did, by the server's log, from ``since`` on (the
+    publications, on the request loop, may come before or after the worker's
+    next step)."""
+    found = [event for event in log["events"] if event.split()[0] in ("analyse", "pair", "resolve")]
+    return found[found.index(since) :]
+
+
+@pytest.mark.asyncio
+async def test_diagnostics_are_published_before_the_analysis_is_prepared_for_the_requests(held: LanguageClient, tmp_path: Path) -> None:
+    write(tmp_path / "t.cdl", TEMPLATES)
+    text = system("v1", '    <Web cdl:extends="Servr"/>')
+    uri = write(tmp_path / "a.cdl", text)
+    await start(held, tmp_path)
+    await command(held, "test.hold_preparing")
+    open_doc(held, uri, text)
+    assert [d.code for d in await published(held, uri)] == ["UNKNOWN_PROTOTYPE"]
+    log = await command(held, "test.log")  # the preparation is still held at its first step
+    assert in_worker(log, "analyse v1") == ["analyse v1", "pair v1"]
+
+
+@pytest.mark.asyncio
+async def test_a_preparation_gives_way_to_the_next_analysis_which_supersedes_it(held: LanguageClient, tmp_path: Path) -> None:
+    uri = await opened(held, tmp_path, system("v1"))
+    await command(held, "test.hold_preparing")
+    change(held, uri, system("v2"), 2)
+    await until(held, lambda log: "pair v2" in log["events"])  # v2's preparation, held
+    change(held, uri, system("v3", '    <Web cdl:extends="Servr"/>'), 3)
+    await until(held, lambda log: "ask v3" in log["events"])  # typing paused: v3 waits for the worker
+    held.diagnostics.pop(uri, None)
+    await command(held, "test.release_preparing")
+    assert [d.code for d in await published(held, uri)] == ["UNKNOWN_PROTOTYPE"]
+    log = await until(held, lambda log: "resolve v3" in log["events"])
+    # v2's preparation stopped at its next step for v3's analysis, and v3 loaded: v2 is never resolved.
+    assert in_worker(log, "pair v2") == ["pair v2", "analyse v3", "pair v3", "resolve v3"]
+    hovered = await held.text_document_hover_async(types.HoverParams(ident(uri), where(system("v3", '    <Web cdl:extends="Servr"/>'), "<Web", 1)))
+    assert "/Web" in hover_text(hovered)
+
+
+@pytest.mark.asyncio
+async def test_a_preparation_that_gave_way_to_an_analysis_that_did_not_load_goes_on(held: LanguageClient, tmp_path: Path) -> None:
+    uri = await opened(held, tmp_path, system("v1"))
+    await command(held, "test.hold_preparing")
+    edited = system("v2", '    <Web cdl:extends="Server"><host>h</host></Web>\n    <Db cdl:extends="Server"/>')
+    change(held, uri, edited, 2)
+    await until(held, lambda log: "pair v2" in log["events"])
+    change(held, uri, system("v3", "    <Web"), 3)  # does not load
+    await until(held, lambda log: "ask v3" in log["events"])
+    held.diagnostics.pop(uri, None)
+    await command(held, "test.release_preparing")
+    assert [d.code for d in await published(held, uri)] == ["XML_SYNTAX"]
+    log = await until(held, lambda log: "resolve v2" in log["events"])
+    assert in_worker(log, "pair v2") == ["pair v2", "analyse v3", "resolve v2"]
+    # The requests answer from v2, the last that loaded, once it is prepared.
+    change(held, uri, edited, 4)
+    hovered = await held.text_document_hover_async(types.HoverParams(ident(uri), where(edited, "<Db", 1)))
+    assert "/Db" in hover_text(hovered)
+
+
+@pytest.mark.asyncio
+async def test_what_the_worker_made_is_frozen_for_the_cyclic_collector(held: LanguageClient, tmp_path: Path) -> None:
+    text = system("v1")
+    uri = await opened(held, tmp_path, text)
+    assert "/Web/host" in hover_text(await held.text_document_hover_async(types.HoverParams(ident(uri), where(text, "<host", 1))))
+    found = await command(held, "test.gc")
+    assert found["frozen"] > found["walked"]  # the analysis, and the server's own objects before it

@@ -5,14 +5,24 @@ tested through a real client in tests/test_lsp_server.py."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
 
 from cdl.lsp._buffers import Buffers, Settings, analyse, settings_from
+from cdl.lsp._navigate import navigation_of
+from cdl.lsp.features.completion import completion
+from cdl.lsp.features.definition import definition
+from cdl.lsp.features.hover import hover
+from cdl.lsp.features.lenses import code_lenses
+from cdl.lsp.features.references import references
+from cdl.lsp.features.symbols import symbols
+from cdl.model.workspace import SourceDoc, Workspace
 from cdl.text.encoding import encode
 from cdl.text.lines import UTF8, UTF16, UTF32, Lines
 from conftest import CDL_DECL
+from synthetic import generate
 
 TEMPLATE = f"<cdl:cdl {CDL_DECL}><cdl:configuration><Base><port>80</port></Base></cdl:configuration></cdl:cdl>"
 MAIN = f"<cdl:cdl {CDL_DECL}><cdl:import location='t.cdl'/><cdl:system><S cdl:extends='Base'/></cdl:system></cdl:cdl>"
@@ -32,7 +42,7 @@ def test_open_buffers_are_read_instead_of_files_for_the_document_and_its_imports
     analysis = analyse(main, {main: MAIN, template: TEMPLATE}, Settings())
     assert codes(analysis) == []
     assert analysis.reads == {main, template}
-    assert analysis.resolution is not None and analysis.resolution.to_data()["system"] == {"S": {"port": "80"}}
+    assert analysis.document is not None and analysis.document.resolve().to_data()["system"] == {"S": {"port": "80"}}
 
 
 def test_an_analysis_that_fails_in_an_import_still_knows_it_read_it(tmp_path: Path) -> None:
@@ -108,7 +118,7 @@ def test_a_buffer_declaring_another_encoding_is_read_as_that_encoding(tmp_path: 
     path = str(tmp_path.resolve() / "a.cdl")
     analysis = analyse(path, {path: text}, Settings())
     # é in Latin-1, € (which Latin-1 cannot hold) as a character reference.
-    assert analysis.resolution is not None and analysis.resolution.to_data()["system"] == {"S": {"v": "é€"}}
+    assert analysis.document is not None and analysis.document.resolve().to_data()["system"] == {"S": {"v": "é€"}}
 
 
 def test_an_error_two_imports_away_is_shown_on_the_first_import_that_leads_to_it(tmp_path: Path) -> None:
@@ -125,3 +135,54 @@ def test_an_error_two_imports_away_is_shown_on_the_first_import_that_leads_to_it
     # On the import of middle.cdl (its location's value), which imports deep.cdl.
     assert (here.code, here.place.line, here.place.start, here.place.end) == ("UNKNOWN_PROTOTYPE", 2, 22, 32)
     assert here.related[0] == (there.place, there.message)
+
+
+def _alive(kind: type) -> int:
+    gc.collect()
+    return sum(1 for found in gc.get_objects() if isinstance(found, kind))
+
+
+def test_a_prepared_analysis_keeps_one_copy_of_the_documents_and_one_resolution(tmp_path: Path) -> None:
+    """What the requests answer from is all an analysis keeps: the loaded
+    documents, and the resolution with provenance (whose plan the lenses
+    read) made on the working copies every resolution makes, not a plain
+    resolution beside it nor a stamped copy of the documents."""
+    _, system = generate(30, tmp_path)
+    path = str(Path(system).resolve())
+    docs, resolutions = _alive(SourceDoc), _alive(Workspace)
+    analysis = analyse(path, {}, Settings())
+    navigation = navigation_of(analysis)
+    assert navigation is not None and analysis.document is not None
+    navigation.prepare()
+    assert _alive(SourceDoc) - docs == len(analysis.document.urls) == 2
+    assert _alive(Workspace) - resolutions == 1
+    plan = navigation.plan()
+    assert plan is not None
+    assert [c.to_data() for c in plan.components()] == [c.to_data() for c in analysis.document.resolve().plan().components()]
+
+
+def test_an_analysis_holds_no_reference_cycle(tmp_path: Path) -> None:
+    """``cdl lsp`` freezes what its worker made for the cyclic collector
+    (``gc.freeze``): an analysis dropped, once it was prepared and answered
+    requests, must be freed by reference counting alone, or it would stay
+    for as long as the server runs."""
+    _, system = generate(30, tmp_path)
+    path = str(Path(system).resolve())
+    text = Path(path).read_text(encoding="utf-8")
+    offset = text.index('cdl:extends="t:', len(text) // 2) + len('cdl:extends="t:')
+    line, column = text.count("\n", 0, offset), offset - (text.rfind("\n", 0, offset) + 1)
+    gc.collect()
+    gc.disable()
+    try:
+        analysis = analyse(path, {path: text}, Settings())
+        navigation = navigation_of(analysis)
+        assert navigation is not None
+        navigation.prepare()
+        url = navigation.written.document.url
+        assert hover(navigation, url, line, column) is not None
+        assert completion(navigation, url, line, column) and definition(navigation, url, line, column)
+        assert symbols(navigation, url) and code_lenses(navigation, url) and references(navigation, url, line, column) is not None
+        del analysis, navigation
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

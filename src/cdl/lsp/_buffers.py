@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._diagnostics import Loaded, Problem, by_url, problems_of
-from ._engine import CdlError, Document, Lines, LoadOptions, Resolution, SourceDoc, decode, encode, load_with, loaded_of, local_path
+from ._engine import CdlError, Document, Lines, LoadOptions, SourceDoc, decode, encode, load_with, loaded_of, local_path
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,6 @@ class Analysis:
 
     path: str
     document: Document | None
-    resolution: Resolution | None
     #: The problems found, by the document they are in.
     problems: Mapping[str, list[Problem]]
     #: Every file the load asked for (read from a buffer or from disk).
@@ -219,7 +218,8 @@ def analyse(path: str, buffers: Mapping[str, str], settings: Settings) -> Analys
 
     warnings = resolution.warnings if resolution is not None else []
     problems = by_url(problems_of(errors, warnings, path, loaded, functools.partial(text_of, buffers=buffers, read=(texts,))))
-    return Analysis(path, document, resolution, problems, frozenset(overlay.asked), texts, seen=buffers)
+    # Not kept: what the requests read is made from the document (``_navigate``).
+    return Analysis(path, document, problems, frozenset(overlay.asked), texts, seen=buffers)
 
 
 class Buffers:

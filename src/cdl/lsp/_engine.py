@@ -13,7 +13,8 @@ depends on is this list:
   elements, paths and their walks, tables, prefixes);
 - a resolution that records provenance, for hovers and references
   (``resolve_working``, ``Recorder``, ``explain``, ``ReferenceResolver``);
-- the plan, for the code lenses (``Plan``).
+- the plan, for the code lenses (``Plan``), of that resolution
+  (``resolution_of`` its working trees).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 from .. import __version__
 from ..engine.document import Document, load_with, loaded_of
 from ..engine.phases import Loaded, resolve_working
-from ..engine.resolution import Resolution
+from ..engine.resolution import Resolution, resolution_of
 from ..errors import CdlError
 from ..loading.imports import LoadOptions
 from ..loading.urls import join_url, local_path
@@ -124,6 +125,7 @@ __all__ = [
     "path_start_in",
     "read_start_tag",
     "relative_ref",
+    "resolution_of",
     "resolve_working",
     "scan",
     "select",

@@ -5,7 +5,7 @@ Entry points: :class:`Navigation` and :func:`navigation_of`. Each request is
 answered by its own module in ``features`` (definition, hover, completion,
 references, symbols, lenses) from a Navigation: the documents' texts paired
 with their loaded trees (:mod:`._written`), where names and paths lead
-(:mod:`._targets`), and a plain resolution for the plan. Construction is
+(:mod:`._targets`), and the plan of the resolution there. Construction is
 cheap: each text is scanned and paired when first asked; a resolution is
 made only for what needs one (hovers, references and definitions through
 inherited children, lenses) and at most once per Navigation. Positions are
@@ -14,7 +14,8 @@ inherited children, lenses) and at most once per Navigation. Positions are
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from typing import cast
 
 from ._buffers import Analysis
@@ -30,9 +31,9 @@ class Navigation:
 
     ``texts`` maps urls (as :attr:`cdl.Document.urls` gives them, or a file's
     path) to the text the editor holds; a document without one is read from
-    the bytes it was loaded from. ``resolution``, a plain resolution of
-    ``document`` the caller already has, gives the code lenses their plan
-    (else they resolve the document once).
+    the bytes it was loaded from. ``resolution``, a resolution of
+    ``document`` the caller has (with deploy-time values, say), gives the
+    code lenses their plan (else the resolution with provenance does).
 
     Keep one Navigation per Document: the first request that needs a
     resolution makes one with provenance recorded (one resolution's time)
@@ -50,12 +51,18 @@ class Navigation:
         self.targets: Targets = Targets(self.written, None if earlier is None else earlier.targets)
         self._plain: Resolution | None = resolution
 
-    def prepare(self) -> None:
-        """Build now what the first hover of the main document would: its text
-        paired with its tree and the resolution with provenance (``cdl lsp``
-        calls it once typing has paused, so that hovers answer at once)."""
-        self.written.paired(0)
-        self.targets.resolved()
+    def prepare(self, yielding: Callable[[], bool] = lambda: False) -> bool:
+        """Build now what the first hover and the first lens of the main
+        document would: its text paired with its tree, the resolution with
+        provenance and its plan (``cdl lsp`` calls it in its worker thread,
+        so that they answer at once). Before each of these steps, stop if
+        ``yielding()`` says so (other work is waiting); whether all are
+        done. What is done is kept: calling it again goes on from there."""
+        for step in (functools.partial(self.written.paired, 0), self.targets.resolved, self.plan):
+            if yielding():
+                return False
+            step()
+        return True
 
     def at(self, url: str, line: int, column: int) -> Cursor | None:
         """What (line, column) of document ``url`` stands on (see :meth:`Written.at`)."""
@@ -70,10 +77,12 @@ class Navigation:
         return attribute_name(cursor.attr.name, nsmap, is_variable(tag.name, nsmap))
 
     def plan(self) -> Plan | None:
-        """The plan of the document (None when it does not resolve or plan)."""
+        """The plan of the document (None when it does not resolve or plan):
+        the given resolution's, else that of the resolution with provenance."""
+        if self._plain is None:
+            resolved = self.targets.resolved()
+            return None if resolved is None else resolved.plan()
         try:
-            if self._plain is None:
-                self._plain = self.written.document.resolve()
             return self._plain.plan()
         except CdlError:
             return None
@@ -85,15 +94,15 @@ def navigation_of(analysis: Analysis) -> Navigation | None:
     if found is None:
         if analysis.document is None:
             return None
-        found = analysis.memo["navigation"] = Navigation(analysis.document, analysis.texts, resolution=analysis.resolution)
+        found = analysis.memo["navigation"] = Navigation(analysis.document, analysis.texts)
     return cast("Navigation", found)
 
 
 def navigation_now(analysis: Analysis, texts: Mapping[str, str]) -> Navigation | None:
     """A navigation over the documents ``analysis`` loaded paired with
     ``texts``, the editor's texts of them as they are now (a document being
-    typed that does not load yet): its resolution is ``analysis``'s."""
+    typed that does not load yet): its resolution is that of ``analysis``'s navigation."""
     earlier = navigation_of(analysis)
     if earlier is None or analysis.document is None:
         return None
-    return Navigation(analysis.document, texts, resolution=analysis.resolution, earlier=earlier)
+    return Navigation(analysis.document, texts, earlier=earlier)

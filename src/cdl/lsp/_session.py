@@ -17,7 +17,10 @@ an analysis whose document changed since it was asked for is stale, and is
 dropped without being shown (if it has not started; a thread cannot be
 stopped: one under way is dropped once done).
 What an analysis found is published as soon as it is done
-(:attr:`CdlServer.show_problems`, set by ``features.diagnostics``); once it
+(:attr:`CdlServer.show_problems`, set by ``features.diagnostics``), before
+anything is prepared for the requests; a preparation stops between its steps
+when another analysis is waiting (any document's: its diagnostics come
+first) and goes on after it, unless a newer one of its document loaded. Once it
 is prepared, the requests answer from it (``Buffers.answering``,
 :meth:`CdlServer.current`), and until then from the one before, positions
 carried through the edits since (``_edits.Edit``: :meth:`CdlServer.position`
@@ -26,7 +29,8 @@ and the ranges). A request waits only when that cannot answer
 where the text changed since the last, :meth:`CdlServer.typed_at`), and a
 client's ``$/cancelRequest`` ends the wait. The worker never touches an analysis
 the requests read, nor they one it builds: each lxml tree is read or
-changed by one thread.
+changed by one thread. What the worker made is frozen for the cyclic
+garbage collector (:func:`_collector_off`).
 """
 
 from __future__ import annotations
@@ -35,11 +39,13 @@ import asyncio
 import bisect
 import dataclasses
 import functools
+import gc
 import logging
 import os
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 
 from lsprotocol import types
@@ -109,6 +115,16 @@ class CdlServer(LanguageServer):
         #: analysis asked for), and the last whose analysis has ended.
         self._generations: dict[str, int] = {}
         self._ended: dict[str, int] = {}
+        #: The last analysis shown of each open document that loaded: the
+        #: requests answer from it once it is prepared.
+        self._loaded: dict[str, Analysis] = {}
+        #: Analyses asked of the worker (counted on the request loop) and
+        #: started (counted in the worker): more asked than started, one waits.
+        self._asked = 0
+        self._started = 0
+        #: In the worker: the analyses shown whose preparation stopped for
+        #: another analysis, by document (one newer that loads replaces it).
+        self._unprepared: dict[str, Analysis] = {}
         #: The requests waiting for a document's first analysis.
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         #: How each open document's text changed since the text an analysis read.
@@ -218,6 +234,7 @@ class CdlServer(LanguageServer):
             self._cancel(path)
             if path in self.buffers.texts and not self.stopping:
                 generation = self._supersede(path)
+                self._asked += 1
                 self._worker.submit(self._run, loop, path, generation, self.buffers.job(path))
 
     def analyse_later(self, paths: set[str]) -> None:
@@ -238,38 +255,70 @@ class CdlServer(LanguageServer):
 
     def _run(self, loop: asyncio.AbstractEventLoop, path: str, generation: int, job: Callable[[], Analysis]) -> None:
         """In the worker thread: the analysis ``job`` of ``path`` (skipped if
-        stale), then what the requests need from it (if it was not stale when
-        done); what is done is handed to the request loop."""
-        try:
-            if self._current(path, generation):
-                analysis = job()
-                analysis.lines_of(path)  # the diagnostics are placed with them
-                shown = self._current(path, generation)
-                _tell(loop, self._analysed, path, generation, analysis)
-                navigation = navigation_of(analysis)
-                # One shown is prepared even if the text changed since: it may be
-                # the last that loads, which the requests answer from.
-                if navigation is not None and shown and not self.stopping:
-                    navigation.prepare()
-                    _tell(loop, self._prepared, path, analysis)
-        except (Exception, RecursionError, MemoryError) as exc:
-            _tell(loop, self._failed, path, exc)
-        finally:
-            _tell(loop, self._done, path, generation)
+        stale), handed to the request loop to show what it found; then the
+        preparations waiting (:meth:`_prepare_waiting`)."""
+        self._started += 1
+        with _collector_off():
+            try:
+                if self._current(path, generation):
+                    analysis = job()
+                    analysis.lines_of(path)  # the diagnostics are placed with them
+                    shown = self._current(path, generation)
+                    _tell(loop, self._analysed, path, generation, analysis)
+                    # One shown is prepared even if the text changed since: it may be
+                    # the last that loads, which the requests answer from.
+                    if shown and analysis.document is not None:
+                        self._unprepared[path] = analysis
+            except (Exception, RecursionError, MemoryError) as exc:
+                _tell(loop, self._failed, path, exc)
+            finally:
+                _tell(loop, self._done, path, generation)
+            self._prepare_waiting(loop)
+
+    def _prepare_waiting(self, loop: asyncio.AbstractEventLoop) -> None:
+        """In the worker thread: prepare the analyses shown and not prepared
+        yet, unless an analysis is asked for meanwhile (then it runs first,
+        and this goes on after it); each is handed to the request loop once
+        prepared."""
+        for path, analysis in list(self._unprepared.items()):
+            navigation = navigation_of(analysis)
+            assert navigation is not None  # it loaded
+            told: Callable[[str, Analysis], None] = self._prepared
+            try:
+                if path in self.buffers.texts and not navigation.prepare(self._yielding):
+                    return
+            except (Exception, RecursionError, MemoryError) as exc:
+                _tell(loop, self._failed, path, exc)
+                told = self._unprepared_dropped
+            del self._unprepared[path]
+            _tell(loop, told, path, analysis)
+
+    def _yielding(self) -> bool:
+        """In the worker thread: whether to stop preparing (an analysis waits, or the server stops)."""
+        return self.stopping or self._asked > self._started
 
     def _analysed(self, path: str, generation: int, analysis: Analysis) -> None:
         """On the request loop: ``analysis`` of ``path`` is done; shown unless stale."""
         if not self._current(path, generation) or path not in self.buffers.texts:
             return
+        if analysis.document is not None:
+            self._loaded[path] = analysis
         changed = self.buffers.install(path, analysis) | {path}  # shown even when unchanged: the client sees it is current
         for url in sorted(changed):
             guarded(self, f"publishing the diagnostics of {url}", functools.partial(self.show_problems, url, None), None)
 
     def _prepared(self, path: str, analysis: Analysis) -> None:
         """On the request loop: ``analysis`` of ``path`` is prepared; the requests
-        answer from it if it is still the last one shown."""
-        if self.buffers.analyses.get(path) is analysis and path in self.buffers.texts:
+        answer from it if it is still the last shown that loaded."""
+        if self._loaded.get(path) is analysis and path in self.buffers.texts:
             self.buffers.answering[path] = analysis
+            self._wake(path)
+
+    def _unprepared_dropped(self, path: str, analysis: Analysis) -> None:
+        """On the request loop: ``analysis`` of ``path`` could not be prepared;
+        the requests go on answering from the one before."""
+        if self._loaded.get(path) is analysis:
+            del self._loaded[path]
             self._wake(path)
 
     def _failed(self, path: str, exc: BaseException) -> None:
@@ -285,8 +334,11 @@ class CdlServer(LanguageServer):
             self._wake(path)
 
     def _busy(self, path: str) -> bool:
-        """Whether an analysis of ``path`` is waited for or under way."""
-        return path in self._timers or self._generations.get(path, 0) > self._ended.get(path, 0)
+        """Whether an analysis of ``path`` is waited for, under way or being prepared."""
+        if path in self._timers or self._generations.get(path, 0) > self._ended.get(path, 0):
+            return True
+        loaded = self._loaded.get(path)
+        return loaded is not None and loaded is not self.buffers.answering.get(path)  # being prepared
 
     def _wake(self, path: str) -> None:
         for waiter in self._waiters.pop(path, ()):
@@ -308,6 +360,7 @@ class CdlServer(LanguageServer):
         readers = self.buffers.readers_of(path) - {path}
         urls = self.buffers.drop(path)
         self._edits.pop(path, None)
+        self._loaded.pop(path, None)
         self._wake(path)
         self.show_problems(path, uri)
         self.analyse_now(readers)
@@ -370,6 +423,34 @@ class CdlServer(LanguageServer):
             found.lines[analysis.path] = navigation.written.paired(0).source.lines
         analysis.memo["now"] = found
         return found
+
+
+@contextmanager
+def _collector_off() -> Iterator[None]:
+    """Run the worker's analyses and preparations without Python's cyclic
+    garbage collector, then freeze what is alive (``gc.freeze``).
+
+    An analysis holds millions of objects, the analysis the requests answer
+    from as many, and a full collection walks every one of them while it
+    holds the interpreter (the request loop waits): set off by the
+    allocations of one large answer, it made a hover wait for it. Frozen,
+    what the worker made is never walked again; an analysis holds no
+    reference cycle (``tests/internals/test_lsp_buffers.py`` checks it), so
+    one dropped is freed by reference counting all the same. What is left
+    to collect is collected first, while frozen objects make that cheap:
+    only the garbage cycles made on the request loop during the worker's
+    run are frozen with the rest.
+    """
+    enabled = gc.isenabled()
+    if enabled:
+        gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def _tell(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *args: Any) -> None:

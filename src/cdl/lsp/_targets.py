@@ -14,7 +14,6 @@ provenance recorded (hover explains from it), and only when first needed.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Iterator
 
@@ -30,6 +29,7 @@ from ._engine import (
     CdlError,
     Explanation,
     Loaded,
+    Plan,
     Problems,
     Recorder,
     Ref,
@@ -41,6 +41,7 @@ from ._engine import (
     holder_of,
     items_in,
     path_start_in,
+    resolution_of,
     resolve_working,
     tag_of,
     top_level_of,
@@ -77,8 +78,26 @@ class Resolved:
         self.recorder = Recorder()
         self.ws: Workspace
         self.resolver: ReferenceResolver
-        self.ws, self.resolver, _ = resolve_working(_stamped(written.loaded), (), self.recorder)
+        self.ws, self.resolver, self._left = resolve_working(_Stamping.of(written.loaded), (), self.recorder)
         self._loaded: dict[int, list[etree._Element]] = {}
+        self._plan: Plan | None = None
+        #: The error planning raised (then it is not tried again).
+        self._unplanned: CdlError | None = None
+
+    def plan(self) -> Plan | None:
+        """The plan of this resolution (None when the system has no order):
+        the code lenses read it, and no other resolution is kept for them.
+        Made before the requests settle anything (``cdl lsp`` prepares it
+        with the resolution): settling resolves only what resolution left
+        alone, never a component of the system, but the plan is what static
+        resolution leaves pending."""
+        if self._plan is None and self._unplanned is None:
+            working = (self.ws, self.resolver, self._left)
+            try:
+                self._plan = resolution_of(self.written.loaded, (), working=working).plan()
+            except CdlError as exc:
+                self._unplanned = exc
+        return self._plan
 
     def origin(self, el: etree._Element) -> etree._Element | None:
         """The loaded element that ``el``, an element of the resolved trees, was
@@ -163,17 +182,26 @@ class Resolved:
         return ()
 
 
-def _stamped(loaded: Loaded) -> Loaded:
-    """``loaded`` with copies of its trees whose elements are stamped with
-    where they are written (see :class:`Resolved`)."""
-    docs = []
-    for doc in loaded.docs:
-        root = copy.deepcopy(doc.root)
-        for index, el in enumerate(root.iter(etree.Element)):
-            el.set(_STAMP, f"{doc.index} {index}")
-        docs.append(dataclasses.replace(doc, root=root))
-    # No output facts: nothing is written out of these trees.
-    return dataclasses.replace(loaded, docs=docs, output_facts=None)
+@dataclasses.dataclass(frozen=True, eq=False)
+class _Stamping(Loaded):
+    """A loaded document set whose working copies are stamped with where
+    each element is written (see :class:`Resolved`): the copies the
+    resolution makes anyway, so the loaded trees are copied once, as for any
+    resolution, and never changed."""
+
+    @classmethod
+    def of(cls, loaded: Loaded) -> _Stamping:
+        fields = {f.name: getattr(loaded, f.name) for f in dataclasses.fields(loaded)}
+        # No output facts: nothing is written out of these trees.
+        return cls(**{**fields, "output_facts": None})
+
+    def workspace(self) -> Workspace:
+        ws = super().workspace()
+        # Fresh copies: their elements stand in the loaded documents' order.
+        for doc, root in zip(self.docs, ws.roots):
+            for index, el in enumerate(root.iter(etree.Element)):
+                el.set(_STAMP, f"{doc.index} {index}")
+        return ws
 
 
 class Targets:

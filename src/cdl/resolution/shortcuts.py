@@ -38,6 +38,7 @@ without one: it then runs only its general code.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -134,7 +135,12 @@ class ReferenceShortcuts:
     """The common items of one resolver, resolved at once (see the module)."""
 
     def __init__(self, resolver: GeneralResolver, states: dict[etree._Element, State], done: State) -> None:
-        self._resolver = resolver
+        # Not a strong reference: the resolver owns its shortcuts, and a cycle
+        # between them would keep a dropped resolution (its working trees, a
+        # recorder's events) alive until the cyclic collector walks it, and
+        # forever in a process that froze its objects (``gc.freeze``), as
+        # ``cdl lsp`` does with the analysis it answers from.
+        self._resolver: GeneralResolver = weakref.proxy(resolver)
         self._ws = resolver.ws
         self._tables = resolver.ctx.tables
         #: The resolver's states, and the one of a resolved item: a reference

@@ -5,33 +5,51 @@ Runs the installed server as ``cdl lsp`` does, but with
 calls) wrapped: each call is recorded with the marker (``<!-- vN -->``) of
 the text it reads; one made on the thread of the request loop (the main
 thread) is counted there, and runs at once; one made in any other thread
-waits while the test holds the analyses. Commands (``workspace/executeCommand``):
-``test.hold``, ``test.release``, and ``test.log``, which answers what was
-recorded: ``analysed`` (the markers, in order), ``on_loop`` (how many ran
-on the request loop) and ``shown`` (each publication of diagnostics: the
-document and the codes shown).
+waits while the test holds the analyses. The preparation of an analysis
+for the requests is recorded too (its first step, pairing the main
+document's text with its tree, and the resolution with provenance), and its
+first step waits in the worker while the test holds the preparations.
+Commands (``workspace/executeCommand``): ``test.hold``, ``test.release``,
+``test.hold_preparing``, ``test.release_preparing``, ``test.gc`` (how many
+objects the cyclic collector holds frozen, and how many it walks), and
+``test.log``, which answers what was recorded: ``analysed`` (the markers,
+in order), ``on_loop`` (how many ran on the request loop), ``shown`` (each
+publication of diagnostics: the document and the codes shown) and
+``events``, all of it in one order (``ask vN``: an analysis asked of the
+worker; ``analyse vN``, ``show vN [codes]``, ``pair vN``, ``resolve vN``).
 """
 
 from __future__ import annotations
 
+import gc
 import re
 import threading
 from collections.abc import Mapping
 from typing import Any
 
 import cdl.lsp._buffers as buffers_module
+from cdl.lsp._targets import Resolved
+from cdl.lsp._written import Written
 from cdl.lsp.server import build_server
 
-#: Set while analyses may run.
+#: Set while analyses may run, and while preparations may.
 free = threading.Event()
 free.set()
-log: dict[str, Any] = {"analysed": [], "on_loop": 0, "shown": []}
+preparing = threading.Event()
+preparing.set()
+log: dict[str, Any] = {"analysed": [], "on_loop": 0, "shown": [], "events": []}
 analyse = buffers_module.analyse
 
 
+def marker_of(text: str | None) -> str | None:
+    found = re.search(r"<!-- (v\d+) -->", text or "")
+    return found.group(1) if found else None
+
+
 def held_analyse(path: str, texts: Mapping[str, str], settings: Any) -> Any:
-    marker = re.search(r"<!-- (v\d+) -->", texts.get(path, ""))
-    log["analysed"].append(marker.group(1) if marker else None)
+    marker = marker_of(texts.get(path))
+    log["analysed"].append(marker)
+    log["events"].append(f"analyse {marker}")
     if threading.current_thread() is threading.main_thread():
         log["on_loop"] += 1
     else:
@@ -39,17 +57,51 @@ def held_analyse(path: str, texts: Mapping[str, str], settings: Any) -> Any:
     return analyse(path, texts, settings)
 
 
+def main_text(written: Written) -> str | None:
+    return written.texts.get(written.docs[0].url)
+
+
+paired = Written.paired
+
+
+def held_paired(self: Written, index: int) -> Any:
+    if index == 0 and index not in self._paired and threading.current_thread() is not threading.main_thread():
+        log["events"].append(f"pair {marker_of(main_text(self))}")
+        preparing.wait(120)
+    return paired(self, index)
+
+
+resolved_init = Resolved.__init__
+
+
+def logged_resolved_init(self: Resolved, written: Written) -> None:
+    log["events"].append(f"resolve {marker_of(main_text(written))}")
+    resolved_init(self, written)
+
+
 buffers_module.analyse = held_analyse  # type: ignore[assignment]
+Written.paired = held_paired  # type: ignore[method-assign]
+Resolved.__init__ = logged_resolved_init  # type: ignore[method-assign]
 server = build_server()
 show = server.show_problems
+analyse_now = server.analyse_now
 
 
 def shown(url: str, uri: str | None) -> None:
-    log["shown"].append([url, [problem.code for problem in server.buffers.problems_in(url)]])
+    codes = [problem.code for problem in server.buffers.problems_in(url)]
+    log["shown"].append([url, codes])
+    analysis = server.buffers.analyses.get(url)
+    log["events"].append(f"show {marker_of(None if analysis is None else analysis.seen.get(url))} {codes}")
     show(url, uri)
 
 
+def asked(paths: Any) -> None:
+    log["events"].extend(f"ask {marker_of(server.buffers.texts.get(path))}" for path in sorted(paths))
+    analyse_now(paths)
+
+
 server.show_problems = shown
+server.analyse_now = asked  # type: ignore[method-assign]
 
 
 @server.command("test.hold")
@@ -60,6 +112,21 @@ def hold(*arguments: Any) -> None:
 @server.command("test.release")
 def release(*arguments: Any) -> None:
     free.set()
+
+
+@server.command("test.hold_preparing")
+def hold_preparing(*arguments: Any) -> None:
+    preparing.clear()
+
+
+@server.command("test.release_preparing")
+def release_preparing(*arguments: Any) -> None:
+    preparing.set()
+
+
+@server.command("test.gc")
+def collector(*arguments: Any) -> dict[str, int]:
+    return {"frozen": gc.get_freeze_count(), "walked": len(gc.get_objects())}
 
 
 @server.command("test.log")
