@@ -385,3 +385,29 @@ def test_random_documents_updated_to_random_edits(tmp_path_factory: pytest.TempP
         assume(False)
     rng = random.Random(data.draw(st.integers(0, 1 << 16)))
     event(assert_update_exact(cdl.load(old_main), new_doc, rng, [dict(r) for r in seed.rounds]))
+
+
+def test_a_pending_reference_of_a_deployed_component_is_no_change(tmp_path: Path) -> None:
+    """A component deployed with its lazy reference still to be released
+    (``later``): the new version's output writes the reference back as the
+    running version's does, so an update to the same system leaves it
+    deployed."""
+    text = (
+        '<cdl:cdl xmlns:cdl="http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"><cdl:system>'
+        '<db><host>h</host></db><app><dbhost cdl:refroot="db" cdl:ref="/host" cdl:lazy="true"/></app>'
+        "</cdl:system></cdl:cdl>\n"
+    )
+    (tmp_path / "v1.cdl").write_text(text)
+    (tmp_path / "v2.cdl").write_text(text + "<!-- the next version -->\n")
+    deployment = cdl.load(tmp_path / "v1.cdl").deploy()
+    deployment.deployed("/db")
+    deployment.deployed("/app", later=["app/dbhost"])
+    assert deployment.update(cdl.load(tmp_path / "v2.cdl")) == []
+    assert states(deployment) == {"/db": "deployed", "/app": "deployed"}
+    assert b'cdl:ref="./host"' in deployment.configuration("/app", format="xml")  # still pending
+
+
+def test_an_update_takes_a_document(farm: Path) -> None:
+    deployment = cdl.load(farm / "v1" / "system.cdl").deploy()
+    with pytest.raises(TypeError, match="cdl.Document"):
+        deployment.update(str(farm / "v2" / "system.cdl"))

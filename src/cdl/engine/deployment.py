@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, overload
 
@@ -64,6 +64,9 @@ class Deployment:
     :class:`ComponentStatus`); values as for ``--set``. Made by
     :meth:`cdl.Document.deploy` (the constructor refuses).
     """
+
+    #: The documents a cdl.Document holds (see :func:`deployment_of`).
+    _loaded_of: Callable[[object], Loaded]
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("cdl.Deployment is not made by callers: Document.deploy() gives one")
@@ -251,7 +254,7 @@ class Deployment:
         :meth:`removed`. Refused, changing nothing, when the new documents do
         not resolve or plan, and once the deployment is being taken down
         (``TORN_DOWN``). Documents with the same bytes are no change."""
-        loaded = _loaded_of(document)
+        loaded = self._loaded_of(document)
         with self._lock:
             self._check_event()
             self._state.refuse_torn_down("update")
@@ -403,22 +406,23 @@ class Deployment:
 
 
 def deployment_of(
-    loaded: Loaded, journal: str | os.PathLike[str] | None = None, *, read_only: bool = False, wait: float = 0.0
+    loaded: Loaded,
+    journal: str | os.PathLike[str] | None = None,
+    *,
+    read_only: bool = False,
+    wait: float = 0.0,
+    loaded_of: Callable[[object], Loaded],
 ) -> Deployment:
     """A deployment of ``loaded``'s system (:meth:`cdl.Document.deploy`):
     with ``journal``, created or replayed (``read_only``: only read), and
-    appended to with each event; ``wait``: seconds to wait for the journal."""
+    appended to with each event; ``wait``: seconds to wait for the journal.
+    ``loaded_of``: the documents a :class:`cdl.Document` holds (what
+    :meth:`Deployment.update` is given; ``engine.document``, above this
+    module, makes Documents), TypeError for anything else."""
     deployment = object.__new__(Deployment)
+    deployment._loaded_of = loaded_of
     deployment._open(loaded, journal, read_only, wait)
     return deployment
-
-
-def _loaded_of(document: object) -> Loaded:
-    """The loaded documents of a :class:`cdl.Document` (made in ``engine.document``, above this module)."""
-    loaded = getattr(document, "_loaded", None)
-    if not isinstance(loaded, Loaded):
-        raise TypeError(f"update takes a cdl.Document (cdl.load), not {type(document).__name__}")
-    return loaded
 
 
 def _header_of(loaded: Loaded) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from ..planning.plan import PlannedComponent, build_plan_facts
 from ..resolution.laziness import CheckedRound, Round, apply_round, check_round, left_unresolved, select_path
 from ..resolution.output import build_output
 from .diff import diff_systems
-from .phases import Loaded, cyclic_gc_paused, resolve_working
+from .phases import Loaded, copy_main, cyclic_gc_paused, resolve_working
 
 __all__ = ["DeploymentState", "Logged", "event_of", "logged"]
 
@@ -261,12 +261,10 @@ class DeploymentState:
                 unresolved=left_unresolved(self.resolver, self.left),
                 facts=self.loaded.output_facts,
             )
-            new = build_output(
-                fresh.ws,
-                system_only=True,
-                unresolved=left_unresolved(fresh.resolver, fresh.left),
-                facts=fresh.loaded.output_facts,
-            )
+            # fresh's trees live on: an output of a copy (the one way an
+            # output both leaves them whole and takes the known path).
+            ws, left = copy_main((fresh.ws, fresh.resolver, left_unresolved(fresh.resolver, fresh.left)))
+            new = build_output(ws, system_only=True, consume=True, unresolved=left, facts=fresh.loaded.output_facts)
         diff = diff_systems((self.loaded, fresh.loaded), (self.rounds, fresh.rounds), (old.find(T_SYSTEM), new.find(T_SYSTEM)))
         del old, new
         record = update_record(header, values, release, (names, self.machine, later, self.removals), found, diff)

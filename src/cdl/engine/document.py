@@ -116,7 +116,7 @@ class Document:
         (JOURNAL_LOCKED after that).
         Raises :class:`cdl.CdlError` as :meth:`resolve` and :meth:`Resolution.plan` do.
         """
-        return deployment_of(self._loaded, journal, read_only=read_only, wait=wait)
+        return deployment_of(self._loaded, journal, read_only=read_only, wait=wait, loaded_of=loaded_of)
 
 
 def _round(value: RoundLike) -> Round:
@@ -176,7 +176,10 @@ def document_of(loaded: Loaded) -> Document:
     return document
 
 
-def loaded_of(document: Document) -> Loaded:
+def loaded_of(document: object) -> Loaded:
     """The document set a :class:`Document` holds, for the layers that read
-    it beyond the public API (the language server)."""
+    it beyond the public API (the language server, a deployment's update);
+    TypeError for anything else."""
+    if not isinstance(document, Document):
+        raise TypeError(f"a cdl.Document (cdl.load) is needed, not {type(document).__name__}")
     return document._loaded

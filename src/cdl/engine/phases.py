@@ -186,6 +186,43 @@ def copy_working(working: Working) -> Working:
         return copied, copied_resolver(resolver, copied, twin), [twin[el] for el in left]
 
 
+def copy_main(working: Working) -> tuple[Workspace, list[etree._Element]]:
+    """A copy of the main document's working tree, with the copies of its
+    items left unresolved: what a consuming output (``build_output``'s
+    ``consume``) may take apart while the working trees go on living (a
+    deployment's new version, compared with the running one).
+
+    The tree is copied in C; each item is found in the copy by its positions
+    on the way down from the root (each family listed once, in each tree):
+    what it costs besides the copy is the items' ancestors, not the tree.
+    """
+    ws, _, left = working
+    root = ws.roots[0]
+    copied = copy.deepcopy(root)
+    families: dict[etree._Element, dict[etree._Element, int]] = {}
+    copied_families: dict[etree._Element, list[etree._Element]] = {}
+    items = []
+    for item in left:
+        steps = []
+        el, parent = item, item.getparent()
+        while parent is not None:
+            family = families.get(parent)
+            if family is None:
+                family = families[parent] = {child: i for i, child in enumerate(parent)}
+            steps.append(family[el])
+            el, parent = parent, parent.getparent()
+        assert el is root  # the main document's items
+        found = copied
+        for position in reversed(steps):
+            children = copied_families.get(found)
+            if children is None:
+                children = copied_families[found] = list(found)
+            found = children[position]
+        items.append(found)
+    workspace = Workspace(ws.ctx, [copied], ws.lists, copy.copy(ws.budget), variables=ws.variables, item_tags=ws.item_tags)
+    return workspace, items
+
+
 @contextmanager
 def cyclic_gc_paused() -> Iterator[None]:
     """Run a phase without Python's cyclic garbage collector.

@@ -446,7 +446,9 @@ class CdlServer(LanguageServer):
         assert analysis.document is not None  # the requests answer from one that loaded
         current = self.buffers.texts_now(analysis.document)
         found = dataclasses.replace(analysis, texts=current, memo={}, seen=dict(texts), lines={})
-        navigation = found.memo["navigation"] = navigation_now(analysis, current)
+        lines = analysis.lines_of(analysis.path)
+        edit = None if lines is None else self._edit(analysis.path, lines)  # what was typed in it, read alone
+        navigation = found.memo["navigation"] = navigation_now(analysis, current, edit)
         if navigation is not None:  # its lines are those its text was scanned with
             found.lines[analysis.path] = navigation.written.paired(0).source.lines
         analysis.memo["now"] = found

@@ -22,14 +22,17 @@ explanations name them (``resolution.explain``): a cause is matched to the
 explanation steps of the values it changed by those places.
 
 Cost: nothing for a document whose bytes did not change; for one that did,
-a parse of each version and a walk of the top level lists that differ (a
-list whose serialization is the same in both is not walked).
+a parse of each version and a walk of the top level lists that differ. A
+list written wholly within the bytes both versions begin or end with
+(:class:`_Unchanged`), or whose serialization is the same in both, is not
+walked.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -140,7 +143,7 @@ def written_changes(
         paired.add(key)
         if before.data != doc.data:
             trees = (parse_written(before.data, before.url, limits), parse_written(doc.data, doc.url, limits))
-            _compare(trees, (before, doc), paths, found, shortcut)
+            _compare(trees, (before, doc), paths, found, _Unchanged(before.data, doc.data) if shortcut else None)
     for key, doc in zip(keys[0], old):
         if key not in paired:
             found.append(_whole(doc, 0, paths, limits))
@@ -176,10 +179,13 @@ def _compare(
     docs: tuple[SourceDoc, SourceDoc],
     paths: _PathsOf,
     found: list[WrittenChange],
-    shortcut: bool,
+    unchanged: _Unchanged | None,
 ) -> None:
     """The changes between two versions of one document, in document order
-    (explicit stack: documents nest as deep as max_depth allows)."""
+    (explicit stack: documents nest as deep as max_depth allows).
+    ``unchanged`` (None: the shortcuts off): where the two texts are the
+    same, so that top level lists written there, and those that serialize
+    alike, are equal without a walk."""
     stack: list[tuple[etree._Element | None, etree._Element | None]] = [trees]
     while stack:
         a, b = stack.pop()
@@ -195,13 +201,100 @@ def _compare(
                     "changed", _written(a, docs[0], paths[0]), _written(b, docs[1], paths[1]), ((a, docs[0]), (b, docs[1])), paths
                 )
             )
-        lists = a.tag in LIST_PARENTS
-        pairs = [
-            (x, y)
-            for x, y in children_by_name(_children(a), _children(b))
-            if not (shortcut and lists and x is not None and y is not None and etree.tostring(x) == etree.tostring(y))
-        ]
+        pairs = children_by_name(_children(a), _children(b))
+        if unchanged is not None and a.tag in LIST_PARENTS:
+            alike = unchanged.alike(a, b, pairs)
+            pairs = [(x, y) for x, y in pairs if x is None or y is None or not (alike(x, y) or etree.tostring(x) == etree.tostring(y))]
         stack.extend(reversed(pairs))
+
+
+class _Unchanged:
+    """Where two versions of a document's text are the same: the bytes they
+    begin with and those they end with. An element written wholly within
+    either, below ancestors whose start tags are in the first, is parsed
+    alike from the same bytes in both versions: the written comparison need
+    not look at it (a specialisation, off with ``CDL_NO_FAST_PATHS``).
+
+    Told by lines, which the parser records (``sourceline``: the line where a
+    start tag ends, with expat where it begins): an element ends before the
+    start tag of the element after it ends, and begins after the start tag
+    of the element before it began."""
+
+    def __init__(self, old: bytes, new: bytes) -> None:
+        begin = _common_prefix(old, new)
+        end = _common_suffix(old, new, min(len(old), len(new)) - begin)
+        #: The line of the first byte that differs (the same in both).
+        self.first = old.count(b"\n", 0, begin) + 1
+        #: In each version, the line of the last byte that differs (of the
+        #: first one, when the version has none of its own).
+        self.last = tuple(data.count(b"\n", 0, max(len(data) - end - 1, begin)) + 1 for data in (old, new))
+
+    def alike(
+        self, a: etree._Element, b: etree._Element, pairs: Sequence[tuple[etree._Element | None, etree._Element | None]]
+    ) -> Callable[[etree._Element, etree._Element], bool]:
+        """For the children of list parents ``a`` and ``b`` (paired as
+        ``pairs``): whether a pair of them is written in the same place of
+        the same bytes. Before the first difference, the k-th child of a
+        name is the same element in both; after the last, it is when both
+        versions have as many children of that name (it is as far from the
+        end in both) and the parents' start tags come before the first
+        difference (in scope, the same namespaces)."""
+        first, last = self.first, self.last
+        counted: set[object] = set()
+        if _line(a[0] if len(a) else None) < first and _line(b[0] if len(b) else None) < first:
+            counts = [Counter(x.tag for x, _ in pairs if x is not None), Counter(y.tag for _, y in pairs if y is not None)]
+            counted = {name for name, n in counts[0].items() if counts[1].get(name) == n}
+
+        def same(x: etree._Element, y: etree._Element) -> bool:
+            if _line(x.getnext()) < first and _line(y.getnext()) < first:
+                return True
+            return x.tag in counted and _line(x.getprevious(), 0) > last[0] and _line(y.getprevious(), 0) > last[1]
+
+        return same
+
+
+def _line(el: etree._Element | None, unknown: int = 1 << 62) -> int:
+    """The line the parser recorded for ``el`` (``unknown`` when none)."""
+    return (el.sourceline if el is not None else None) or unknown
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    """How many bytes ``a`` and ``b`` begin with alike (compared a block at a time, in C)."""
+    n = min(len(a), len(b))
+    at = 0
+    while at < n:
+        upto = min(at + _BLOCK, n)
+        if a[at:upto] != b[at:upto]:
+            while upto - at > 1:  # the first difference is in [at, upto)
+                middle = (at + upto) // 2
+                if a[at:middle] == b[at:middle]:
+                    at = middle
+                else:
+                    upto = middle
+            return at
+        at = upto
+    return n
+
+
+def _common_suffix(a: bytes, b: bytes, most: int) -> int:
+    """How many bytes (at most ``most``) ``a`` and ``b`` end with alike."""
+    la, lb = len(a), len(b)
+    done = 0
+    while done < most:
+        upto = min(done + _BLOCK, most)
+        if a[la - upto : la - done] != b[lb - upto : lb - done]:
+            while upto - done > 1:  # the last difference is between done and upto bytes from the end
+                middle = (done + upto) // 2
+                if a[la - middle : la - done] == b[lb - middle : lb - done]:
+                    done = middle
+                else:
+                    upto = middle
+            return done
+        done = upto
+    return most
+
+
+_BLOCK = 1 << 16
 
 
 def _children(el: etree._Element) -> list[etree._Element]:
