@@ -8,7 +8,8 @@ the client's side:
 - **open**: from didOpen to the first diagnostics;
 - **ready**: from didOpen to the first hover answered (the requests wait for
   the document's first analysis and what the server prepares from it);
-- **symbols**: a ``documentSymbol`` request;
+- **symbols**: a ``documentSymbol`` request (the server lists at most
+  ``symbolLimit`` symbols, 5,000 by default; **symbols listed** counts them);
 - **change**: from the last of a burst of changes (a value typed in the
   middle of the system) to their diagnostics (the server waits
   ``cdl.lsp.server.DEBOUNCE`` seconds for typing to pause, and that wait is
@@ -46,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from lsprotocol import types
@@ -56,7 +58,7 @@ from synthetic import generate
 ROOT = Path(__file__).resolve().parent.parent
 #: The figures, in the order they are shown, and their targets (seconds, or a ratio) by N.
 FIGURES = (
-    "open", "ready", "symbols", "change",
+    "open", "ready", "symbols", "symbols listed", "change",
     "hover, during", "definition, during", "completion, during", "completion, typed",
     "hover, idle", "definition, idle", "completion, idle",
     "peak MB", "resident MB", "resolution MB", "peak / resolution",
@@ -78,6 +80,10 @@ class _Client(BaseLanguageClient):
         @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def _published(params: types.PublishDiagnosticsParams) -> None:
             self.published.put_nowait(params)
+
+        @self.feature(types.WINDOW_SHOW_MESSAGE)
+        def _shown(params: types.ShowMessageParams) -> None:
+            pass  # the notice that the symbols were cut (symbolLimit)
 
 
 def _position(text: str, offset: int) -> types.Position:
@@ -192,8 +198,9 @@ async def _measure(n: int, directory: str) -> dict[str, float]:
         await session.timed("hover", 0)
         figures["ready"] = time.perf_counter() - began
         began = time.perf_counter()
-        await client.text_document_document_symbol_async(types.DocumentSymbolParams(session.ident()))
+        listed = await client.text_document_document_symbol_async(types.DocumentSymbolParams(session.ident()))
         figures["symbols"] = time.perf_counter() - began
+        figures["symbols listed"] = _count(listed or [])
 
         # A value typed in the middle of the system, a character at a time.
         middle = text.index("<name>", len(text) // 2) + len("<name>")
@@ -229,6 +236,16 @@ async def _measure(n: int, directory: str) -> dict[str, float]:
     figures["resolution MB"] = _resolution_peak(system)
     figures["peak / resolution"] = figures["peak MB"] / figures["resolution MB"]
     return figures
+
+
+def _count(symbols: Sequence[object]) -> int:
+    """How many symbols ``symbols`` holds, at every depth."""
+    stack, total = list(symbols), 0
+    while stack:
+        symbol = stack.pop()
+        total += 1
+        stack.extend(getattr(symbol, "children", None) or [])
+    return total
 
 
 def _memory(client: _Client) -> dict[str, float]:

@@ -83,14 +83,14 @@ async def test_completion_offers_the_templates_for_an_empty_extends_and_a_prefix
     text = system('    <Web cdl:extends=""/>')  # BAD_QNAME: the document does not load
     uri = await typed(client, tmp_path, text)
     items = await complete(client, uri, text, 'extends="', len('extends="'))
-    assert [i.label for i in items] == ["t:Server", "t:DB"]  # not Web: a list cannot extend itself
-    assert edited(text, items[0]) == text.replace('extends=""', 'extends="t:Server"')
+    assert [i.label for i in items] == ["t:DB", "t:Server"]  # not Web: a list cannot extend itself
+    assert edited(text, items[1]) == text.replace('extends=""', 'extends="t:Server"')
     prefix = system('    <Web cdl:extends="t:')  # not even well-formed
     change(client, uri, prefix, 3)
     await published(client, uri, lambda found: [d.code for d in found] == ["XML_SYNTAX"])
     items = await complete(client, uri, prefix, "t:", 2)
-    assert [i.label for i in items] == ["t:Server", "t:DB"]
-    assert edited(prefix, items[1]) == prefix.replace('"t:', '"t:DB')  # the prefix typed is replaced, not doubled
+    assert [i.label for i in items] == ["t:DB", "t:Server"]
+    assert edited(prefix, items[0]) == prefix.replace('"t:', '"t:DB')  # the prefix typed is replaced, not doubled
 
 
 @pytest.mark.asyncio
@@ -140,7 +140,7 @@ async def test_completion_in_an_element_typed_since_the_document_last_loaded(cli
     # A list cannot extend itself, from an element typed inside it either.
     text = system('    <Web><a><x>1</x></a><n cdl:extends=""/></Web>')
     await retyped(text)
-    assert [i.label for i in await complete(client, uri, text, 'extends="', 9)] == ["t:Server", "t:DB"]
+    assert [i.label for i in await complete(client, uri, text, 'extends="', 9)] == ["t:DB", "t:Server"]
 
 
 @pytest.mark.asyncio

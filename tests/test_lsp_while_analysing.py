@@ -202,6 +202,22 @@ async def test_a_preparation_gives_way_to_the_next_analysis_which_supersedes_it(
 
 
 @pytest.mark.asyncio
+async def test_a_preparation_stops_when_its_text_changes_and_waits_for_the_analysis_of_the_change(held: LanguageClient, tmp_path: Path) -> None:
+    uri = await opened(held, tmp_path, system("v1"))
+    await command(held, "test.hold_preparing")
+    change(held, uri, system("v2"), 2)
+    await until(held, lambda log: "pair v2" in log["events"])
+    typed = system("v3", '    <Web cdl:extends="Servr"/>')
+    change(held, uri, typed, 3)
+    held.diagnostics.pop(uri, None)
+    await command(held, "test.release_preparing")  # before typing pauses: v3 is not asked for yet
+    assert [d.code for d in await published(held, uri)] == ["UNKNOWN_PROTOTYPE"]
+    log = await until(held, lambda log: "resolve v3" in log["events"])
+    assert in_worker(log, "pair v2") == ["pair v2", "analyse v3", "pair v3", "resolve v3"]
+    assert "/Web" in hover_text(await held.text_document_hover_async(types.HoverParams(ident(uri), where(typed, "<Web", 1))))
+
+
+@pytest.mark.asyncio
 async def test_a_preparation_that_gave_way_to_an_analysis_that_did_not_load_goes_on(held: LanguageClient, tmp_path: Path) -> None:
     uri = await opened(held, tmp_path, system("v1"))
     await command(held, "test.hold_preparing")
@@ -214,7 +230,8 @@ async def test_a_preparation_that_gave_way_to_an_analysis_that_did_not_load_goes
     await command(held, "test.release_preparing")
     assert [d.code for d in await published(held, uri)] == ["XML_SYNTAX"]
     log = await until(held, lambda log: "resolve v2" in log["events"])
-    assert in_worker(log, "pair v2") == ["pair v2", "analyse v3", "resolve v2"]
+    # What v2's preparation made went when v3's analysis began, and is made again.
+    assert in_worker(log, "pair v2") == ["pair v2", "analyse v3", "pair v2", "resolve v2"]
     # The requests answer from v2, the last that loaded, once it is prepared.
     change(held, uri, edited, 4)
     hovered = await held.text_document_hover_async(types.HoverParams(ident(uri), where(edited, "<Db", 1)))
@@ -228,3 +245,34 @@ async def test_what_the_worker_made_is_frozen_for_the_cyclic_collector(held: Lan
     assert "/Web/host" in hover_text(await held.text_document_hover_async(types.HoverParams(ident(uri), where(text, "<host", 1))))
     found = await command(held, "test.gc")
     assert found["frozen"] > found["walked"]  # the analysis, and the server's own objects before it
+
+
+@pytest.mark.asyncio
+async def test_completion_where_text_was_typed_reads_only_what_was_typed(held: LanguageClient, tmp_path: Path) -> None:
+    body = "\n".join(f'    <Web{i} cdl:extends="Server"><host>h</host></Web{i}>' for i in range(200))
+    uri = await opened(held, tmp_path, system("v1", body))
+    await command(held, "test.hold")
+    typed = system("v1", body.replace("<Web100 ", '<Db cdl:extends="S"/>\n    <Web100 '))
+    change(held, uri, typed, 2)
+    before = len((await command(held, "test.log"))["scanned"])
+    found = await held.text_document_completion_async(types.CompletionParams(ident(uri), where(typed, '<Db cdl:extends="S', 18)))
+    assert isinstance(found, types.CompletionList) and [i.label for i in found.items] == ["Server"]
+    log = await command(held, "test.log")
+    # The last analysis's text, paired with its trees, is carried through the
+    # edit: only the tags around what was typed are read again.
+    assert 0 < sum(log["scanned"][before:]) < 200 and log["on_loop"] == 0
+
+
+@pytest.mark.asyncio
+async def test_a_hover_reads_what_it_explains_not_the_whole_document(held: LanguageClient, tmp_path: Path) -> None:
+    body = "\n".join(f'    <Web{i} cdl:extends="Server"><host>h{i}</host></Web{i}>' for i in range(200))
+    text = system("v1", body)
+    uri = await opened(held, tmp_path, text)
+    first = await held.text_document_hover_async(types.HoverParams(ident(uri), where(text, "<host>h7<", 1)))
+    assert "/Web7/host" in hover_text(first)
+    before = await command(held, "test.log")
+    found = await held.text_document_hover_async(types.HoverParams(ident(uri), where(text, "<host>h150<", 1)))
+    assert "/Web150/host" in hover_text(found)
+    log = await command(held, "test.log")
+    # No text split into lines on the request loop, not every list's name written.
+    assert log["split"] == before["split"] == [] and log["qnames"] - before["qnames"] < 50

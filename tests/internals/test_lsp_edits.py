@@ -18,11 +18,16 @@ def placed(lines: Lines, offset: int) -> bool:
     return lines.offset(*lines.position_of(offset)) == offset
 
 
-@given(old=TEXTS, data=st.data())
-def test_every_position_outside_the_edit_is_carried_both_ways(old: str, data: st.DataObject) -> None:
+def edited(old: str, data: st.DataObject) -> str:
+    """``old`` with one stretch replaced by another text, both drawn."""
     start = data.draw(st.integers(0, len(old)))
     end = data.draw(st.integers(start, len(old)))
-    new = old[:start] + data.draw(TEXTS) + old[end:]
+    return old[:start] + data.draw(TEXTS) + old[end:]
+
+
+@given(old=TEXTS, data=st.data())
+def test_every_position_outside_the_edit_is_carried_both_ways(old: str, data: st.DataObject) -> None:
+    new = edited(old, data)
     if new == old:
         return
     before, after = Lines(old), Lines(new)
@@ -52,3 +57,23 @@ def test_a_long_text_edited_in_the_middle() -> None:
     assert edit.to_old(24_999, 2) == (24_999, 2)
     assert edit.to_old(25_001, 1) is None  # <x/>, typed since
     assert edit.to_new(40_000, 0) == (40_001, 0)
+
+
+@given(old=TEXTS, data=st.data())
+def test_the_new_texts_lines_made_from_the_old_ones_are_its_own(old: str, data: st.DataObject) -> None:
+    new = edited(old, data)
+    if new == old:
+        return
+    carried, split = Edit(Lines(old), new).new_lines(), Lines(new)
+    assert len(carried) == len(split)
+    for line in range(-1, len(split) + 2):
+        assert carried.line(line) == split.line(line)
+        for column in range(-1, 6):
+            assert carried.offset(line, column) == split.offset(line, column)
+            for encoding in (UTF8, UTF16):
+                assert carried.to_client(line, column, encoding) == split.to_client(line, column, encoding)
+                assert carried.from_client(line, column, encoding) == split.from_client(line, column, encoding)
+    for offset in range(len(new) + 1):
+        assert carried.position_of(offset) == split.position_of(offset)
+        assert carried.span(offset, offset + 3) == split.span(offset, offset + 3)
+    assert [carried.parser_line_of(offset) for offset in range(len(new) + 1)] == [split.parser_line_of(offset) for offset in range(len(new) + 1)]

@@ -14,12 +14,13 @@ import pytest
 import cdl
 from cdl.lsp._navigate import Navigation, Spot
 from cdl.lsp._written import Region
+from cdl.lsp.features import symbols as symbols_module
 from cdl.lsp.features.completion import Completion, completion
 from cdl.lsp.features.definition import definition
 from cdl.lsp.features.hover import hover
 from cdl.lsp.features.lenses import code_lenses
 from cdl.lsp.features.references import references
-from cdl.lsp.features.symbols import symbols
+from cdl.lsp.features.symbols import listed, symbols
 from conftest import CDL_DECL, CDL_NS
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -258,7 +259,7 @@ def test_completion_of_templates_uses_the_documents_prefixes(webapp: tuple[cdl.D
     # system.cdl declares t: for the template document, not c: for the
     # component model, whose lists it therefore cannot name; WebApplication,
     # which the cursor is in, cannot extend itself.
-    assert labels(found) == ["t:DBConnection", "t:WebServer", "t:DBServer", "t:WebApp"]
+    assert labels(found) == ["t:DBConnection", "t:DBServer", "t:WebApp", "t:WebServer"]  # in order of their names
     assert {c.kind for c in found} == {"template"}
 
 
@@ -337,6 +338,20 @@ def test_symbols_are_the_lists_and_properties_as_a_tree(webapp: tuple[cdl.Docume
     assert web.kind == "property"
     assert [c.name for c in web.children] == ["cmp:CodeBase", "applicationPath", "dbconnection"]
     assert [c.name for c in web.children[2].children] == ["JNDIName", "hostname", "port", "username", "password"]
+
+
+def test_symbols_up_to_a_limit_read_only_what_they_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    body = "".join(f"<L{i}>" + "".join(f"<p{j}>{j}</p{j}>" for j in range(10)) + f"</L{i}>" for i in range(300))
+    doc, nav = in_memory(f"<cdl:cdl {CDL_DECL}><cdl:system>{body}</cdl:system></cdl:cdl>")
+    made: list[str] = []
+    make = symbols_module._symbol
+    monkeypatch.setattr(symbols_module, "_symbol", lambda *args: made.append(args[3]) or make(*args))
+    # 300 lists, then the properties of 10 of them: the 11th list's first is not made.
+    found = listed(nav, doc.url, 400)
+    assert (len(made), made.count("list"), found.whole, found.cut, found.lists_cut) == (400, 300, 10, True, False)
+    made.clear()
+    found = listed(nav, doc.url, 50)
+    assert (len(made), len(found.symbols), found.whole, found.lists_cut) == (50, 50, 0, True)
 
 
 def test_symbols_of_a_deep_document_need_no_recursion() -> None:
@@ -481,3 +496,44 @@ def test_the_lenses_of_same_named_siblings_are_each_on_its_own() -> None:
         ("<web><", f"wave 2 · after {W1}"),
         ("<lb><b", "wave 2 · after /apps"),
     ]
+
+
+# -- text being typed ---------------------------------------------------------------------
+
+#: What a user types, inserted at each place of TYPED_IN (half-written, as typed).
+TYPINGS = ('<n cdl:extends="', ' cdl:', '<v cdl:ref="/a/', 'x', '"/>\n<m cdl:ref="', '</Web>', "<c cdl:l", "\n")
+
+
+def test_completion_where_text_was_typed_reads_it_as_reading_the_whole_text_would(webapp: tuple[cdl.Document, dict[str, str]]) -> None:
+    """The text being typed is paired from the last analysis's through the
+    edit, only around what was typed (``Source.carried``): completion there
+    answers what pairing the whole text again answers, at every position of
+    what was typed and of the tags it touches."""
+    from cdl.lsp._buffers import Buffers, Settings, analyse
+    from cdl.lsp._edits import Edit
+    from cdl.lsp._navigate import navigation_now
+    from cdl.text.lines import Lines
+
+    doc, texts = webapp
+    path = doc.urls[0]
+    text = texts[path]
+    analysis = analyse(path, {path: text}, Settings())
+    places = [m.end() for m in re.finditer(r'<t:application>|cdl:extends="t:|<WebApplication|</t:dbname>|\n  </cdl:system>', text)]
+    checked = 0
+    for place in places:
+        for typing in TYPINGS:
+            new = text[:place] + typing + text[place:]
+            buffers = Buffers()
+            buffers.texts[path] = new
+            now = buffers.texts_now(analysis.document)  # type: ignore[arg-type]
+            edit = Edit(Lines(text), new)
+            carried = navigation_now(analysis, now, edit)
+            whole = navigation_now(analysis, now)
+            assert carried is not None and whole is not None
+            assert len(carried.written.paired(0).source.tags) < len(whole.written.paired(0).source.tags)  # not read whole
+            lines = Lines(new)
+            for offset in range(max(edit.start - 30, 0), min(edit.new_end + 30, len(new))):
+                line, column = lines.position_of(offset)
+                assert completion(carried, path, line, column) == completion(whole, path, line, column), (typing, new[offset - 20 : offset])
+                checked += 1
+    assert checked > 1000

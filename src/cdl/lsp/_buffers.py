@@ -27,10 +27,16 @@ from pathlib import Path
 from ._diagnostics import Loaded, Problem, by_url, problems_of
 from ._engine import CdlError, Document, Lines, LoadOptions, SourceDoc, decode, encode, load_with, loaded_of, local_path
 
+#: How many symbols a ``documentSymbol`` answer lists, and how many items a
+#: completion offers, unless the client's settings say otherwise (0: no limit).
+SYMBOL_LIMIT = 5000
+COMPLETION_LIMIT = 100
+
 
 @dataclass(frozen=True)
 class Settings:
-    """Where imports may come from, as the client's initialization options say."""
+    """Where imports may come from, and how long the answers of the requests
+    that list many things may be, as the client's initialization options say."""
 
     catalogs: tuple[str, ...] = ()
     import_paths: tuple[str, ...] = ()
@@ -38,10 +44,16 @@ class Settings:
     #: The workspace's root directory: a document not saved yet (``untitled:``)
     #: is read as if it were there (its imports resolve against it, and may not leave it).
     root: str | None = None
+    symbol_limit: int = SYMBOL_LIMIT
+    completion_limit: int = COMPLETION_LIMIT
+
+    def imports(self) -> tuple[object, ...]:
+        """What an analysis reads of these settings (a change to the rest analyses nothing again)."""
+        return self.catalogs, self.import_paths, self.allow_remote, self.root
 
 
 #: The initialization options, by their names in the client's JSON.
-SETTING_NAMES = ("catalogs", "importPaths", "allowRemote")
+SETTING_NAMES = ("catalogs", "importPaths", "allowRemote", "symbolLimit", "completionLimit")
 
 
 def settings_from(options: object, root: str | None) -> tuple[Settings, list[str]]:
@@ -69,7 +81,14 @@ def settings_from(options: object, root: str | None) -> tuple[Settings, list[str
     if not isinstance(remote, bool):
         complaints.append("allowRemote must be true or false; remote imports stay refused")
         remote = False
-    return Settings(paths["catalogs"], paths["importPaths"], remote, root), complaints
+    limits: dict[str, int] = {}
+    for name, default in (("symbolLimit", SYMBOL_LIMIT), ("completionLimit", COMPLETION_LIMIT)):
+        value = options.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            complaints.append(f"{name} must be a whole number, 0 for no limit; {default} stands")
+            value = default
+        limits[name] = value
+    return Settings(paths["catalogs"], paths["importPaths"], remote, root, limits["symbolLimit"], limits["completionLimit"]), complaints
 
 
 def path_of_uri(uri: str) -> str | None:

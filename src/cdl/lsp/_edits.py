@@ -3,7 +3,8 @@
 while the next one runs, so what they are asked and what they answer is
 carried between the text that analysis read and the text the editor holds.
 
-Entry point: :class:`Edit`. The two texts differ in one stretch (the
+Entry point: :class:`Edit` (and :meth:`Edit.new_lines`, the lines of the
+new text made from the old's and the window's). The two texts differ in one stretch (the
 stretch from the first character that differs to the last: several edits
 since the analysis make one); the lines around it are split again (by
 ``text.lines.Lines``, the one rule for line ends), the rest of each text
@@ -89,6 +90,37 @@ class Edit:
         #: Lines of each window that are wholly in it (without the line after it).
         self._old_count = len(self._old) - (0 if to_end else 1)
         self._new_count = len(self._new) - (0 if to_end else 1)
+        self._new_lines: _NewLines | None = None
+
+    def new_lines(self) -> Lines:
+        """The lines of ``new``, made from ``old``'s and the window's (not split again)."""
+        if self._new_lines is None:
+            self._new_lines = _NewLines(self)
+        return self._new_lines
+
+    def new_count(self) -> int:
+        """How many lines ``new`` has."""
+        return len(self.old) - self._old_count + self._new_count
+
+    def new_position(self, offset: int) -> tuple[int, int]:
+        """(line, code-point column) in ``new`` of its ``offset``."""
+        if offset < self._offset:
+            return self.old.position_of(offset)
+        line, column = self._new.position_of(offset - self._offset)
+        if line < self._new_count:
+            return self.first_line + line, column
+        line, column = self.old.position_of(offset - self.new_end + self.old_end)
+        return line - self._old_count + self._new_count, column
+
+    def new_line(self, line: int) -> tuple[Lines, int, int]:
+        """Where ``new``'s ``line`` is: (the Lines it is a line of, its number
+        there, how far that Lines' offsets are from ``new``'s)."""
+        first, count = self.first_line, self._new_count
+        if line < first:
+            return self.old, line, 0
+        if line < first + count:
+            return self._new, line - first, self._offset
+        return self.old, line - count + self._old_count, self.new_end - self.old_end
 
     def to_old(self, line: int, column: int) -> tuple[int, int] | None:
         """The position in ``old`` of ``new``'s (line, column); None in the stretch."""
@@ -146,3 +178,63 @@ class Edit:
             return self.to_old(first + found[0], found[1])
         old_line = line if line < first else line - count + self._old_count
         return self.old.from_client(old_line, units, encoding)
+
+
+class _NewLines(Lines):
+    """The lines of an edit's new text as ``Lines`` gives them, each found in
+    the old text's lines or the window's (:meth:`Edit.new_line`): making
+    them costs nothing, whatever the size of the text."""
+
+    def __init__(self, edit: Edit) -> None:  # Lines' own would split the text: not called
+        self.text = edit.new
+        self._edit = edit
+        self._count = edit.new_count()
+        self._whole: Lines | None = None
+
+    def __len__(self) -> int:
+        return self._count
+
+    def line(self, number: int) -> str:
+        if not 0 <= number < self._count:
+            return ""
+        start, end = self.bounds(number)
+        return self.text[start:end]
+
+    def bounds(self, number: int) -> tuple[int, int]:
+        lines, there, shift = self._edit.new_line(number)
+        start, end = lines.bounds(there)
+        return start + shift, end + shift
+
+    def offset(self, line: int, column: int) -> int:
+        start, end = self.bounds(min(max(line, 0), self._count - 1))
+        return min(start + max(column, 0), end)
+
+    def position_of(self, offset: int) -> tuple[int, int]:
+        return self._edit.new_position(offset)
+
+    def to_client(self, line: int, column: int, encoding: str) -> tuple[int, int]:
+        if line >= self._count:  # past the end: the end of the last line
+            line, column = self._count - 1, len(self.text)
+        line = max(line, 0)
+        lines, there, _ = self._edit.new_line(line)
+        return line, lines.to_client(there, column, encoding)[1]
+
+    def from_client(self, line: int, units: int, encoding: str) -> tuple[int, int]:
+        if line >= self._count:
+            return self._count - 1, len(self.line(self._count - 1))
+        line = max(line, 0)
+        lines, there, _ = self._edit.new_line(line)
+        return line, lines.from_client(there, units, encoding)[1]
+
+    # The parser's lines: never asked of the text being typed; split when they are.
+
+    def parser_bounds(self, number: int) -> tuple[int, int] | None:
+        return self._split().parser_bounds(number)
+
+    def parser_line_of(self, offset: int) -> int:
+        return self._split().parser_line_of(offset)
+
+    def _split(self) -> Lines:
+        if self._whole is None:
+            self._whole = Lines(self.text)
+        return self._whole

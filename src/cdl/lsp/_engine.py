@@ -29,7 +29,7 @@ from ..loading.urls import join_url, local_path
 from ..model.children import ChildIndex, children_by_name
 from ..model.elements import depth_in_list, doc_index_of, tag_of, top_level_of
 from ..model.items import holder_of, is_unresolved
-from ..model.naming import Prefixes
+from ..model.naming import Prefixes, Steps
 from ..model.paths import PathSyntaxError, PrefixError, parse_name_ref, parse_path, parse_qname, path_start_in, relative_ref, walk
 from ..model.tables import NameRef, Ref
 from ..model.vocabulary import (
@@ -58,7 +58,7 @@ from ..resolution.explain import Explanation, Recorder, Step, explain, path_name
 from ..resolution.references import ReferenceResolver, items_in
 from ..text.encoding import decode, encode
 from ..text.lines import UTF8, UTF16, UTF32, Lines
-from ..text.tags import Attr, Tag, read_start_tag, scan, tags_reaching, unescape
+from ..text.tags import Attr, Tag, read_start_tag, scan, start_line, tags_reaching, unescape
 
 __all__ = [
     "A_CREF",
@@ -101,6 +101,7 @@ __all__ = [
     "Resolution",
     "SourceDoc",
     "Step",
+    "Steps",
     "Tag",
     "Workspace",
     "__version__",
@@ -130,6 +131,7 @@ __all__ = [
     "scan",
     "select",
     "split_clark",
+    "start_line",
     "tag_of",
     "tags_reaching",
     "top_level_of",

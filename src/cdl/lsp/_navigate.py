@@ -19,11 +19,12 @@ from collections.abc import Callable, Mapping
 from typing import cast
 
 from ._buffers import Analysis
-from ._engine import CdlError, Document, Plan, Resolution
+from ._edits import Edit
+from ._engine import CdlError, Document, Plan, Resolution, start_line
 from ._targets import Targets
 from ._written import Cursor, Spot, Written, attribute_name, is_variable
 
-__all__ = ["Navigation", "Spot", "navigation_now", "navigation_of"]
+__all__ = ["Navigation", "Spot", "drop_navigation", "navigation_now", "navigation_of"]
 
 
 class Navigation:
@@ -45,20 +46,26 @@ class Navigation:
     def __init__(
         self, document: Document, texts: Mapping[str, str], *, resolution: Resolution | None = None, earlier: Navigation | None = None
     ) -> None:
-        self.written = Written(document, texts)
+        self.written: Written = Written(document, texts, None if earlier is None else earlier.written)
         #: ``earlier``, a navigation of the same document over other texts,
-        #: lends its resolution (what is resolved does not depend on the texts).
+        #: lends its resolution and its indexes of the loaded trees (neither
+        #: depends on the texts).
         self.targets: Targets = Targets(self.written, None if earlier is None else earlier.targets)
         self._plain: Resolution | None = resolution
 
     def prepare(self, yielding: Callable[[], bool] = lambda: False) -> bool:
         """Build now what the first hover and the first lens of the main
         document would: its text paired with its tree, the resolution with
-        provenance and its plan (``cdl lsp`` calls it in its worker thread,
-        so that they answer at once). Before each of these steps, stop if
-        ``yielding()`` says so (other work is waiting); whether all are
-        done. What is done is kept: calling it again goes on from there."""
-        for step in (functools.partial(self.written.paired, 0), self.targets.resolved, self.plan):
+        provenance and its plan, and the lines of its text that an
+        explanation places its steps at (``start_line``, which keeps them per
+        text) (``cdl lsp`` calls it in its worker thread, so that they answer
+        at once). Before each of these steps, stop if ``yielding()`` says so
+        (other work is waiting); whether all are done. What is done is kept:
+        calling it again goes on from there."""
+        main = self.written.docs[0]
+        lines = functools.partial(start_line, main.data, main.root)
+        steps = (functools.partial(self.written.paired, 0), self.targets.resolved, self.plan, lines)
+        for step in steps:
             if yielding():
                 return False
             step()
@@ -98,11 +105,26 @@ def navigation_of(analysis: Analysis) -> Navigation | None:
     return cast("Navigation", found)
 
 
-def navigation_now(analysis: Analysis, texts: Mapping[str, str]) -> Navigation | None:
+def drop_navigation(analysis: Analysis) -> None:
+    """Forget the navigation over ``analysis`` and what it made (a later
+    :func:`navigation_of` builds it again)."""
+    analysis.memo.pop("navigation", None)
+
+
+def navigation_now(analysis: Analysis, texts: Mapping[str, str], edit: Edit | None = None) -> Navigation | None:
     """A navigation over the documents ``analysis`` loaded paired with
     ``texts``, the editor's texts of them as they are now (a document being
-    typed that does not load yet): its resolution is that of ``analysis``'s navigation."""
+    typed that does not load yet): its resolution is that of ``analysis``'s
+    navigation. ``edit``: how the main document's text changed since
+    ``analysis`` read it, which its text is paired through
+    (``Written.carry``) instead of read again."""
     earlier = navigation_of(analysis)
     if earlier is None or analysis.document is None:
         return None
-    return Navigation(analysis.document, texts, earlier=earlier)
+    now = Navigation(analysis.document, texts, earlier=earlier)
+    old = earlier.written.paired(0)
+    if texts.get(old.url) is old.source.text:
+        now.written.carry(0, old, None)  # not changed: paired as it was
+    elif edit is not None and old.source.text is edit.old.text:
+        now.written.carry(0, old, edit)
+    return now

@@ -11,18 +11,21 @@ analyses: the document and workspace handlers (``features.documents``,
 (:meth:`CdlServer.analyse_later`), and it runs in one worker thread, on a
 snapshot of the buffers (``_buffers.analyse``), then builds there what the
 requests need from it (``_navigate.Navigation.prepare``: the text paired
-with its tree, the resolution with provenance). Each request for an
+with its tree, the resolution with provenance, its plan). Each request for an
 analysis carries the document's *generation*, which every change moves on:
 an analysis whose document changed since it was asked for is stale, and is
 dropped without being shown (if it has not started; a thread cannot be
 stopped: one under way is dropped once done).
 What an analysis found is published as soon as it is done
 (:attr:`CdlServer.show_problems`, set by ``features.diagnostics``), before
-anything is prepared for the requests; a preparation stops between its steps
-when another analysis is waiting (any document's: its diagnostics come
-first) and goes on after it, unless a newer one of its document loaded. Once it
-is prepared, the requests answer from it (``Buffers.answering``,
-:meth:`CdlServer.current`), and until then from the one before, positions
+anything is prepared for the requests. A preparation stops between its
+steps when another analysis is waiting (any document's: its diagnostics
+come first), or when its document changed since (the analysis of the change
+is coming); what it made goes once a newer analysis of its document begins
+(most often that one replaces it), and is made again only if that one does
+not load (then it is the last that loads). Once it is prepared, the
+requests answer from it (``Buffers.answering``, :meth:`CdlServer.current`),
+and until then from the one before, positions
 carried through the edits since (``_edits.Edit``: :meth:`CdlServer.position`
 and the ranges). A request waits only when that cannot answer
 (:meth:`CdlServer.ready`: the document's first analysis, or a position
@@ -55,7 +58,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from ._buffers import Analysis, Buffers
 from ._edits import Edit
 from ._engine import UTF16, Lines, __version__
-from ._navigate import navigation_now, navigation_of
+from ._navigate import drop_navigation, navigation_now, navigation_of
 from ._written import Region
 
 #: Seconds after the last change before a document is analysed again.
@@ -101,6 +104,18 @@ class _Protocol(LanguageServerProtocol):
             yield handler, (params,), None
 
 
+@dataclasses.dataclass
+class _Unprepared:
+    """An analysis shown and not prepared yet (worker thread only)."""
+
+    analysis: Analysis
+    #: The generation of its document it was asked at.
+    generation: int
+    #: A newer analysis of its document was shown and did not load: this
+    #: one is the last that loads, prepared even though the text changed since.
+    last: bool = False
+
+
 class CdlServer(LanguageServer):
     """The language server with the open documents and their analyses."""
 
@@ -122,9 +137,9 @@ class CdlServer(LanguageServer):
         #: started (counted in the worker): more asked than started, one waits.
         self._asked = 0
         self._started = 0
-        #: In the worker: the analyses shown whose preparation stopped for
-        #: another analysis, by document (one newer that loads replaces it).
-        self._unprepared: dict[str, Analysis] = {}
+        #: In the worker: the analyses shown and not prepared yet, by document
+        #: (one newer that loads replaces it).
+        self._unprepared: dict[str, _Unprepared] = {}
         #: The requests waiting for a document's first analysis.
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         #: How each open document's text changed since the text an analysis read.
@@ -261,6 +276,12 @@ class CdlServer(LanguageServer):
         with _collector_off():
             try:
                 if self._current(path, generation):
+                    waiting = self._unprepared.get(path)
+                    if waiting is not None:
+                        # Most often this one loads and replaces it: what its
+                        # preparation made so far goes, rather than stay beside
+                        # this analysis (made again if this one does not load).
+                        drop_navigation(waiting.analysis)
                     analysis = job()
                     analysis.lines_of(path)  # the diagnostics are placed with them
                     shown = self._current(path, generation)
@@ -268,7 +289,9 @@ class CdlServer(LanguageServer):
                     # One shown is prepared even if the text changed since: it may be
                     # the last that loads, which the requests answer from.
                     if shown and analysis.document is not None:
-                        self._unprepared[path] = analysis
+                        self._unprepared[path] = _Unprepared(analysis, generation)
+                    elif shown and waiting is not None:
+                        waiting.last = True
             except (Exception, RecursionError, MemoryError) as exc:
                 _tell(loop, self._failed, path, exc)
             finally:
@@ -277,25 +300,30 @@ class CdlServer(LanguageServer):
 
     def _prepare_waiting(self, loop: asyncio.AbstractEventLoop) -> None:
         """In the worker thread: prepare the analyses shown and not prepared
-        yet, unless an analysis is asked for meanwhile (then it runs first,
-        and this goes on after it); each is handed to the request loop once
-        prepared."""
-        for path, analysis in list(self._unprepared.items()):
-            navigation = navigation_of(analysis)
+        yet, each handed to the request loop once prepared. Between the steps
+        of a preparation, an analysis asked for meanwhile goes first (this
+        goes on after it), and one whose document changed since it was read
+        waits for the analysis of the change (unless a newer one shown did
+        not load: then it is the last that loads)."""
+        for path, waiting in list(self._unprepared.items()):
+            navigation = navigation_of(waiting.analysis)
             assert navigation is not None  # it loaded
             told: Callable[[str, Analysis], None] = self._prepared
             try:
-                if path in self.buffers.texts and not navigation.prepare(self._yielding):
-                    return
+                if path in self.buffers.texts and not navigation.prepare(functools.partial(self._yielding, path, waiting)):
+                    if self._asked > self._started or self.stopping:
+                        return
+                    continue
             except (Exception, RecursionError, MemoryError) as exc:
                 _tell(loop, self._failed, path, exc)
                 told = self._unprepared_dropped
             del self._unprepared[path]
-            _tell(loop, told, path, analysis)
+            _tell(loop, told, path, waiting.analysis)
 
-    def _yielding(self) -> bool:
-        """In the worker thread: whether to stop preparing (an analysis waits, or the server stops)."""
-        return self.stopping or self._asked > self._started
+    def _yielding(self, path: str, waiting: _Unprepared) -> bool:
+        """In the worker thread: whether to stop preparing ``waiting`` (see :meth:`_prepare_waiting`)."""
+        superseded = not waiting.last and self._generations.get(path) != waiting.generation
+        return self.stopping or self._asked > self._started or superseded
 
     def _analysed(self, path: str, generation: int, analysis: Analysis) -> None:
         """On the request loop: ``analysis`` of ``path`` is done; shown unless stale."""
@@ -418,7 +446,9 @@ class CdlServer(LanguageServer):
         assert analysis.document is not None  # the requests answer from one that loaded
         current = self.buffers.texts_now(analysis.document)
         found = dataclasses.replace(analysis, texts=current, memo={}, seen=dict(texts), lines={})
-        navigation = found.memo["navigation"] = navigation_now(analysis, current)
+        lines = analysis.lines_of(analysis.path)
+        edit = None if lines is None else self._edit(analysis.path, lines)  # what was typed in it, read alone
+        navigation = found.memo["navigation"] = navigation_now(analysis, current, edit)
         if navigation is not None:  # its lines are those its text was scanned with
             found.lines[analysis.path] = navigation.written.paired(0).source.lines
         analysis.memo["now"] = found

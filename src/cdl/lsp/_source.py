@@ -2,29 +2,91 @@
 (issue 25, points 2-7 and 9).
 
 Entry points: :class:`Source` (a text's start tags, read tolerantly by
-``text.tags.scan``, and its lines) and :func:`pair` (which scanned tag each
-element of a loaded tree was parsed from). Offsets are code points of the
+``text.tags.scan``, and its lines; :meth:`Source.carried`, those of a text
+being typed around what was typed, from an earlier text's) and :func:`pair`
+(which scanned tag each element of a loaded tree was parsed from). Offsets are code points of the
 text (``str``); lines are ``text.lines.Lines``.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 
 from lxml import etree
 
-from ._engine import Lines, Tag, scan
+from ._engine import Attr, Lines, Tag, read_start_tag, scan
 
 
 class Source:
-    """A text's start tags in document order, and its lines."""
+    """A text's start tags in document order, and its lines (``tags`` and
+    ``lines`` given: those, not read again)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, tags: list[Tag] | None = None, lines: Lines | None = None) -> None:
         self.text = text
-        self.tags: list[Tag] = scan(text)
+        self.tags: list[Tag] = scan(text) if tags is None else tags
         self._starts = [tag.start for tag in self.tags]
         #: Its lines, as the positions of ``cdl lsp`` count them.
-        self.lines = Lines(text)
+        self.lines = Lines(text) if lines is None else lines
+
+    @classmethod
+    def carried(cls, old: Source, text: str, lines: Lines, stretch: tuple[int, int, int]) -> tuple[Source, dict[int, int]]:
+        """``text`` (its lines: ``lines``), which differs from ``old``'s text in
+        one stretch (``start``, its end in ``old``'s text, its end in ``text``),
+        with only the start tags around it: those from the tag before the
+        stretch to the tag after it, read again, in the tags of ``old`` that
+        the text before the stretch leaves open (their parents). And which tag
+        of ``old`` each one is: matched in order by local name among the
+        children of the tag they are in, as :func:`pair` matches tags with
+        elements (a tag without a match was typed since). Reads what the
+        stretch touches, not the whole text."""
+        start, old_end, new_end = stretch
+        first = max(text.rfind("<", 0, start), 0)
+        closed = text.find(">", first, start)
+        if text.startswith("</", first) and closed >= 0:
+            first = closed + 1  # after an end tag: in the element around the one it ends
+        after = text.find("<", new_end)
+        tag = read_start_tag(text, after, tolerant=True) if after >= 0 else None
+        last = len(text) if after < 0 else tag.end if tag is not None else after
+        chain = old.open_at(first)
+        tags = [dataclasses.replace(old.tags[i], parent=k - 1, children=[k + 1] if k + 1 < len(chain) else []) for k, i in enumerate(chain)]
+        base = len(tags)
+        tags += [_moved(read, first, base) for read in scan(text[first:last])]
+        tops = [i for i in range(base, len(tags)) if tags[i].parent == base - 1]
+        if base:
+            tags[base - 1].children = tops
+        # The tags of old in the same place: those begun between ``first`` and
+        # where ``last`` was, at the top, in the same tag of the chain.
+        lo, hi = old.first_from(first), old.first_from(last - new_end + old_end)
+        was = dict(enumerate(chain))
+        stack = [(tops, [i for i in range(lo, hi) if old.tags[i].parent == (chain[-1] if chain else -1)])]
+        while stack:
+            news, olds = stack.pop()
+            j = 0
+            for index in news:
+                if j < len(olds) and old.tags[olds[j]].local == tags[index].local:
+                    was[index] = olds[j]
+                    stack.append((tags[index].children, old.tags[olds[j]].children))
+                    j += 1
+        return cls(text, tags, lines), was
+
+    def first_from(self, offset: int) -> int:
+        """The index of the first tag begun at or after ``offset`` (the number of tags, if none)."""
+        return bisect.bisect_left(self._starts, offset)
+
+    def open_at(self, offset: int) -> list[int]:
+        """The tags whose elements hold ``offset`` (begun before it, ended
+        after it), outermost first. The last tag begun before it is in the
+        innermost of them, if it is not that one."""
+        index = self.first_from(offset) - 1
+        while index >= 0 and self.tags[index].element_end <= offset:
+            index = self.tags[index].parent
+        chain = []
+        while index >= 0:
+            chain.append(index)
+            index = self.tags[index].parent
+        chain.reverse()
+        return chain
 
     def offset(self, line: int, column: int) -> int:
         """The offset of (line, column); a column past the line's end is its end."""
@@ -51,6 +113,19 @@ class Source:
     def root(self) -> int | None:
         """The first tag that has no parent: the document's root element."""
         return next((i for i, tag in enumerate(self.tags) if tag.parent < 0), None)
+
+
+def _moved_by(offset: int | None, by: int) -> int | None:
+    return None if offset is None else offset + by
+
+
+def _moved(tag: Tag, by: int, base: int) -> Tag:
+    """``tag``, read from a slice of a text beginning at offset ``by``, as a tag
+    of the text, after ``base`` tags (those its top level ones are in)."""
+    attrs = [Attr(a.name, a.name_start + by, _moved_by(a.value_start, by), a.value_end + by, a.closed) for a in tag.attrs]
+    parent = base - 1 if tag.parent < 0 else tag.parent + base
+    children = [child + base for child in tag.children]
+    return Tag(tag.name, tag.start + by, tag.end + by, attrs, parent, children, tag.terminated, tag.empty, tag.element_end + by)
 
 
 def pair(source: Source, root: etree._Element) -> tuple[dict[int, etree._Element], dict[etree._Element, int]]:

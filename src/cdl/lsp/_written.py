@@ -11,12 +11,14 @@ per document.
 
 from __future__ import annotations
 
+import bisect
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from lxml import etree
 
+from ._edits import Edit
 from ._engine import (
     CDL_NS,
     ENGINE_NS,
@@ -24,15 +26,18 @@ from ._engine import (
     Attr,
     ChildIndex,
     Document,
+    Loaded,
     NameRef,
     PrefixError,
     Prefixes,
     SourceDoc,
+    Steps,
     Tag,
     decode,
     doc_index_of,
     loaded_of,
     parse_qname,
+    split_clark,
     top_level_of,
 )
 from ._source import Source, pair
@@ -89,7 +94,7 @@ class Cursor:
 class Written:
     """The loaded documents paired with their texts (see the module docstring)."""
 
-    def __init__(self, document: Document, texts: Mapping[str, str]) -> None:
+    def __init__(self, document: Document, texts: Mapping[str, str], earlier: Written | None = None) -> None:
         self.document = document
         self.loaded = loaded_of(document)
         self.docs: list[SourceDoc] = self.loaded.docs
@@ -99,14 +104,18 @@ class Written:
         self._files = {doc.file: doc.index for doc in self.docs if doc.file is not None}
         self._paired: dict[int, Paired] = {}
         self._others: dict[str, Paired] = {}
-        self._lists: dict[str, etree._Element] | None = None
-        self._names: dict[etree._Element, str] | None = None
-        #: Children by name of the loaded trees' wide elements, for path walks
-        #: over them (the trees never change).
-        self.children = ChildIndex()
-        self.prefixes = Prefixes([doc.declared for doc in self.docs], self.docs[0].nsmap.get(None))
-        #: How the engine writes each element as a path step (the trees never change).
-        self.steps = self.prefixes.steps()
+        # What depends on the loaded trees alone, which never change, is
+        # ``earlier``'s when it has the same ones.
+        same = earlier if earlier is not None and earlier.document is document else None
+        self.list_names: ListNames = ListNames(self.loaded) if same is None else same.list_names
+        #: Children by name of the loaded trees' wide elements, for path walks over them.
+        self.children: ChildIndex = ChildIndex() if same is None else same.children
+        if same is None:
+            self.prefixes = Prefixes([doc.declared for doc in self.docs], self.docs[0].nsmap.get(None))
+        else:
+            self.prefixes = same.prefixes
+        #: How the engine writes each element as a path step.
+        self.steps: Steps = self.prefixes.steps() if same is None else same.steps
 
     # -- documents and their texts ------------------------------------------------
 
@@ -131,6 +140,19 @@ class Written:
             source = Source(decode(doc.data) if text is None else text)
             by_tag, by_element = pair(source, doc.root)
             found = self._paired[index] = Paired(doc.url, source, by_tag, by_element)
+        return found
+
+    def carry(self, index: int, old: Paired, edit: Edit | None) -> Paired:
+        """Document ``index``'s text, which ``edit`` made of ``old``'s (None:
+        it is ``old``'s), paired from ``old`` with only the start tags around
+        what was typed read again (``Source.carried``): what a request at the
+        text being typed reads, at the cost of what was typed."""
+        if edit is None:
+            self._paired[index] = old
+            return old
+        source, was = Source.carried(old.source, edit.new, edit.new_lines(), (edit.start, edit.old_end, edit.new_end))
+        by_tag = {tag: old.element[earlier] for tag, earlier in was.items() if earlier in old.element}
+        found = self._paired[index] = Paired(old.url, source, by_tag, {el: tag for tag, el in by_tag.items()})
         return found
 
     def text_only(self, url: str) -> Paired | None:
@@ -221,11 +243,7 @@ class Written:
 
     def lists(self) -> dict[str, etree._Element]:
         """Every top level list of every document, by its (Clark) name."""
-        if self._lists is None:
-            parents = [[list(p) for p in doc.list_parents()] for doc in self.docs]
-            slots = self.loaded.registry.slots
-            self._lists = {name: parents[s.doc][s.parent][s.position] for name, s in slots.items()}
-        return self._lists
+        return self.list_names.lists()
 
     def lookup(self, name: NameRef) -> etree._Element | None:
         """The top level list ``name`` finds, trying its candidates in their order."""
@@ -234,9 +252,14 @@ class Written:
 
     def list_name(self, el: etree._Element) -> str | None:
         """The (Clark) name of a top level list."""
-        if self._names is None:
-            self._names = {el: name for name, el in self.lists().items()}
-        return self._names.get(el)
+        return self.list_names.name_of(el)
+
+    def lists_from(self, start: str, uri: str | None = None) -> Iterator[str]:
+        """The (Clark) names of the top level lists whose local name starts
+        with ``start`` (compared casefolded), in the namespace ``uri`` if
+        given: in order of their local names (casefolded), then of their
+        namespaces; each costs a step, whatever the number of lists."""
+        return self.list_names.starting(start.casefold(), uri)
 
     def path_of(self, el: etree._Element) -> str | None:
         """``/List/child[2]/...`` of an element of a loaded list, as the engine
@@ -257,6 +280,50 @@ class Written:
         if parent is None:
             return 0
         return max(self.steps.fix(parent).get(el, 0) - 1, 0)
+
+
+class ListNames:
+    """The top level lists of a loaded set by name, both ways, and their names
+    sorted for completion (each made when first asked; the trees never change)."""
+
+    def __init__(self, loaded: Loaded) -> None:
+        self._loaded = loaded
+        self._lists: dict[str, etree._Element] | None = None
+        self._names: dict[etree._Element, str] | None = None
+        #: (casefolded local name, namespace, Clark name), sorted; and by namespace first.
+        self._by_local: list[tuple[str, str, str]] | None = None
+        self._by_uri: list[tuple[str, str, str]] | None = None
+
+    def lists(self) -> dict[str, etree._Element]:
+        if self._lists is None:
+            parents = [[list(p) for p in doc.list_parents()] for doc in self._loaded.docs]
+            slots = self._loaded.registry.slots
+            self._lists = {name: parents[s.doc][s.parent][s.position] for name, s in slots.items()}
+        return self._lists
+
+    def name_of(self, el: etree._Element) -> str | None:
+        if self._names is None:
+            self._names = {el: name for name, el in self.lists().items()}
+        return self._names.get(el)
+
+    def starting(self, start: str, uri: str | None) -> Iterator[str]:
+        """See :meth:`Written.lists_from` (``start`` casefolded)."""
+        if self._by_local is None or self._by_uri is None:
+            keyed = [(local.casefold(), ns, name) for name in self.lists() for ns, local in (split_clark(name),)]
+            self._by_local = sorted(keyed)
+            self._by_uri = sorted((ns, local, name) for local, ns, name in keyed)
+        if uri is None:
+            index = self._by_local
+            position = bisect.bisect_left(index, (start,))
+            while position < len(index) and index[position][0].startswith(start):
+                yield index[position][2]
+                position += 1
+            return
+        index = self._by_uri
+        position = bisect.bisect_left(index, (uri, start))
+        while position < len(index) and index[position][0] == uri and index[position][1].startswith(start):
+            yield index[position][2]
+            position += 1
 
 
 #: A cdl:variable's own attributes (Appendix A: unqualified).

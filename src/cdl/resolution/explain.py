@@ -392,7 +392,7 @@ def explain(
     selects nothing.
     """
     main = ws.ctx.docs[0]
-    names = [ws.ctx.prefixes.qname(name) for name in ws.lists]
+    names = (ws.ctx.prefixes.qname(name) for name in ws.lists)  # for an error's suggestions: written only then
     namespaces = path_namespaces(main.nsmap, ws.ctx.prefixes.by_uri)
     selected = select(path, ws.lookup, names, namespaces, main.target_ns, ws.ctx.prefixes.writer(), main.url)
     return explain_elements(ws, recorder, selected, settle, is_pending, waits_on)

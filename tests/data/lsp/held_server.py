@@ -14,9 +14,13 @@ Commands (``workspace/executeCommand``): ``test.hold``, ``test.release``,
 objects the cyclic collector holds frozen, and how many it walks), and
 ``test.log``, which answers what was recorded: ``analysed`` (the markers,
 in order), ``on_loop`` (how many ran on the request loop), ``shown`` (each
-publication of diagnostics: the document and the codes shown) and
+publication of diagnostics: the document and the codes shown),
 ``events``, all of it in one order (``ask vN``: an analysis asked of the
-worker; ``analyse vN``, ``show vN [codes]``, ``pair vN``, ``resolve vN``).
+worker; ``analyse vN``, ``show vN [codes]``, ``pair vN``, ``resolve vN``),
+``scanned`` (the length of each text the requests' navigation scanned for
+its start tags, ``cdl.lsp._source.scan``) and, on the request loop,
+``split`` (the length of each text split into lines) and ``qnames`` (how
+many names were written with prefixes).
 """
 
 from __future__ import annotations
@@ -28,16 +32,19 @@ from collections.abc import Mapping
 from typing import Any
 
 import cdl.lsp._buffers as buffers_module
+import cdl.lsp._source as source_module
 from cdl.lsp._targets import Resolved
 from cdl.lsp._written import Written
 from cdl.lsp.server import build_server
+from cdl.model.naming import Prefixes
+from cdl.text.lines import Lines
 
 #: Set while analyses may run, and while preparations may.
 free = threading.Event()
 free.set()
 preparing = threading.Event()
 preparing.set()
-log: dict[str, Any] = {"analysed": [], "on_loop": 0, "shown": [], "events": []}
+log: dict[str, Any] = {"analysed": [], "on_loop": 0, "shown": [], "events": [], "scanned": [], "split": [], "qnames": 0}
 analyse = buffers_module.analyse
 
 
@@ -80,6 +87,32 @@ def logged_resolved_init(self: Resolved, written: Written) -> None:
 
 
 buffers_module.analyse = held_analyse  # type: ignore[assignment]
+scan = source_module.scan
+
+
+def counted_scan(text: str) -> Any:
+    log["scanned"].append(len(text))
+    return scan(text)
+
+
+source_module.scan = counted_scan  # type: ignore[assignment]
+split, qname = Lines.__init__, Prefixes.qname
+
+
+def counted_split(self: Lines, text: str) -> None:
+    if threading.current_thread() is threading.main_thread():
+        log["split"].append(len(text))
+    split(self, text)
+
+
+def counted_qname(self: Prefixes, name: str) -> str:
+    if threading.current_thread() is threading.main_thread():
+        log["qnames"] += 1
+    return qname(self, name)
+
+
+Lines.__init__ = counted_split  # type: ignore[method-assign]
+Prefixes.qname = counted_qname  # type: ignore[method-assign]
 Written.paired = held_paired  # type: ignore[method-assign]
 Resolved.__init__ = logged_resolved_init  # type: ignore[method-assign]
 server = build_server()

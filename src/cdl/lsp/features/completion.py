@@ -1,5 +1,5 @@
-"""Completion (``textDocument/completion``; issue 25, point 4): what may be
-written at a position of a start tag.
+"""Completion (``textDocument/completion``; issue 25, point 4; bounded by
+issue 31, point 2): what may be written at a position of a start tag.
 
 Entry points: :func:`completion` (in code points) and :func:`register`. In a cdl:extends or cdl:refroot value, the top
 level lists, each written as the engine would read it there (a candidate
@@ -9,14 +9,22 @@ select (the engine's path parsing and walk, over the resolved trees when the
 document resolves, so inherited children are offered too); between attributes,
 the CDL attributes (``model.vocabulary.CDL_ATTRIBUTES``) the tag has not got; in
 cdl:lazy and cdl:use, their values.
+
+Only what matches what was typed of it is offered (:class:`Wanted`), and at
+most ``completionLimit`` items (as clangd's ``--limit-results``), the answer
+marked incomplete when cut: the candidates are made lazily, in order, and
+each costs a step, so an answer costs what it offers, not the number of
+lists (the top level lists come from ``Written.lists_from``, an index kept
+per loaded document).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from lsprotocol import types
@@ -87,16 +95,46 @@ _KINDS = {
 }
 
 
+@dataclass(frozen=True)
+class Wanted:
+    """What was typed of the item to complete, casefolded: an item written
+    ``w`` matches when ``w`` starts with it, or, when it holds no ``:``, the
+    local part of ``w`` does (``fr`` finds ``t:Frontend``), case aside."""
+
+    typed: str
+
+    def matches(self, writing: str) -> bool:
+        folded = writing.casefold()
+        return folded.startswith(self.typed) or (":" not in self.typed and folded.rpartition(":")[2].startswith(self.typed))
+
+    def may_write(self, name: str, nsmap: dict[str | None, str]) -> bool:
+        """Whether some writing of the Clark ``name`` with the prefixes of
+        ``nsmap`` may match (a test of strings, before any is parsed)."""
+        uri, local = split_clark(name)
+        prefix, colon, rest = self.typed.rpartition(":")
+        if colon:
+            return local.casefold().startswith(rest) and any(p.casefold() == prefix for p in _prefixes(nsmap, uri))
+        return local.casefold().startswith(self.typed) or any(p.casefold().startswith(self.typed) for p in _prefixes(nsmap, uri))
+
+
 def completion(navigation: Navigation, url: str, line: int, column: int) -> list[Completion]:
-    """What may be written at (line, column) of document ``url`` (see the module docstring)."""
+    """What may be written at (line, column) of document ``url`` (see the module docstring), all of it."""
+    return completed(navigation, url, line, column, 0)[0]
+
+
+def completed(navigation: Navigation, url: str, line: int, column: int, limit: int) -> tuple[list[Completion], bool]:
+    """What may be written at (line, column) of document ``url``: at most
+    ``limit`` items (0: all), and whether more were left out."""
     cursor = navigation.at(url, line, column)
     if cursor is None:
-        return []
-    found = _complete(navigation.written, navigation.targets, cursor)
+        return [], False
     lines = cursor.doc.source.lines
     start = max(_typed_from(cursor), lines.bounds(lines.position_of(cursor.offset)[0])[0])
+    wanted = Wanted(cursor.doc.source.text[start : cursor.offset].casefold())
+    matching = (c for c in _complete(navigation.written, navigation.targets, cursor, wanted) if wanted.matches(c.label))
+    found = list(itertools.islice(matching, limit + 1 if limit else None))
     replace = navigation.written.spot(cursor.doc, start, cursor.offset)
-    return [dataclasses.replace(c, replace=replace) for c in found]
+    return [dataclasses.replace(c, replace=replace) for c in found[: limit or None]], bool(limit) and len(found) > limit
 
 
 def _typed_from(cursor: Cursor) -> int:
@@ -113,20 +151,20 @@ def _typed_from(cursor: Cursor) -> int:
     return cursor.offset
 
 
-def _complete(written: Written, targets: Targets, cursor: Cursor) -> list[Completion]:
-    if cursor.tag is None:
+def _complete(written: Written, targets: Targets, cursor: Cursor, wanted: Wanted) -> Iterable[Completion]:
+    """The candidates at the cursor, in order, made as they are asked for
+    (those of the top level lists and of children only where ``wanted`` may match)."""
+    if cursor.tag is None or cursor.on_name:
         return []
     tag = cursor.doc.source.tags[cursor.tag]
     nsmap = written.nsmap(cursor)
-    if cursor.on_name:
-        return []
     attr = cursor.attr
     if attr is None:
         return _attributes(cursor, nsmap)
     variable = is_variable(tag.name, nsmap)
     name = attribute_name(attr.name, nsmap, variable)
     if name in (A_EXTENDS, A_REFROOT):
-        return _templates(written, cursor, nsmap)
+        return _templates(written, cursor, nsmap, wanted)
     if name == A_CREF:
         assert attr.value_start is not None  # the cursor is in its value
         typed = cursor.doc.source.text[attr.value_start : cursor.offset]
@@ -134,7 +172,7 @@ def _complete(written: Written, targets: Targets, cursor: Cursor) -> list[Comple
         root_text = None
         if refroot is not None and refroot.value_start is not None:
             root_text = cursor.doc.source.text[refroot.value_start : refroot.value_end]
-        return _children(written, targets, cursor, nsmap, typed, root_text)
+        return _children(written, targets, cursor, nsmap, (typed, root_text), wanted)
     values = _VALUES.get(name or "", ())
     return [Completion(v, "value", f"cdl:{split_clark(name or '')[1]}", v) for v in values]
 
@@ -166,22 +204,40 @@ def _attributes(cursor: Cursor, nsmap: dict[str | None, str]) -> list[Completion
     return found
 
 
-def _templates(written: Written, cursor: Cursor, nsmap: dict[str | None, str]) -> list[Completion]:
-    """Every top level list, as it is written at the cursor to be found there,
-    but the one the cursor is in (extending it would be a cycle)."""
+def _templates(written: Written, cursor: Cursor, nsmap: dict[str | None, str], wanted: Wanted) -> Iterator[Completion]:
+    """Every top level list ``wanted`` may match, as it is written at the
+    cursor to be found there, but the one the cursor is in (extending it
+    would be a cycle): in order of their local names."""
     index = written.doc_index(cursor.doc.url)
     target_ns = written.docs[index].target_ns if index is not None else ""
     around = _loaded_around(cursor)
     own = None if around is None else top_level_of(around)
-    found: list[Completion] = []
-    for name, el in written.lists().items():
+    lists = written.lists()
+    for name in _list_names(written, nsmap, wanted):
+        el = lists[name]
         if el is own:
             continue
-        text = _writing(name, nsmap, functools.partial(_names_list, written, nsmap=nsmap, target_ns=target_ns, el=el))
+        text = _writing(name, nsmap, functools.partial(_names_list, written, nsmap=nsmap, target_ns=target_ns, el=el), wanted)
         if text is not None:
             url = written.docs[doc_index_of(el) or 0].url
-            found.append(Completion(text, "template", f"list in {os.path.basename(url)}", text))
-    return found
+            yield Completion(text, "template", f"list in {os.path.basename(url)}", text)
+
+
+def _list_names(written: Written, nsmap: dict[str | None, str], wanted: Wanted) -> Iterator[str]:
+    """The names of the top level lists ``wanted`` may match (:meth:`Wanted.may_write`),
+    from the index: those whose local name it starts, then those of the
+    namespaces whose prefix it starts (or names, before a ``:``)."""
+    prefix, colon, rest = wanted.typed.rpartition(":")
+    sources: list[Iterator[str]] = [] if colon else [written.lists_from(wanted.typed)]
+    for written_prefix, uri in sorted((p, u) for p, u in nsmap.items() if p):
+        folded = written_prefix.casefold()
+        if (folded == prefix) if colon else (folded.startswith(wanted.typed) and wanted.typed):
+            sources.append(written.lists_from(rest if colon else "", uri))
+    seen: set[str] = set()
+    for name in itertools.chain.from_iterable(sources):
+        if name not in seen:
+            seen.add(name)
+            yield name
 
 
 def _names_list(written: Written, text: str, nsmap: dict[str | None, str], target_ns: str, el: etree._Element) -> bool:
@@ -193,12 +249,17 @@ def _names_list(written: Written, text: str, nsmap: dict[str | None, str], targe
     return written.lookup(name) is el
 
 
-def _writing(name: str, nsmap: dict[str | None, str], reads: Callable[[str], bool]) -> str | None:
+def _writing(name: str, nsmap: dict[str | None, str], reads: Callable[[str], bool], wanted: Wanted) -> str | None:
     """The shortest way to write the Clark ``name`` with the prefixes of
-    ``nsmap`` that ``reads`` (text -> bool) accepts."""
+    ``nsmap`` that ``wanted`` matches and ``reads`` (text -> bool) accepts."""
     uri, local = split_clark(name)
-    writings = [local] + sorted(f"{p}:{local}" for p, u in nsmap.items() if p and u == uri)
-    return next((w for w in writings if reads(w)), None)
+    writings = [local] + [f"{p}:{local}" for p in sorted(_prefixes(nsmap, uri))]
+    return next((w for w in writings if wanted.matches(w) and reads(w)), None)
+
+
+def _prefixes(nsmap: dict[str | None, str], uri: str) -> Iterator[str]:
+    """The prefixes ``nsmap`` binds to ``uri``."""
+    return (p for p, u in nsmap.items() if p and u == uri)
 
 
 def _children(
@@ -206,14 +267,16 @@ def _children(
     targets: Targets,
     cursor: Cursor,
     nsmap: dict[str | None, str],
-    typed: str,
-    root_text: str | None,
-) -> list[Completion]:
-    """The children of what the complete steps of ``typed`` (a cdl:ref value up
-    to the cursor) select."""
+    written_ref: tuple[str, str | None],
+    wanted: Wanted,
+) -> Iterator[Completion]:
+    """The children (those ``wanted`` may match) of what the complete steps
+    of ``typed`` (a cdl:ref value up to the cursor; ``root_text``: the
+    cdl:refroot written beside it) select."""
+    typed, root_text = written_ref
     found_holder = _holder(cursor, nsmap)
     if found_holder is None:
-        return []
+        return
     holder, typed_since = found_holder
     index = written.doc_index(cursor.doc.url)
     target_ns = written.docs[index].target_ns if index is not None else ""
@@ -222,7 +285,7 @@ def _children(
         refroot = parse_name_ref(root_text, nsmap, target_ns) if root_text and root_text.strip() else None
         absolute, steps = (True, ()) if typed.startswith("/") and head == "" else ((False, ()) if not head else parse_path(head, nsmap))
     except (PrefixError, PathSyntaxError):
-        return []
+        return
     depth = -1 if refroot is not None else depth_in_list(holder) + (1 if typed_since else 0)
     ref = relative_ref(head, refroot, absolute, steps, depth)
     nodes: tuple[etree._Element, ...] = ()
@@ -232,17 +295,17 @@ def _children(
     if not nodes:
         start = written.lookup(refroot) if refroot is not None else holder if typed_since else holder.getparent()
         nodes = walk(start, ref.steps, written.children).nodes if start is not None else ()
-    found: dict[str, Completion] = {}
+    seen: set[str] = set()
     for node in nodes:
         for child in node.iterchildren(etree.Element):
             name = tag_of(child)
-            if name.startswith("{" + CDL_NS + "}") or name in found:
+            if name.startswith("{" + CDL_NS + "}") or name in seen or not wanted.may_write(name, nsmap):
                 continue
-            text = _writing(name, nsmap, functools.partial(_step_reads, nsmap=nsmap, name=name))
+            seen.add(name)
+            text = _writing(name, nsmap, functools.partial(_step_reads, nsmap=nsmap, name=name), wanted)
             if text is not None:
                 detail = "a list" if len(child) else (child.text or "").strip()[:40] or "a property"
-                found[name] = Completion(text, "child", detail, text)
-    return list(found.values())
+                yield Completion(text, "child", detail, text)
 
 
 def _loaded_around(cursor: Cursor) -> etree._Element | None:
@@ -296,6 +359,7 @@ def register(server: CdlServer) -> None:
             return None
         navigation, analysis, url, line, column = found
         lines = server.lines_of(url, analysis)
+        offered, cut = completed(navigation, url, line, column, server.buffers.settings.completion_limit)
         items = [
             types.CompletionItem(
                 label=c.label,
@@ -304,6 +368,6 @@ def register(server: CdlServer) -> None:
                 insert_text=c.insert_text or None,
                 text_edit=None if c.replace is None else types.TextEdit(server.range_of(c.replace, lines), c.insert_text),
             )
-            for c in completion(navigation, url, line, column)
+            for c in offered
         ]
-        return types.CompletionList(is_incomplete=False, items=items)
+        return types.CompletionList(is_incomplete=cut, items=items)

@@ -1,16 +1,26 @@
-"""Document symbols (``textDocument/documentSymbol``; issue 25, point 6).
+"""Document symbols (``textDocument/documentSymbol``; issue 25, point 6;
+bounded by issue 31, point 2).
 
-Entry points: :func:`symbols` (in code points) and :func:`register`. The
-lists (top level) and properties of the document's cdl:configuration and
-cdl:system, as a tree, read from its text alone (no resolution needed);
-CDL's own elements (cdl:expression, cdl:documentation) are left out. A
-symbol's range is its whole element (start tag to end tag, as many lines as
-it takes); its selection range its start tag's name.
+Entry points: :func:`listed` and :func:`symbols` (in code points) and
+:func:`register`. The lists (top level) and properties of the document's
+cdl:configuration and cdl:system, as a tree, read from its text alone (no
+resolution needed); CDL's own elements (cdl:expression, cdl:documentation)
+are left out. A symbol's range is its whole element (start tag to end tag,
+as many lines as it takes); its selection range its start tag's name.
+
+At most ``symbolLimit`` symbols are listed (README, "Editor support"; as
+LemMinX's ``xml.symbols.maxItemsComputed``): a system of 20,000 components
+writes some 400,000 properties, which no editor's outline can use and no
+answer can carry in a second. The top level lists come first, in document
+order; then each list's properties, a whole list at a time (at every depth,
+or none), in document order, while they fit. Only what is listed is read:
+the answer costs what it lists, not the size of the document.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 from lsprotocol import types
 
@@ -19,7 +29,7 @@ from .._navigate import Navigation, Spot
 from .._requests import request, whole
 from .._session import CdlServer
 from .._source import Source
-from .._written import Region
+from .._written import Paired, Region, Written
 
 _KINDS = {"list": types.SymbolKind.Object, "property": types.SymbolKind.Property}
 
@@ -35,54 +45,123 @@ class Symbol:
     region: Region
     #: Its start tag's name.
     selection: Spot
-    children: tuple[Symbol, ...]
+    children: list[Symbol] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The symbols of a document, and whether the limit cut them."""
+
+    symbols: list[Symbol]
+    #: How many top level lists are listed with their properties.
+    whole: int = 0
+    #: Whether some symbols are left out, and whether some top level lists are.
+    cut: bool = False
+    lists_cut: bool = False
 
 
 def symbols(navigation: Navigation, url: str) -> list[Symbol]:
-    """The lists and properties of the document ``url`` (see the module docstring)."""
+    """Every list and property of the document ``url`` (see the module docstring)."""
+    return listed(navigation, url, 0).symbols
+
+
+def listed(navigation: Navigation, url: str, limit: int) -> Listing:
+    """The lists and properties of the document ``url``, at most ``limit`` of
+    them (0: all), as the module docstring says."""
     written = navigation.written
     doc = written.text_only(url)
-    if doc is None:
-        return []
-    source = doc.source
-    root = source.root()
-    if root is None:
-        return []
-    cdl_prefixes = _cdl_prefixes(source)
-    parents = [
-        i for i in source.tags[root].children
-        if source.tags[i].local in ("configuration", "system") and _prefix(source.tags[i].name) in cdl_prefixes
-    ]
-    made: dict[int, list[Symbol]] = {parent: [] for parent in parents}
-    # Post-order without recursion: a tag is made once all its children are.
-    stack = [(tag, False) for parent in parents for tag in reversed(source.tags[parent].children)]
-    while stack:
-        index, done = stack.pop()
-        tag = source.tags[index]
-        if _prefix(tag.name) in cdl_prefixes:
-            continue  # cdl:expression, cdl:documentation: no properties
-        if not done:
-            made[index] = []
-            stack.append((index, True))
-            stack.extend((child, False) for child in reversed(tag.children))
+    source = None if doc is None else doc.source
+    root = None if source is None else source.root()
+    if doc is None or source is None or root is None:
+        return Listing([])
+    tops = _top_level(source, root, limit)
+    cut = lists_cut = bool(limit) and len(tops) > limit
+    budget = limit - len(tops) if limit and not cut else None
+    made: list[Symbol] = []
+    whole = 0
+    for index, prefixes in tops[: limit or None]:
+        symbol = _symbol(written, doc, index, "list")
+        made.append(symbol)
+        if cut:
             continue
-        kind = "list" if tag.parent in parents else "property"
-        selection = written.name_spot(doc, tag)
-        region = written.region(doc, tag.start, tag.element_end)
-        made[tag.parent].append(Symbol(tag.name, kind, region, selection, tuple(made.pop(index))))
-    return [symbol for parent in parents for symbol in made[parent]]
+        found = _properties(written, doc, index, prefixes, budget)
+        if found is None:
+            cut = True
+            continue
+        symbol.children.extend(found)
+        whole += 1
+        if budget is not None:
+            budget -= _count(found)
+    return Listing(made, whole, cut, lists_cut)
 
 
-def _cdl_prefixes(source: Source) -> set[str]:
-    """The prefixes the text binds to the CDL namespace ('' for a default)."""
-    found: set[str] = set()
-    text = source.text
-    for tag in source.tags:
-        for attr in tag.attrs:
-            if attr.name.startswith("xmlns") and attr.value_start is not None:
-                if text[attr.value_start : attr.value_end].strip() == CDL_NS:
-                    found.add(attr.name[6:])
+def _top_level(source: Source, root: int, limit: int) -> list[tuple[int, frozenset[str]]]:
+    """The top level lists (their tags, and the prefixes bound to CDL in each
+    one's scope), the first ``limit`` + 1 of them (all, for 0)."""
+    tags = source.tags
+    scope = _cdl_prefixes(source, root, frozenset())
+    found: list[tuple[int, frozenset[str]]] = []
+    for parent in tags[root].children:
+        inner = _cdl_prefixes(source, parent, scope)
+        if tags[parent].local not in ("configuration", "system") or _prefix(tags[parent].name) not in inner:
+            continue
+        for child in tags[parent].children:
+            prefixes = _cdl_prefixes(source, child, inner)
+            if _prefix(tags[child].name) not in prefixes:  # cdl:documentation: no list
+                found.append((child, prefixes))
+                if limit and len(found) > limit:
+                    return found
     return found
+
+
+def _properties(written: Written, doc: Paired, index: int, prefixes: frozenset[str], budget: int | None) -> list[Symbol] | None:
+    """The properties of the list at tag ``index``, as a tree; None when
+    there are more than ``budget`` (None: no bound)."""
+    tags = doc.source.tags
+    made: list[Symbol] = []
+    count = 0
+    stack = [(child, prefixes, made) for child in reversed(tags[index].children)]
+    while stack:
+        child, inherited, into = stack.pop()
+        scope = _cdl_prefixes(doc.source, child, inherited)
+        if _prefix(tags[child].name) in scope:
+            continue  # cdl:expression, cdl:documentation: no properties
+        count += 1
+        if budget is not None and count > budget:
+            return None
+        symbol = _symbol(written, doc, child, "property")
+        into.append(symbol)
+        stack.extend((grandchild, scope, symbol.children) for grandchild in reversed(tags[child].children))
+    return made
+
+
+def _symbol(written: Written, doc: Paired, index: int, kind: str) -> Symbol:
+    tag = doc.source.tags[index]
+    return Symbol(tag.name, kind, written.region(doc, tag.start, tag.element_end), written.name_spot(doc, tag))
+
+
+def _count(found: list[Symbol]) -> int:
+    """How many symbols ``found`` holds, at every depth."""
+    total = 0
+    stack = list(found)
+    while stack:
+        symbol = stack.pop()
+        total += 1
+        stack.extend(symbol.children)
+    return total
+
+
+def _cdl_prefixes(source: Source, index: int, inherited: frozenset[str]) -> frozenset[str]:
+    """The prefixes bound to the CDL namespace ('' for a default) in the scope
+    of tag ``index``, whose parent's are ``inherited``."""
+    found: set[str] | None = None
+    text = source.text
+    for attr in source.tags[index].attrs:
+        if attr.name == "xmlns" or attr.name.startswith("xmlns:"):
+            found = set(inherited) if found is None else found
+            value = "" if attr.value_start is None else text[attr.value_start : attr.value_end].strip()
+            (found.add if value == CDL_NS else found.discard)(attr.name[6:])
+    return inherited if found is None else frozenset(found)
 
 
 def _prefix(name: str) -> str:
@@ -109,11 +188,29 @@ def _to_lsp(server: CdlServer, found: list[Symbol], lines: Lines | None) -> list
     return top
 
 
+def _notice(listing: Listing, limit: int, name: str) -> str:
+    """What the user is told when the limit cut the symbols of document ``name``."""
+    if listing.lists_cut:
+        shown = f"its first {limit} top level lists are listed, without their properties"
+    else:
+        shown = f"every top level list is listed, and the properties of the first {listing.whole}"
+    return f"cdl lsp: {name} has more than symbolLimit ({limit}) symbols: {shown}; set symbolLimit (0: no limit) to list more"
+
+
 def register(server: CdlServer) -> None:
+    #: The documents (and limits) whose cut symbols the user was told of: once each.
+    told: set[tuple[str, int]] = set()
+
     @request(server, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, "listing symbols")
     def on_symbols(params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
         found = whole(server, params.text_document.uri)
         if found is None:
             return None
         navigation, url, lines = found
-        return _to_lsp(server, symbols(navigation, url), lines)
+        limit = server.buffers.settings.symbol_limit
+        listing = listed(navigation, url, limit)
+        if listing.cut and (url, limit) not in told:
+            told.add((url, limit))
+            name = os.path.basename(url)
+            server.window_show_message(types.ShowMessageParams(types.MessageType.Info, _notice(listing, limit, name)))
+        return _to_lsp(server, listing.symbols, lines)

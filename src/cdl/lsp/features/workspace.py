@@ -2,7 +2,7 @@
 workspace's root, the settings in ``initializationOptions``),
 ``initialized`` (asking to be told of files changed on disk, when the
 client can register watchers), ``workspace/didChangeConfiguration`` (new
-settings: every open document analysed again), ``workspace/didChangeWatchedFiles``
+settings: every open document analysed again when where imports come from changed), ``workspace/didChangeWatchedFiles``
 (the open documents that read a changed file analysed again) and
 ``shutdown``.
 
@@ -65,9 +65,11 @@ def register(server: CdlServer) -> None:
             given = given["cdl"]
         if not isinstance(given, dict) or not any(name in given for name in SETTING_NAMES):
             return  # none of ours
+        before = buffers.settings
         buffers.settings, complaints = settings_from(given, server.root)
         _complain(server, complaints)
-        server.analyse_now(set(buffers.texts))
+        if buffers.settings.imports() != before.imports():
+            server.analyse_now(set(buffers.texts))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @guarded_handler(server, "taking changed files")
