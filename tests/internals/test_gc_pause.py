@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import gc
 import weakref
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 from cdl.engine.phases import cyclic_gc_paused
 
@@ -52,3 +56,26 @@ def test_a_disabled_collector_stays_disabled() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_an_update_runs_with_the_collector_paused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deployment.update, from resolving the new documents to the record
+    (a full collection came in the middle of each one), and not after."""
+    import cdl
+    import cdl.engine.deployment_state as deployment_state
+
+    text = '<cdl:cdl xmlns:cdl="http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"><cdl:system><a><v>1</v></a></cdl:system></cdl:cdl>'
+    (tmp_path / "v1.cdl").write_text(text)
+    (tmp_path / "v2.cdl").write_text(text.replace("<v>1</v>", "<v>2</v>"))
+    seen: list[bool] = []
+    record = deployment_state.update_record
+
+    def watched(*args: Any) -> dict[str, Any]:
+        seen.append(gc.isenabled())
+        return record(*args)
+
+    monkeypatch.setattr(deployment_state, "update_record", watched)
+    deployment = cdl.load(tmp_path / "v1.cdl").deploy()
+    deployment.deployed("/a")
+    deployment.update(cdl.load(tmp_path / "v2.cdl"))
+    assert seen == [False] and gc.isenabled()

@@ -468,14 +468,19 @@ class DeploymentState:
         with everything this one carries over (the values supplied so far,
         those of ``replacing`` given their new values), and the update event
         that records it. This state's trees are taken apart to compare the
-        versions: whether the move holds or not, it is not used again."""
-        fresh = DeploymentState(loaded)
-        fresh.base = self.base + len(self.log)
-        values, release = self._carried(fresh, replacing)
-        self.spoiled = True  # from here on: its trees are taken apart
-        record, numbers = self._update_record(fresh, header, values, release)
-        fresh._carry_states(record, numbers.__getitem__)
-        fresh.log.append(logged(record))
+        versions: whether the move holds or not, it is not used again.
+
+        All of it runs with the cyclic collector paused, as each phase does
+        (``cyclic_gc_paused``): the new state lives on, and a full collection
+        over both versions' objects came in the middle of each update."""
+        with cyclic_gc_paused():
+            fresh = DeploymentState(loaded)
+            fresh.base = self.base + len(self.log)
+            values, release = self._carried(fresh, replacing)
+            self.spoiled = True  # from here on: its trees are taken apart
+            record, numbers = self._update_record(fresh, header, values, release)
+            fresh._carry_states(record, numbers.__getitem__)
+            fresh.log.append(logged(record))
         return fresh, record
 
 

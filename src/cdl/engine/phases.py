@@ -8,7 +8,8 @@ beforehand, ``resolution.output.prepare_output`` and
 documents, then prototypes, ``resolution.inherit``; references and
 expressions, ``resolution.references``; deploy-time rounds and the required
 check, ``resolution.laziness``), which runs :data:`RESOLUTION_PHASES` in
-order; :func:`copy_working` copies a live deployment's working trees.
+order; :func:`copy_working` copies a live deployment's working trees, and
+:func:`copy_main` its main tree for an output (an update's comparison).
 The public classes built on them (``Document``, ``Resolution``,
 ``Deployment``) are in this package's other modules.
 """
