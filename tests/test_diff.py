@@ -88,44 +88,50 @@ RELEASE = ("<release>2.4.1</release>", "<release>2.5.0</release>")
 # The oracle: each component's own configuration, from the resolved system
 
 
-def _components(resolution: cdl.Resolution) -> dict[str, tuple[Any, ...]]:
-    """Every component of the resolved system by path (``name[k]`` for the
-    k-th of same-named sibling components), with its own configuration: its
-    attributes, its text, and its properties (``name[k]`` to their XML)."""
+def _components(resolution: cdl.Resolution) -> tuple[dict[str, tuple[Any, ...]], dict[str, str]]:
+    """Every component of the resolved system by its pairing name (each step
+    ``name[k]``, the k-th sibling of that name and kind: how docs/semantics.md
+    pairs the versions), with its own configuration: its attributes, its text,
+    and its properties (``name[k]``, k among same-named properties, to their
+    XML); and each component's path by the one path rule (k among all
+    same-named siblings, as the diff writes it) to its pairing name."""
     root = resolution.tree(system_only=True)
     system_el = root.find(f"{{{CDL_NS}}}system")
     found: dict[str, tuple[Any, ...]] = {}
+    paths: dict[str, str] = {}
     if system_el is None:
-        return found
+        return found, paths
 
     def is_component(el: etree._Element, top: bool) -> bool:
         return top or (len(el) > 0 and el.tag != EXPRESSION and el.find(EXPRESSION) is None)
 
-    def steps(children: list[etree._Element]) -> list[str]:
+    def steps(children: list[etree._Element], kinds: list[bool] | None = None) -> list[str]:
         # Every step with its k (the diff leaves out [1] where a name is alone).
         names = [etree.QName(c).localname + "{" + (etree.QName(c).namespace or "") + "}" for c in children]
-        return [f"{name}[{names[: i + 1].count(name)}]" for i, name in enumerate(names)]
+        keys = names if kinds is None else [f"{name}{kind}" for name, kind in zip(names, kinds)]
+        return [f"{name}[{keys[: i + 1].count(keys[i])}]" for i, name in enumerate(names)]
 
-    stack: list[tuple[str, etree._Element, bool]] = [("", el, True) for el in system_el]
-    # Paths here name each step local{uri}[k], k among all same-named
-    # siblings (the one path rule): the diff's are read so by _normal.
+    stack: list[tuple[str, str, etree._Element, bool]] = [("", "", el, True) for el in system_el]
     while stack:
-        prefix, el, top = stack.pop()
+        prefix, rule_prefix, el, top = stack.pop()
         parent = el.getparent()
         assert parent is not None
         siblings = list(parent)
-        path = f"{prefix}/{steps(siblings)[siblings.index(el)]}"
+        at = siblings.index(el)
+        kinds = [is_component(c, top) for c in siblings]
+        path = f"{prefix}/{steps(siblings, kinds)[at]}"
+        paths[f"{rule_prefix}/{steps(siblings)[at]}"] = path
         children = list(el)
-        props = [(step, c) for step, c in zip(steps(children), children) if not is_component(c, False)]
+        props = [c for c in children if not is_component(c, False)]
         text = "".join([el.text or "", *(c.tail or "" for c in el)])
         own = (
             sorted(el.attrib.items()),
             (text if text.strip() else "") if len(el) else (el.text or ""),
-            sorted((step, _canonical(p)) for step, p in props),
+            sorted((step, _canonical(p)) for step, p in zip(steps(props), props)),
         )
         found[path] = own
-        stack.extend((path, c, False) for c in el if is_component(c, False))
-    return found
+        stack.extend((path, f"{rule_prefix}/{steps(siblings)[at]}", c, False) for c in el if is_component(c, False))
+    return found, paths
 
 
 def _canonical(el: etree._Element, tail: bool = False) -> tuple[Any, ...]:
@@ -134,10 +140,13 @@ def _canonical(el: etree._Element, tail: bool = False) -> tuple[Any, ...]:
 
 
 def oracle(old: cdl.Resolution, new: cdl.Resolution) -> set[tuple[str, str]]:
-    before, after = _components(old), _components(new)
-    changes = {(p, "added") for p in after.keys() - before.keys()}
-    changes |= {(p, "removed") for p in before.keys() - after.keys()}
-    changes |= {(p, "changed") for p in before.keys() & after.keys() if before[p] != after[p]}
+    """Each component added, removed or changed, by its path in the version
+    the diff names it in (the new one, the old one for one removed)."""
+    (before, old_paths), (after, new_paths) = _components(old), _components(new)
+    written = {pair: rule for rule, pair in old_paths.items()} | {pair: rule for rule, pair in new_paths.items()}
+    changes = {(written[p], "added") for p in after.keys() - before.keys()}
+    changes |= {(written[p], "removed") for p in before.keys() - after.keys()}
+    changes |= {(written[p], "changed") for p in before.keys() & after.keys() if before[p] != after[p]}
     return changes
 
 
