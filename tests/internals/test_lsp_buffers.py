@@ -186,3 +186,16 @@ def test_an_analysis_holds_no_reference_cycle(tmp_path: Path) -> None:
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_an_analysis_places_its_problems_with_the_lines_the_request_loop_found(tmp_path: Path) -> None:
+    # The loop keeps an open buffer's lines as the editor types (Lines.edited):
+    # the worker's analysis takes them, and splits no text of an open buffer again.
+    (tmp_path / "a.cdl").write_text(MAIN)  # t.cdl missing: a problem on the import
+    buffers = Buffers()
+    typed = Lines(MAIN.replace("<S ", "<S  ")).edited(0, 0, "")
+    main = buffers.put((tmp_path / "a.cdl").resolve().as_uri(), typed.text, typed)
+    assert main is not None and buffers.lines(main) is typed
+    analysis = buffers.job(main)()
+    assert analysis.problems[main]  # placed with the lines of that text
+    assert analysis.lines_of(main) is typed

@@ -205,11 +205,11 @@ def text_of(url: str, buffers: Mapping[str, str], read: Iterable[Mapping[str, st
         return None
 
 
-def analyse(path: str, buffers: Mapping[str, str], settings: Settings) -> Analysis:
+def analyse(path: str, buffers: Mapping[str, str], settings: Settings, lines: Mapping[str, Lines] | None = None) -> Analysis:
     """Load and resolve the document at ``path`` (a real path, or an
     ``untitled:`` URI, then read from its buffer as if it were in the
     workspace's root directory), reading ``buffers`` (path -> text) instead
-    of files."""
+    of files; ``lines``: the lines of some of those texts, already found."""
     overlay = _Overlay(buffers)
     options = LoadOptions(
         allow_remote=settings.allow_remote,
@@ -236,9 +236,21 @@ def analyse(path: str, buffers: Mapping[str, str], settings: Settings) -> Analys
         loaded = Loaded([d.url for d in docs], [d.importer for d in docs])
 
     warnings = resolution.warnings if resolution is not None else []
-    problems = by_url(problems_of(errors, warnings, path, loaded, functools.partial(text_of, buffers=buffers, read=(texts,))))
+    analysis = Analysis(path, document, {}, frozenset(overlay.asked), texts, seen=buffers, lines=dict(lines or {}))
+    read = functools.partial(text_of, buffers=buffers, read=(texts,))
     # Not kept: what the requests read is made from the document (``_navigate``).
-    return Analysis(path, document, problems, frozenset(overlay.asked), texts, seen=buffers)
+    analysis.problems = by_url(problems_of(errors, warnings, path, loaded, functools.partial(_lines_of, analysis, read)))
+    return analysis
+
+
+def _lines_of(analysis: Analysis, read: Callable[[str], str | None], url: str) -> Lines | None:
+    """The lines of the text of document ``url`` (``read``): an open
+    buffer's as ``analysis`` keeps them (split once, or found before it)."""
+    text = read(url)
+    if text is None:
+        return None
+    key = next((key for key, seen in analysis.seen.items() if seen is text), None)
+    return Lines(text) if key is None else analysis.lines_of(key)
 
 
 class Buffers:
@@ -312,7 +324,10 @@ class Buffers:
     def job(self, path: str) -> Callable[[], Analysis]:
         """The analysis of the open document ``path`` as the buffers and the
         settings are now, to run in any thread (:func:`analyse`)."""
-        return functools.partial(analyse, path, dict(self.texts), self.settings)
+        texts = dict(self.texts)
+        # The lines the request loop found (kept up to date as the editor types) serve the worker too.
+        lines = {key: found for key, found in self._lines.items() if texts.get(key) is found.text}
+        return functools.partial(analyse, path, texts, self.settings, lines)
 
     def analyse(self, path: str) -> set[str]:
         """Analyse the open document ``path`` again, here and now; the documents whose diagnostics changed."""

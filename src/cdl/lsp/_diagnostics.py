@@ -96,15 +96,15 @@ def problems_of(
     warnings: Iterable[str],
     main: str,
     loaded: Loaded | None,
-    text_of: Callable[[str], str | None],
+    lines_of: Callable[[str], Lines | None],
 ) -> list[Problem]:
     """Every problem of ``errors`` and ``warnings`` found resolving ``main``.
 
     ``loaded`` tells which documents were read (None when loading failed),
-    ``text_of(url)`` gives a document's text (None when it cannot be read:
-    the problem then marks the start of its line).
+    ``lines_of(url)`` gives the lines of a document's text (None when it
+    cannot be read: the problem then marks the start of its line).
     """
-    marker = _Marker(text_of)
+    marker = _Marker(lines_of)
     known = _Known(loaded.urls if loaded is not None else [main])
     found: list[Problem] = []
     for error in errors:
@@ -180,16 +180,15 @@ def _shown_in_main(problem: Problem, main: str, loaded: Loaded | None, known: _K
 
 
 class _Marker:
-    """Finds ranges in the documents' texts, each text split into lines once."""
+    """Finds ranges in the documents' texts, each text's lines asked for once."""
 
-    def __init__(self, text_of: Callable[[str], str | None]) -> None:
-        self._text_of = text_of
+    def __init__(self, lines_of: Callable[[str], Lines | None]) -> None:
+        self._lines_of = lines_of
         self._lines: dict[str, Lines | None] = {}
 
     def lines(self, url: str) -> Lines | None:
         if url not in self._lines:
-            text = self._text_of(url)
-            self._lines[url] = Lines(text) if text is not None else None
+            self._lines[url] = self._lines_of(url)
         return self._lines[url]
 
     def mark(self, url: str, line: int | None, attributes: Sequence[str], name: str | None) -> Place:

@@ -53,7 +53,7 @@ def marker_of(text: str | None) -> str | None:
     return found.group(1) if found else None
 
 
-def held_analyse(path: str, texts: Mapping[str, str], settings: Any) -> Any:
+def held_analyse(path: str, texts: Mapping[str, str], settings: Any, lines: Any = None) -> Any:
     marker = marker_of(texts.get(path))
     log["analysed"].append(marker)
     log["events"].append(f"analyse {marker}")
@@ -61,7 +61,7 @@ def held_analyse(path: str, texts: Mapping[str, str], settings: Any) -> Any:
         log["on_loop"] += 1
     else:
         free.wait(120)  # a test that forgets to release does not hang the process
-    return analyse(path, texts, settings)
+    return analyse(path, texts, settings, lines)
 
 
 def main_text(written: Written) -> str | None:
