@@ -3,9 +3,10 @@
 a change replaces its range, read as every position is, with LSP 3.17's
 line ends, and the text's lines are found again only where it reaches; a
 change without a range, which a client may send, replaces the whole text)
-and every open document that read one is analysed again: at once after an open or a save, once typing
-pauses after a change (``CdlServer.analyse_later``). A closed document is
-read from disk again by those that import it.
+and every open document that read one is analysed again: at once after an
+open or a save, once typing pauses after a change
+(``CdlServer.analyse_later``). A closed document is read from disk again by
+those that import it.
 
 Entry point: :func:`register`.
 """
