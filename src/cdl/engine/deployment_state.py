@@ -29,14 +29,17 @@ from ..deployment.owners import Owners
 from ..deployment.removals import Removals
 from ..deployment.status import ComponentState, ComponentStatus, DeploymentStatus, counted_states
 from ..errors import CdlError, DeploymentError, DeployValueError
+from ..model.elements import top_level_of
 from ..model.items import holder_of
 from ..model.suggest import did_you_mean
+from ..model.switch import fast_paths_enabled
 from ..model.vocabulary import T_SYSTEM
 from ..model.workspace import Workspace
+from ..planning.changes import WrittenChange, written_changes
 from ..planning.plan import PlannedComponent, build_plan_facts
 from ..resolution.laziness import CheckedRound, Round, apply_round, check_round, left_unresolved, select_path
 from ..resolution.output import build_output
-from .diff import diff_systems
+from .diff import changed_names, compared_lists, diff_systems
 from .phases import Loaded, copy_main, cyclic_gc_paused, resolve_working
 
 __all__ = ["DeploymentState", "Logged", "event_of", "logged"]
@@ -53,7 +56,9 @@ class DeploymentState:
         #: Whether an event failed half way (what only resolving tells), leaving
         #: the trees half changed: the state must be made again from ``log``.
         self.spoiled = False
-        self.ws, self.resolver, self.left = resolve_working(self.loaded, ())
+        # What each list reads is recorded for an update (fast paths only:
+        # without them, an update compares every list).
+        self.ws, self.resolver, self.left = resolve_working(self.loaded, (), reads=fast_paths_enabled())
         with cyclic_gc_paused():
             self.plan, self.facts = build_plan_facts(self.ws, self.resolver)
         self.machine = Machine(self.facts)
@@ -250,6 +255,7 @@ class DeploymentState:
         versions compared (this one's trees taken apart for it), and the
         number in ``fresh`` of each component path it names."""
         names, found = matched(self.paths, self.machine.parent, fresh.paths)  # before the trees are taken apart
+        compared = _compared(self, fresh, values, release)
         prefixes = self.ws.ctx.prefixes
         is_pending, held = self.resolver.is_pending, self.owners.held
         later = {c: value_paths([el for el in els if is_pending(held[el][0])], prefixes) for c, els in self.later.items()}
@@ -265,7 +271,8 @@ class DeploymentState:
             # output both leaves them whole and takes the known path).
             ws, left = copy_main((fresh.ws, fresh.resolver, left_unresolved(fresh.resolver, fresh.left)))
             new = build_output(ws, system_only=True, consume=True, unresolved=left, facts=fresh.loaded.output_facts)
-        diff = diff_systems((self.loaded, fresh.loaded), (self.rounds, fresh.rounds), (old.find(T_SYSTEM), new.find(T_SYSTEM)))
+        versions, rounds = (self.loaded, fresh.loaded), (self.rounds, fresh.rounds)
+        diff = diff_systems(versions, rounds, (old.find(T_SYSTEM), new.find(T_SYSTEM)), *compared)
         del old, new
         record = update_record(header, values, release, (names, self.machine, later, self.removals), found, diff)
         record["seq"] = fresh.base + 1
@@ -482,6 +489,34 @@ class DeploymentState:
             fresh._carry_states(record, numbers.__getitem__)
             fresh.log.append(logged(record))
         return fresh, record
+
+
+def _compared(
+    running: DeploymentState, fresh: DeploymentState, values: Mapping[str, str], release: Sequence[str]
+) -> tuple[Callable[[etree._Element], bool] | None, list[WrittenChange] | None]:
+    """Which lists the update compares (``engine.diff.compared_lists``),
+    and the documents' written changes when they were needed for it: the
+    lists written differently, those whose deploy-time values differ
+    from those carried over to ``fresh`` from ``running`` (``values``, ``release``: a value
+    given anew, one no longer carried), and those that read one of them,
+    by either version's reads. Every list (None) without the reads."""
+    old_reads, new_reads = running.ws.reads, fresh.ws.reads
+    if old_reads is None or new_reads is None:
+        return None, None
+    versions = (running.loaded, fresh.loaded)
+    prefixes_of = (running.loaded.prefixes(), fresh.loaded.prefixes())
+    changes = written_changes(running.loaded.docs, fresh.loaded.docs, prefixes_of, fresh.loaded.options.limits)
+    changed = changed_names(versions, changes)
+    if changed is None:
+        return None, changes
+    prefixes, carried = running.ws.ctx.prefixes, set(release)
+    supplied = list(running.supplied)
+    given = [el for el, path in zip(supplied, value_paths(supplied, prefixes)) if values.get(path) != running.supplied[el][0]]
+    given += [el for el, path in zip(running.released, value_paths(running.released, prefixes)) if path not in carried]
+    names: dict[etree._Element | None, str] = {el: name for name, el in running.ws.lists.items()}
+    changed.update(names.get(top_level_of(el), "") for el in given)
+    by_name = [old_reads.by_name(running.ws.lists), new_reads.by_name(fresh.ws.lists)]
+    return compared_lists(fresh.loaded, changed, by_name), changes
 
 
 #: The events that carry over or take down, each applied by its own method.

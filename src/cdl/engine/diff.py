@@ -18,13 +18,15 @@ what the rule gives, so nothing is recorded (a specialisation: off with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from lxml import etree
 
+from ..model.naming import list_name
+from ..model.reads import reaching
 from ..model.switch import fast_paths_enabled
 from ..model.vocabulary import T_SYSTEM
-from ..planning.changes import Place, written_changes
+from ..planning.changes import Place, WrittenChange, changed_lists, written_changes
 from ..planning.diff import Diff, IndexPath, Kept, build_diff, compare_systems, explanation_places
 from ..resolution.explain import Recorder, explain_elements
 from ..resolution.laziness import Round
@@ -37,23 +39,76 @@ def diff_loaded(old: Loaded, new: Loaded, rounds: Sequence[Round], select: str |
     """What differs between the systems of ``old`` and ``new``, each resolved
     with ``rounds``, and why (``select``: only that component)."""
     warnings: dict[str, None] = {}
-    kept = (_kept(old, rounds, warnings), _kept(new, rounds, warnings, keep=True))
-    return diff_kept((old, new), (rounds, rounds), kept, list(warnings), select)
+    changes: list[WrittenChange] | None = None
+    changed: set[str] | None = None
+    if fast_paths_enabled() and select is None:
+        # Known first, so that only the lists they reach are compared (a
+        # specialisation: CDL_NO_FAST_PATHS compares every list).
+        changes = written_changes(old.docs, new.docs, (old.prefixes(), new.prefixes()), new.options.limits)
+        changed = changed_names((old, new), changes)
+    kept_old, read_old = _kept(old, rounds, warnings, changed)
+    kept_new, read_new = _kept(new, rounds, warnings, changed, (read_old,), keep=True)
+    if changed is not None and _main_reached(new, changed, (read_old, read_new)) - _main_reached(old, changed, (read_old,)):
+        # A list the new version's reads reach that the old one's do not
+        # (never seen: a list reads only what its written text and what it
+        # reads name): the old version is written again for it.
+        kept_old, _ = _kept(old, rounds, {}, changed, (read_new,))
+    return diff_kept((old, new), (rounds, rounds), (kept_old, kept_new), list(warnings), select, changes)
+
+
+def changed_names(versions: tuple[Loaded, Loaded], changes: Sequence[WrittenChange]) -> set[str] | None:
+    """The names of the top level lists written differently in the two
+    versions (``changed_lists``), or None when something may change what every
+    list means: a change written outside the lists, or other namespace
+    declarations (the prefixes every output and path is written with)."""
+    old, new = versions
+    naming = [
+        ([list(d.declared.items()) for d in loaded.docs], loaded.docs[0].nsmap.get(None), loaded.docs[0].target_ns)
+        for loaded in versions
+    ]
+    if naming[0] != naming[1] or len(old.docs) != len(new.docs):
+        return None
+    return changed_lists(changes)
+
+
+def compared_lists(
+    loaded: Loaded, changed: set[str] | None, reads: Sequence[Mapping[str, set[str]]]
+) -> Callable[[etree._Element], bool] | None:
+    """Which top level lists of ``loaded``'s resolved system a comparison
+    must look at: those ``changed`` names and those that read one of them, by
+    any of ``reads`` (``model.reads.reaching``); the others are equal by
+    construction. None (every list) when ``changed`` is None."""
+    if changed is None:
+        return None
+    reached = reaching(changed, reads)
+    target_ns = loaded.docs[0].target_ns
+    return lambda top: list_name(top, target_ns) in reached
+
+
+def _main_reached(loaded: Loaded, changed: set[str], reads: Sequence[Mapping[str, set[str]]]) -> set[str]:
+    """The names among ``reaching(changed, reads)`` of ``loaded``'s system's lists."""
+    parents = loaded.docs[0].list_parents()
+    system = {name for name, slot in loaded.registry.slots.items() if slot.doc == 0 and parents[slot.parent].tag == T_SYSTEM}
+    return reaching(changed, reads) & system
 
 
 def diff_systems(
     versions: tuple[Loaded, Loaded],
     rounds: tuple[Sequence[Round], Sequence[Round]],
     systems: tuple[etree._Element | None, etree._Element | None],
+    compared: Callable[[etree._Element], bool] | None = None,
+    changes: Sequence[WrittenChange] | None = None,
 ) -> Diff:
     """What differs between two versions already resolved, each with its own
     ``rounds``: their systems as output trees (``build_output``'s cdl:system
     elements, None for a version without one), and why. A deployment's
     update (``engine.deployment``) compares its running version with the
-    new one so."""
+    new one so; ``compared`` (:func:`compared_lists`): the lists to look at,
+    the others equal by construction; ``changes``: the versions'
+    ``written_changes``, when known."""
     limits = versions[1].options.limits
-    kept = (Kept(systems[0], limits), Kept(systems[1], limits, keep=True))
-    return diff_kept(versions, rounds, kept, [])
+    kept = (Kept(systems[0], limits, compared=compared), Kept(systems[1], limits, keep=True, compared=compared))
+    return diff_kept(versions, rounds, kept, [], changes=changes)
 
 
 def diff_kept(
@@ -62,8 +117,10 @@ def diff_kept(
     kept: tuple[Kept, Kept],
     warnings: list[str],
     select: str | None = None,
+    changes: Sequence[WrittenChange] | None = None,
 ) -> Diff:
-    """The diff of two versions' systems kept as :class:`Kept`, each resolved with its ``rounds``."""
+    """The diff of two versions' systems kept as :class:`Kept`, each resolved
+    with its ``rounds`` (``changes``: their ``written_changes``, when known)."""
     old, new = versions
     fast = fast_paths_enabled()
     prefixes = (old.prefixes(), new.prefixes())
@@ -73,22 +130,34 @@ def diff_kept(
     urls = (old.url, new.url)
     if not comparison.found:
         return Diff(*urls, (), (), warnings)
-    changes = written_changes(old.docs, new.docs, prefixes, new.options.limits, fast)
+    if changes is None:
+        changes = written_changes(old.docs, new.docs, prefixes, new.options.limits, fast)
     explainer = None if fast and len(changes) <= 1 else _Explainer((old, new), rounds)
     with cyclic_gc_paused():
         return build_diff(comparison, changes, explainer, urls, warnings)
 
 
-def _kept(loaded: Loaded, rounds: Sequence[Round], warnings: dict[str, None], keep: bool = False) -> Kept:
+def _kept(
+    loaded: Loaded,
+    rounds: Sequence[Round],
+    warnings: dict[str, None],
+    changed: set[str] | None,
+    other_reads: Sequence[Mapping[str, set[str]]] = (),
+    keep: bool = False,
+) -> tuple[Kept, dict[str, set[str]]]:
     """``loaded`` resolved with ``rounds``, its system kept as serializations
     (with ``keep``, its trees too: the old version's are freed before the new
-    one resolves, since resolving beside them cost up to a third more); its
-    warnings added to ``warnings``."""
-    ws, resolver, left = resolve_working(loaded, rounds)
+    one resolves, since resolving beside them cost up to a third more), and
+    what each of its lists read (recorded only when ``changed`` is known);
+    its warnings added to ``warnings``. Only the lists that are ``changed``
+    or read one, by its reads or ``other_reads``, are serialized."""
+    ws, resolver, left = resolve_working(loaded, rounds, reads=changed is not None)
     warnings.update(dict.fromkeys(resolver.warnings))
+    reads = ws.reads.by_name(ws.lists) if ws.reads is not None else {}
+    compared = compared_lists(loaded, changed, [reads, *other_reads])
     with cyclic_gc_paused():
         out = build_output(ws, system_only=True, consume=True, unresolved=left, facts=loaded.output_facts)
-        return Kept(out.find(T_SYSTEM), loaded.options.limits, keep)
+        return Kept(out.find(T_SYSTEM), loaded.options.limits, keep, compared), reads
 
 
 class _Explainer:

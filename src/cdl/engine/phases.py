@@ -28,6 +28,7 @@ from lxml import etree
 from ..loading.imports import LoadOptions, load_set
 from ..loading.registry import Registry, build_registry
 from ..model.naming import Prefixes
+from ..model.reads import ListReads
 from ..model.switch import fast_paths_enabled
 from ..model.tables import Tables
 from ..model.vocabulary import T_CONFIGURATION, T_SYSTEM
@@ -36,7 +37,7 @@ from ..resolution.explain import Recorder
 from ..resolution.inherit import resolve_prototypes
 from ..resolution.laziness import Round, apply_round, check_required, left_unresolved, required_tags
 from ..resolution.output import OutputFacts, prepare_output
-from ..resolution.references import ReferenceResolver, copied_resolver, find_candidates
+from ..resolution.references import ReferenceResolver, copied_resolver, find_candidates, record_left_reads
 
 #: Resolved working trees: the workspace, its resolver, and the main
 #: document's items left unresolved, in document order.
@@ -87,6 +88,8 @@ class Run:
     loaded: Loaded
     rounds: Sequence[Round]
     recorder: Recorder | None = None
+    #: Whether to record what each top level list reads (``model.reads``).
+    reads: bool = False
     ws: Workspace = field(init=False)
     resolver: ReferenceResolver = field(init=False)
     #: Every item, among other elements of their names (find_candidates).
@@ -98,6 +101,8 @@ class Run:
 def _copy_documents(run: Run) -> None:
     run.ws = run.loaded.workspace()
     run.ws.recorder = run.recorder
+    if run.reads:
+        run.ws.reads = ListReads()
 
 
 def _prototypes(run: Run) -> None:
@@ -128,6 +133,7 @@ def _required(run: Run) -> None:
 
 def _left_unresolved(run: Run) -> None:
     run.left = left_unresolved(run.resolver, run.items)
+    record_left_reads(run.ws, run.left)
     # Freed here, while the collector is paused: nothing resolves these
     # trees again (explain resolves its own).
     run.items = []
@@ -147,16 +153,17 @@ RESOLUTION_PHASES: tuple[tuple[str, Callable[[Run], None]], ...] = (
 )
 
 
-def resolve_working(loaded: Loaded, rounds: Sequence[Round], recorder: Recorder | None = None) -> Working:
+def resolve_working(loaded: Loaded, rounds: Sequence[Round], recorder: Recorder | None = None, reads: bool = False) -> Working:
     """Run the resolution phases on fresh copies of the ``loaded`` documents: the resolved
     workspace, its resolver and the main document's items left unresolved,
     in document order. With a ``recorder``, the phases record provenance
-    (``Resolution.explain``).
+    (``Resolution.explain``); with ``reads``, what each top level list
+    reads of the others (``Workspace.reads``, ``model.reads``).
 
     Only the few items left are kept: holding all of them until an output
     took the trees cost a collection over their proxies once the collector
     was back on."""
-    run = Run(loaded, rounds, recorder)
+    run = Run(loaded, rounds, recorder, reads)
     with cyclic_gc_paused():
         for _, phase in RESOLUTION_PHASES:
             phase(run)

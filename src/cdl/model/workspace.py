@@ -23,6 +23,7 @@ from .children import ChildIndex
 from .elements import doc_index_of, top_level_of
 from .limits import Limits
 from .naming import Prefixes
+from .reads import ListReads
 from .scan import has_level
 from .tables import NameRef, Ref, Tables
 from .vocabulary import LIST_PARENTS, P_EXPR, T_EXPRESSION, T_VARIABLE
@@ -256,6 +257,10 @@ class Workspace:
     #: Provenance recorder (``cdl.resolution.explain``), or None: plain resolution
     #: records nothing and pays one None check per event.
     recorder: Recorder | None = None
+    #: What each top level list's resolution looked up of the others
+    #: (``model.reads``), or None: recorded only when a diff or an update
+    #: will ask (one None check per lookup otherwise).
+    reads: ListReads | None = None
     #: Children by name of wide elements, for path steps (src/cdl/model/children.py).
     children: ChildIndex = field(default_factory=ChildIndex)
     #: The cdl:variable children taken out of inherited copies of

@@ -41,12 +41,12 @@ from lxml import etree
 
 from ..loading.parse import parse_written
 from ..model.limits import Limits
-from ..model.naming import Prefixes
+from ..model.naming import Prefixes, list_name
 from ..model.vocabulary import LIST_PARENTS, T_DOCUMENTATION
 from ..model.workspace import SourceDoc
 from ..text.tags import start_line
 
-__all__ = ["Place", "Written", "WrittenChange", "children_by_name", "place", "written_changes"]
+__all__ = ["Place", "Written", "WrittenChange", "changed_lists", "children_by_name", "place", "written_changes"]
 
 #: A place in a version's documents: (document, path without ``[k]``, line
 #: of the start tag), as an explanation's step names it (:func:`place`).
@@ -120,6 +120,36 @@ class WrittenChange:
         inside = el.iter(etree.Element) if self.change != "changed" else (el,)
         for each in inside:
             yield place(doc.url, path_of(each), start_line(doc.data, each))
+
+
+def changed_lists(changes: Sequence[WrittenChange]) -> set[str] | None:
+    """The names of the top level lists that ``changes`` are written in
+    (either version's: a list added or removed is one of them), or None when
+    one of them is written outside every top level list (a document's
+    namespaces, targetNamespace, imports or types; a document only one
+    version loads), which may change what any list means."""
+    names: set[str] = set()
+    for change in changes:
+        for found in change._elements:
+            if found is None:
+                continue
+            el, doc = found
+            lst = _list_holding(el)
+            if lst is None:
+                return None
+            names.add(list_name(lst, doc.target_ns))
+    return names
+
+
+def _list_holding(el: etree._Element) -> etree._Element | None:
+    """The top level list ``el`` is written in (itself, when it is one), or None."""
+    parent = el.getparent()
+    while parent is not None:
+        above = parent.getparent()
+        if parent.tag in LIST_PARENTS:
+            return el if above is not None and above.getparent() is None else None
+        el, parent = parent, above
+    return None
 
 
 def written_changes(

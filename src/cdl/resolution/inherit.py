@@ -72,6 +72,10 @@ def resolve_prototypes(ws: Workspace) -> None:
     state: dict[etree._Element, int] = {}
     shapes: dict[etree._Element, _Shape] = {}
     extending = _extending_by_list(ws)
+    if ws.reads is not None:
+        for lst, elements in extending.items():
+            for el in elements:  # each is looked up (an unknown name is an error)
+                ws.reads.add(lst, ctx.tables.names[table_index(el, P_EXT)])
     #: Prototypes by the value of P_EXT (an index into the names table).
     prototypes: dict[str, etree._Element | None] = {}
     for start in ws.lists.values():

@@ -526,6 +526,9 @@ class ReferenceResolver:
                 if len(target):
                     budget.check_depth(landing, target, elements, self.ctx, el)
         budget.charge(charged, text, self.ctx, el)
+        reads = self.ws.reads
+        if reads is not None and ref.refroot is not None:
+            reads.add_for(el, ref.refroot)
         attrib = el.attrib
         del attrib[P_REF]
         if A_LAZY in attrib:
@@ -612,6 +615,11 @@ class ReferenceResolver:
     ) -> None:
         """Replace the cdl:expression ``el`` of ``holder`` by its value
         ``result``, computed from ``nodes`` (what its variables selected)."""
+        reads = self.ws.reads
+        if reads is not None:
+            for var in expr.variables:
+                if var.ref.refroot is not None:
+                    reads.add_for(holder, var.ref.refroot)
         rec = self.ws.recorder
         if rec is not None:  # provenance hook
             rec.computed(holder, el, {var.name: node for var, node in zip(expr.variables, nodes)})
@@ -744,6 +752,27 @@ def copied_resolver(
     other.gaps = {twin[el]: error for el, error in resolver.gaps.items()}
     other.warnings = list(resolver.warnings)
     return other
+
+
+def record_left_reads(ws: Workspace, items: Iterable[etree._Element]) -> None:
+    """Record in ``ws.reads`` the cdl:refroot of each item left unresolved
+    (a reference, or an expression's variables): its output writes the
+    name its lookup finds (``resolution.output``)."""
+    reads = ws.reads
+    if reads is None:
+        return
+    tables = ws.ctx.tables
+    for item in items:
+        index = item.get(P_REF)
+        if index is not None:
+            refs = [tables.refs[int(index)]]
+        elif item.tag == T_EXPRESSION and (expr := item.get(P_EXPR)) is not None:
+            refs = [var.ref for var in tables.exprs[int(expr)].variables]
+        else:
+            continue
+        for ref in refs:
+            if ref.refroot is not None:
+                reads.add_for(item, ref.refroot)
 
 
 # -- for the deployment plan (src/cdl/planning/plan.py) ---------------------------------------

@@ -1,0 +1,85 @@
+"""What each top level list's resolution read of the other top level lists
+(issue 32: a diff and an update compare only the lists whose inputs changed).
+
+Entry point: :class:`ListReads`, which a resolution fills when its
+``Workspace.reads`` is set (``engine.phases.resolve_working``): the
+prototypes merge records each cdl:extends it looks up
+(``resolution.inherit``), the references phase each cdl:refroot of a
+reference or expression variable it resolves (``ReferenceResolver.place``,
+``replace_expression``), and the last phase the cdl:refroot of each item
+left unresolved (its output writes the name the lookup finds). A name is
+recorded with every candidate its lookup may try (``NameRef.candidates``):
+an unprefixed name can find a list that another document adds.
+
+Nothing else lets a list's resolved value depend on another list: a path
+without cdl:refroot never leaves its own list (7.3.1,
+``model.paths.parent_step``), and an expression reads only its variables
+(7.3.6, ``model.expressions``). What a list reads is read with what those
+lists read in turn: :func:`reaching` follows the records transitively.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from lxml import etree
+
+from .elements import top_level_of
+from .tables import NameRef
+
+
+class ListReads:
+    """For each top level list of one resolution's working trees (the element),
+    the names of the lists its resolution looked up."""
+
+    __slots__ = ("_list_of", "by_list")
+
+    def __init__(self) -> None:
+        self.by_list: dict[etree._Element, set[str]] = {}
+        #: The top level list of each parent of a recorded element (siblings share it).
+        self._list_of: dict[etree._Element, etree._Element | None] = {}
+
+    def __repr__(self) -> str:
+        return f"<ListReads of {len(self.by_list)} lists>"
+
+    def add(self, lst: etree._Element, name: NameRef) -> None:
+        """List ``lst`` looked up ``name``."""
+        found = self.by_list.get(lst)
+        if found is None:
+            found = self.by_list[lst] = set()
+        found.update(name.candidates)
+
+    def add_for(self, el: etree._Element, name: NameRef) -> None:
+        """The list holding ``el`` looked up ``name`` (for it)."""
+        parent = el.getparent()
+        if parent is None:
+            return  # detached: held by no list
+        lst = self._list_of.get(parent, el)
+        if lst is el:
+            lst = self._list_of[parent] = top_level_of(el)
+        if lst is not None:
+            self.add(lst, name)
+
+    def by_name(self, lists: Mapping[str, etree._Element]) -> dict[str, set[str]]:
+        """The records by the name of each list (``lists``: the workspace's, name to element)."""
+        names = {el: name for name, el in lists.items()}
+        return {names[el]: read for el, read in self.by_list.items() if el in names}
+
+
+def reaching(changed: Iterable[str], reads: Iterable[Mapping[str, set[str]]]) -> set[str]:
+    """The names of the lists ``changed`` and of every list that reads one of
+    them, directly or through others, by any of the records ``reads`` (one
+    per version: a list is reached when either version's reads reach it)."""
+    readers: dict[str, list[str]] = {}
+    for records in reads:
+        for reader, names in records.items():
+            for name in names:
+                readers.setdefault(name, []).append(reader)
+    reached = set(changed)
+    stack = list(reached)
+    while stack:  # explicit stack: chains of reads are as long as the system
+        for reader in readers.get(stack.pop(), ()):
+            if reader not in reached:
+                reached.add(reader)
+                stack.append(reader)
+    return reached
