@@ -31,6 +31,7 @@ from ..deployment.status import ComponentState, ComponentStatus, DeploymentStatu
 from ..errors import CdlError, DeploymentError, DeployValueError
 from ..model.elements import top_level_of
 from ..model.items import holder_of
+from ..model.reads import reaching
 from ..model.suggest import did_you_mean
 from ..model.switch import fast_paths_enabled
 from ..model.vocabulary import T_SYSTEM
@@ -516,7 +517,7 @@ def _compared(
     names: dict[etree._Element | None, str] = {el: name for name, el in running.ws.lists.items()}
     changed.update(names.get(top_level_of(el), "") for el in given)
     by_name = [old_reads.by_name(running.ws.lists), new_reads.by_name(fresh.ws.lists)]
-    return compared_lists(fresh.loaded, changed, by_name), changes
+    return compared_lists(fresh.loaded, reaching(changed, by_name)), changes
 
 
 #: The events that carry over or take down, each applied by its own method.

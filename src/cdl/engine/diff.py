@@ -18,7 +18,7 @@ what the rule gives, so nothing is recorded (a specialisation: off with
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from lxml import etree
 
@@ -46,13 +46,8 @@ def diff_loaded(old: Loaded, new: Loaded, rounds: Sequence[Round], select: str |
         # specialisation: CDL_NO_FAST_PATHS compares every list).
         changes = written_changes(old.docs, new.docs, (old.prefixes(), new.prefixes()), new.options.limits)
         changed = changed_names((old, new), changes)
-    kept_old, read_old = _kept(old, rounds, warnings, changed)
-    kept_new, read_new = _kept(new, rounds, warnings, changed, (read_old,), keep=True)
-    if changed is not None and _main_reached(new, changed, (read_old, read_new)) - _main_reached(old, changed, (read_old,)):
-        # A list the new version's reads reach that the old one's do not
-        # (never seen: a list reads only what its written text and what it
-        # reads name): the old version is written again for it.
-        kept_old, _ = _kept(old, rounds, {}, changed, (read_new,))
+    kept_old, reached = _kept(old, rounds, warnings, changed)
+    kept_new, _ = _kept(new, rounds, warnings, changed, reached, keep=True)
     return diff_kept((old, new), (rounds, rounds), (kept_old, kept_new), list(warnings), select, changes)
 
 
@@ -71,25 +66,15 @@ def changed_names(versions: tuple[Loaded, Loaded], changes: Sequence[WrittenChan
     return changed_lists(changes)
 
 
-def compared_lists(
-    loaded: Loaded, changed: set[str] | None, reads: Sequence[Mapping[str, set[str]]]
-) -> Callable[[etree._Element], bool] | None:
+def compared_lists(loaded: Loaded, reached: set[str] | None) -> Callable[[etree._Element], bool] | None:
     """Which top level lists of ``loaded``'s resolved system a comparison
-    must look at: those ``changed`` names and those that read one of them, by
-    any of ``reads`` (``model.reads.reaching``); the others are equal by
-    construction. None (every list) when ``changed`` is None."""
-    if changed is None:
+    must look at: those ``reached`` names (``model.reads.reaching``: the
+    lists written differently and those that read one); the others are
+    equal by construction. None (every list) when ``reached`` is None."""
+    if reached is None:
         return None
-    reached = reaching(changed, reads)
     target_ns = loaded.docs[0].target_ns
     return lambda top: list_name(top, target_ns) in reached
-
-
-def _main_reached(loaded: Loaded, changed: set[str], reads: Sequence[Mapping[str, set[str]]]) -> set[str]:
-    """The names among ``reaching(changed, reads)`` of ``loaded``'s system's lists."""
-    parents = loaded.docs[0].list_parents()
-    system = {name for name, slot in loaded.registry.slots.items() if slot.doc == 0 and parents[slot.parent].tag == T_SYSTEM}
-    return reaching(changed, reads) & system
 
 
 def diff_systems(
@@ -142,22 +127,28 @@ def _kept(
     rounds: Sequence[Round],
     warnings: dict[str, None],
     changed: set[str] | None,
-    other_reads: Sequence[Mapping[str, set[str]]] = (),
+    reached: set[str] | None = None,
     keep: bool = False,
-) -> tuple[Kept, dict[str, set[str]]]:
+) -> tuple[Kept, set[str] | None]:
     """``loaded`` resolved with ``rounds``, its system kept as serializations
     (with ``keep``, its trees too: the old version's are freed before the new
-    one resolves, since resolving beside them cost up to a third more), and
-    what each of its lists read (recorded only when ``changed`` is known);
-    its warnings added to ``warnings``. Only the lists that are ``changed``
-    or read one, by its reads or ``other_reads``, are serialized."""
-    ws, resolver, left = resolve_working(loaded, rounds, reads=changed is not None)
+    one resolves, since resolving beside them cost up to a third more), only
+    of the lists ``reached`` (None: every list); its warnings added to
+    ``warnings``. With ``changed`` and no ``reached``, what each list reads
+    is recorded, and the lists reached are those ``changed`` and those that
+    read one (``model.reads.reaching``), which it returns.
+
+    One version's reads decide for both: a list whose text is the same in
+    both, and reads none of the lists written differently, reads the same
+    in both (what a list reads is named by its text and by what the lists
+    it reads name), so the other version's reads reach no other list of it."""
+    ws, resolver, left = resolve_working(loaded, rounds, reads=changed is not None and reached is None)
     warnings.update(dict.fromkeys(resolver.warnings))
-    reads = ws.reads.by_name(ws.lists) if ws.reads is not None else {}
-    compared = compared_lists(loaded, changed, [reads, *other_reads])
+    if ws.reads is not None and changed is not None:
+        reached = reaching(changed, [ws.reads.by_name(ws.lists)])
     with cyclic_gc_paused():
         out = build_output(ws, system_only=True, consume=True, unresolved=left, facts=loaded.output_facts)
-        return Kept(out.find(T_SYSTEM), loaded.options.limits, keep, compared), reads
+        return Kept(out.find(T_SYSTEM), loaded.options.limits, keep, compared_lists(loaded, reached)), reached
 
 
 class _Explainer:

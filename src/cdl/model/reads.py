@@ -26,44 +26,55 @@ from lxml import etree
 
 from .elements import top_level_of
 from .tables import NameRef
+from .vocabulary import LIST_PARENTS
 
 
 class ListReads:
     """For each top level list of one resolution's working trees (the element),
     the names of the lists its resolution looked up."""
 
-    __slots__ = ("_list_of", "by_list")
+    __slots__ = ("_list_of", "_read")
 
     def __init__(self) -> None:
-        self.by_list: dict[etree._Element, set[str]] = {}
-        #: The top level list of each parent of a recorded element (siblings share it).
+        #: Each list and the names it looked up (by identity: one table holds each name once).
+        self._read: dict[etree._Element, dict[int, NameRef]] = {}
+        #: The top level list holding each parent of an element recorded.
         self._list_of: dict[etree._Element, etree._Element | None] = {}
 
     def __repr__(self) -> str:
-        return f"<ListReads of {len(self.by_list)} lists>"
+        return f"<ListReads of {len(self._read)} lists>"
 
     def add(self, lst: etree._Element, name: NameRef) -> None:
         """List ``lst`` looked up ``name``."""
-        found = self.by_list.get(lst)
+        found = self._read.get(lst)
         if found is None:
-            found = self.by_list[lst] = set()
-        found.update(name.candidates)
+            found = self._read[lst] = {}
+        found[id(name)] = name
 
     def add_for(self, el: etree._Element, name: NameRef) -> None:
         """The list holding ``el`` looked up ``name`` (for it)."""
-        parent = el.getparent()
-        if parent is None:
-            return  # detached: held by no list
-        lst = self._list_of.get(parent, el)
-        if lst is el:
-            lst = self._list_of[parent] = top_level_of(el)
+        lst = self._holding(el)
         if lst is not None:
             self.add(lst, name)
 
+    def _holding(self, el: etree._Element) -> etree._Element | None:
+        """``top_level_of(el)``, remembered by ``el``'s parent (siblings share it)."""
+        parent = el.getparent()
+        if parent is None or parent.tag in LIST_PARENTS:
+            return top_level_of(el)  # a top level list's own reference (7.3.4), or none
+        known = self._list_of
+        lst = known.get(parent, parent)
+        if lst is parent:
+            lst = known[parent] = top_level_of(parent)
+        return lst
+
     def by_name(self, lists: Mapping[str, etree._Element]) -> dict[str, set[str]]:
-        """The records by the name of each list (``lists``: the workspace's, name to element)."""
+        """The records by the name of each list (``lists``: the workspace's,
+        name to element), each name read with every candidate its lookup may try."""
         names = {el: name for name, el in lists.items()}
-        return {names[el]: read for el, read in self.by_list.items() if el in names}
+        return {
+            names[el]: {c for ref in read.values() for c in ref.candidates} for el, read in self._read.items() if el in names
+        }
 
 
 def reaching(changed: Iterable[str], reads: Iterable[Mapping[str, set[str]]]) -> set[str]:
