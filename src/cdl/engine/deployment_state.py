@@ -269,8 +269,9 @@ class DeploymentState:
                 facts=self.loaded.output_facts,
             )
             # fresh's trees live on: an output of a copy (the one way an
-            # output both leaves them whole and takes the known path).
-            ws, left = copy_main((fresh.ws, fresh.resolver, left_unresolved(fresh.resolver, fresh.left)))
+            # output both leaves them whole and takes the known path), of
+            # only the lists compared.
+            ws, left = copy_main((fresh.ws, fresh.resolver, left_unresolved(fresh.resolver, fresh.left)), compared[0])
             new = build_output(ws, system_only=True, consume=True, unresolved=left, facts=fresh.loaded.output_facts)
         versions, rounds = (self.loaded, fresh.loaded), (self.rounds, fresh.rounds)
         diff = diff_systems(versions, rounds, (old.find(T_SYSTEM), new.find(T_SYSTEM)), *compared)

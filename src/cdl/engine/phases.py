@@ -194,33 +194,52 @@ def copy_working(working: Working) -> Working:
         return copied, copied_resolver(resolver, copied, twin), [twin[el] for el in left]
 
 
-def copy_main(working: Working) -> tuple[Workspace, list[etree._Element]]:
+def copy_main(
+    working: Working, lists: Callable[[etree._Element], bool] | None = None
+) -> tuple[Workspace, list[etree._Element]]:
     """A copy of the main document's working tree, with the copies of its
     items left unresolved: what a consuming output (``build_output``'s
     ``consume``) may take apart while the working trees go on living (a
-    deployment's new version, compared with the running one).
+    deployment's new version, compared with the running one). With
+    ``lists``, only the system and those of its lists ``lists`` accepts are
+    copied; each other list is an empty element of its name, which holds its
+    place for a comparison that leaves it out (``planning.diff.Kept``).
 
     The tree is copied in C; each item is found in the copy by its positions
-    on the way down from the root (each family listed once, in each tree):
-    what it costs besides the copy is the items' ancestors, not the tree.
+    on the way down from the root or its list (each family listed once, in
+    each tree): what it costs besides the copy is the items' ancestors, not the tree.
     """
     ws, _, left = working
     root = ws.roots[0]
-    copied = copy.deepcopy(root)
+    if lists is None:
+        copied = copy.deepcopy(root)
+        tops = {root: copied}
+    else:
+        copied = etree.Element(root.tag, dict(root.attrib), nsmap=root.nsmap)
+        tops = {}
+        for part in root.iterchildren(T_SYSTEM):
+            shell = etree.SubElement(copied, part.tag, dict(part.attrib))
+            for lst in part:
+                if lists(lst):
+                    tops[lst] = twin = copy.deepcopy(lst)
+                else:
+                    twin = etree.Element(lst.tag)
+                shell.append(twin)
     families: dict[etree._Element, dict[etree._Element, int]] = {}
     copied_families: dict[etree._Element, list[etree._Element]] = {}
     items = []
     for item in left:
         steps = []
         el, parent = item, item.getparent()
-        while parent is not None:
+        while el not in tops and parent is not None:
             family = families.get(parent)
             if family is None:
                 family = families[parent] = {child: i for i, child in enumerate(parent)}
             steps.append(family[el])
             el, parent = parent, parent.getparent()
-        assert el is root  # the main document's items
-        found = copied
+        found = tops.get(el)
+        if found is None:
+            continue  # outside the lists copied
         for position in reversed(steps):
             children = copied_families.get(found)
             if children is None:
