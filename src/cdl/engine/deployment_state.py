@@ -516,7 +516,7 @@ def _compared(
     given = [el for el, path in zip(supplied, value_paths(supplied, prefixes)) if values.get(path) != running.supplied[el][0]]
     given += [el for el, path in zip(running.released, value_paths(running.released, prefixes)) if path not in carried]
     names: dict[etree._Element | None, str] = {el: name for name, el in running.ws.lists.items()}
-    changed.update(names.get(top_level_of(el), "") for el in given)
+    changed.update(name for el in given if (name := names.get(top_level_of(el))) is not None)
     by_name = [old_reads.by_name(running.ws.lists), new_reads.by_name(fresh.ws.lists)]
     return compared_lists(fresh.loaded, reaching(changed, by_name)), changes
 

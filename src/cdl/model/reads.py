@@ -33,48 +33,69 @@ class ListReads:
     """For each top level list of one resolution's working trees (the element),
     the names of the lists its resolution looked up."""
 
-    __slots__ = ("_list_of", "_read")
+    __slots__ = ("_list_of", "_names", "_read")
 
     def __init__(self) -> None:
-        #: Each list and the names it looked up (by identity: one table holds each name once).
-        self._read: dict[etree._Element, dict[int, NameRef]] = {}
-        #: The top level list holding each parent of an element recorded.
-        self._list_of: dict[etree._Element, etree._Element | None] = {}
+        #: Each list, with each name it looked up (by identity: one table holds each name once).
+        self._read: set[tuple[etree._Element, int]] = set()
+        self._names: dict[int, NameRef] = {}
+        #: The top level list holding each element met on the way up from
+        #: the parent of an element recorded (lists and their parents left out).
+        self._list_of: dict[etree._Element | None, etree._Element | None] = {}
 
     def __repr__(self) -> str:
-        return f"<ListReads of {len(self._read)} lists>"
+        return f"<ListReads of {len({lst for lst, _ in self._read})} lists>"
 
     def add(self, lst: etree._Element, name: NameRef) -> None:
         """List ``lst`` looked up ``name``."""
-        found = self._read.get(lst)
-        if found is None:
-            found = self._read[lst] = {}
-        found[id(name)] = name
+        self._names[id(name)] = name
+        self._read.add((lst, id(name)))
 
     def add_for(self, el: etree._Element, name: NameRef) -> None:
-        """The list holding ``el`` looked up ``name`` (for it)."""
-        lst = self._holding(el)
-        if lst is not None:
-            self.add(lst, name)
-
-    def _holding(self, el: etree._Element) -> etree._Element | None:
-        """``top_level_of(el)``, remembered by ``el``'s parent (siblings share it)."""
+        """The list holding ``el`` looked up ``name`` (for it): one look-up of
+        ``el``'s parent, most of the time (a resolution records one per
+        cdl:refroot it resolves)."""
         parent = el.getparent()
+        lst = self._list_of.get(parent, el)
+        if lst is el:
+            lst = self._holding(el, parent)
+        if lst is not None:
+            self._names[id(name)] = name
+            self._read.add((lst, id(name)))
+
+    def _holding(self, el: etree._Element, parent: etree._Element | None) -> etree._Element | None:
+        """``top_level_of(el)`` (``parent``: its parent), remembered for each
+        element on the way up from ``parent``, so that the next element
+        recorded below any of them stops there (items are many, their
+        ancestors few)."""
         if parent is None or parent.tag in LIST_PARENTS:
             return top_level_of(el)  # a top level list's own reference (7.3.4), or none
         known = self._list_of
-        lst = known.get(parent, parent)
-        if lst is parent:
-            lst = known[parent] = top_level_of(parent)
+        way = []
+        node = parent
+        while node not in known:
+            way.append(node)
+            up = node.getparent()
+            if up is None or up.tag in LIST_PARENTS:
+                lst = top_level_of(node)
+                break
+            node = up
+        else:
+            lst = known[node]
+        for node in way:
+            known[node] = lst
         return lst
 
     def by_name(self, lists: Mapping[str, etree._Element]) -> dict[str, set[str]]:
         """The records by the name of each list (``lists``: the workspace's,
         name to element), each name read with every candidate its lookup may try."""
         names = {el: name for name, el in lists.items()}
-        return {
-            names[el]: {c for ref in read.values() for c in ref.candidates} for el, read in self._read.items() if el in names
-        }
+        found: dict[str, set[str]] = {}
+        for lst, key in self._read:
+            reader = names.get(lst)
+            if reader is not None:
+                found.setdefault(reader, set()).update(self._names[key].candidates)
+        return found
 
 
 def reaching(changed: Iterable[str], reads: Iterable[Mapping[str, set[str]]]) -> set[str]:
