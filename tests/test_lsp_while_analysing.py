@@ -276,3 +276,17 @@ async def test_a_hover_reads_what_it_explains_not_the_whole_document(held: Langu
     log = await command(held, "test.log")
     # No text split into lines on the request loop, not every list's name written.
     assert log["split"] == before["split"] == [] and log["qnames"] - before["qnames"] < 50
+
+
+@pytest.mark.asyncio
+async def test_an_analysis_is_prepared_reading_only_its_top_level_and_a_request_what_it_is_about(held: LanguageClient, tmp_path: Path) -> None:
+    body = "\n".join(f'    <Web{i} cdl:extends="Server"><host>h{i}</host><a>1</a><b>2</b><c>3</c></Web{i}>' for i in range(200))
+    text = system("v1", body)
+    uri = await opened(held, tmp_path, text)
+    found = await held.text_document_hover_async(types.HoverParams(ident(uri), where(text, "<host>h150<", 1)))
+    assert "/Web150/host" in hover_text(found)
+    definition = await held.text_document_definition_async(types.DefinitionParams(ident(uri), where(text, 'Web7 cdl:extends="', 18)))
+    assert isinstance(definition, list) and definition[0].uri.endswith("t.cdl")
+    log, [paired] = await command(held, "test.log"), await command(held, "test.paired")
+    # The 1,000 properties are neither read nor paired: the lists, and what the requests were about.
+    assert log["read"] < 100 and 200 < paired < 230

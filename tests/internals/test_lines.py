@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
+import cdl.text.tags as tags_module
 from cdl import CdlError
 from cdl.text.encoding import decode, encode
 from cdl.text.lines import Lines
-from cdl.text.tags import attribute_line, read_start_tag, scan, start_line, tags_reaching, unescape
+from cdl.text.tags import attribute_line, index_tags, read_start_tag, scan, start_line, tags_reaching, unescape
 from conftest import CDL_DECL, CDL_NS, resolve_text
 from test_lines import document
 
@@ -79,6 +80,31 @@ def test_one_start_tag_scanner_strict_and_tolerant() -> None:
     lines = "<r>\n<s a='1'\n  b='2'><t/>\n</s></r>"
     start = lines.index("  b=")
     assert [t.name for t in tags_reaching(lines, start, lines.index("\n</s"))] == ["s", "t"]
+
+
+def test_the_tag_index_reads_a_tag_only_when_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``index_tags`` finds every start tag as ``scan`` does, keeping where
+    each is and how they nest: a tag's name and attributes are read when
+    that tag is asked for (a request on a large document reads a few)."""
+    text = "<r>" + "".join(f'<l{i} a="{i}"><p b="x"/><q/></l{i}>' for i in range(100)) + "</r>"
+    read: list[int] = []
+    monkeypatch.setattr(tags_module, "read_start_tag", lambda text, pos, **kw: read.append(pos) or read_start_tag(text, pos, **kw))
+    index = index_tags(text)
+    assert len(index) == 301 and read == []
+    tag = index[4]  # <l1 a="1">
+    assert (tag.name, tag.parent, tag.children, [a.name for a in tag.attrs]) == ("l1", 0, [5, 6], ["a"]) and len(read) == 1
+    assert index.children(0) == list(range(1, 301, 3)) and index.name(299) == "p" and len(read) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["<a>", "</a>", "<b>", "</b>", "<c/>", "<d x='", "'>", "<!--", "-->", "text", "</", ">"]), max_size=40).map("".join))
+def test_the_children_of_an_indexed_tag_are_the_tags_whose_parent_it_is(text: str) -> None:
+    """``TagIndex.children`` passes over each child's element to the next
+    child: in any text, broken as typed text is, what it finds are the tags
+    whose parent is that tag, in order."""
+    index = index_tags(text)
+    for tag in range(len(index)):
+        assert index.children(tag) == [child for child in range(len(index)) if index.parents[child] == tag]
 
 
 def test_the_encoding_is_the_byte_order_marks_then_the_declarations() -> None:
