@@ -290,3 +290,15 @@ async def test_an_analysis_is_prepared_reading_only_its_top_level_and_a_request_
     log, [paired] = await command(held, "test.log"), await command(held, "test.paired")
     # The 1,000 properties are neither read nor paired: the lists, and what the requests were about.
     assert log["read"] < 100 and 200 < paired < 230
+
+
+@pytest.mark.asyncio
+async def test_symbols_read_each_start_tag_they_list_once(held: LanguageClient, tmp_path: Path) -> None:
+    body = "\n".join(f'    <Web{i} cdl:extends="Server"><host>h{i}</host><a>1</a></Web{i}>' for i in range(100))
+    uri = await opened(held, tmp_path, system("v1", body))
+    await held.text_document_hover_async(types.HoverParams(ident(uri), where(system("v1", body), "<host>h5<", 1)))  # prepared
+    before = (await command(held, "test.log"))["read"]
+    found = await held.text_document_document_symbol_async(types.DocumentSymbolParams(ident(uri)))
+    assert found is not None and len(found) == 100 and all(len(symbol.children or []) == 2 for symbol in found)  # type: ignore[union-attr]
+    # 300 listed, their parents and the root: a tag is read when asked for (text.tags.TagIndex), once here.
+    assert (await command(held, "test.log"))["read"] - before <= 310
