@@ -74,6 +74,10 @@ async def opened(client: LanguageClient, tmp_path: Path, text: str) -> str:
     await start(client, tmp_path)
     open_doc(client, uri, text)
     assert await published(client, uri) == []
+    # The diagnostics come before the analysis is prepared for the requests
+    # (in the worker); a request waits for that first preparation, so that
+    # what a test holds or counts next is its own.
+    await client.text_document_hover_async(types.HoverParams(ident(uri), types.Position(0, 0)))
     return uri
 
 

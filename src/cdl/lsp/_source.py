@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from lxml import etree
 
-from ._engine import Attr, Lines, Tag, TagIndex, index_tags, read_start_tag, scan
+from ._engine import Attr, Lines, Tag, TagIndex, index_tags, markup_before, read_start_tag, scan
 
 
 class Source:
@@ -58,7 +58,10 @@ class Source:
         elements (a tag without a match was typed since). Reads what the
         stretch touches, not the whole text."""
         start, old_end, new_end = stretch
-        first = max(text.rfind("<", 0, start), 0)
+        # The markup before the stretch, read from old's last start tag before
+        # it (unchanged text): a '<' in a comment after that tag begins none.
+        before = old.first_from(start) - 1
+        first = markup_before(text, start, old.tags[before].start if before >= 0 else 0)
         closed = text.find(">", first, start)
         if text.startswith("</", first) and closed >= 0:
             first = closed + 1  # after an end tag: in the element around the one it ends

@@ -286,6 +286,18 @@ def index_tags(text: str) -> TagIndex:
     return TagIndex(text)
 
 
+def markup_before(text: str, end: int, floor: int = 0) -> int:
+    """Where the last piece of markup begun before ``end`` starts (a start or
+    end tag, a comment, a CDATA section, a processing instruction or a
+    declaration, as :func:`scan` reads them: a '<' in a comment is none),
+    reading from ``floor`` (where a piece of markup starts); ``floor`` if
+    none begins after it."""
+    last = floor
+    for token in _MARKUP.finditer(text, floor, end):
+        last = token.start()
+    return last
+
+
 def tags_reaching(text: str, start: int, end: int, local: str | None = None) -> list[Tag]:
     """The well-formed start tags that reach the text from ``start`` to ``end``
     (a line): the one begun before it, if any (the last '<' before it:
