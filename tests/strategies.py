@@ -6,7 +6,9 @@ conformance case (``src/cdl/conformance_cases/**/case.json``) and every sample
 
 A :class:`Mutant` is one corpus entry with some of its files changed:
 
-- at the XML level (lxml): drop, duplicate, move and rename elements; drop,
+- at the XML level (lxml): drop, duplicate, move and rename elements, add a
+  same-named sibling of the other kind (a leaf beside an element with
+  children, or the reverse); drop,
   copy and rename attributes (the CDL ones above all: ``cdl:extends``,
   ``cdl:ref``, ``cdl:refroot``, ``cdl:lazy``...); replace a path, a QName or a
   location with garbage; create ``cdl:extends`` and ``cdl:ref`` cycles; move
@@ -567,6 +569,27 @@ def op_make_lazy(root: etree._Element, data: _Drawer) -> str | None:
     return f"<{el.tag}> lazy"
 
 
+def op_add_namesake(root: etree._Element, data: _Drawer) -> str | None:
+    """A sibling of the same name and the other kind beside an element below a
+    top level list: a leaf beside an element with children, an element with a
+    child beside a leaf (the ``[k]`` of the element's path changes when it
+    goes before it; pairing by name and kind keeps the element's pair)."""
+    lists = _top_level_lists(root)
+    els = [d for lst in lists for d in lst.iterdescendants() if isinstance(d.tag, str) and not d.tag.startswith(C)]
+    if not els:
+        return None
+    el = _pick(data, els, "element")
+    namesake = etree.Element(el.tag)
+    if len(el):
+        namesake.text = "1"
+    else:
+        etree.SubElement(namesake, "v").text = "1"
+    namesake.tail = el.tail
+    where = data.draw(st.sampled_from(["before", "after"]), label="where")
+    (el.addprevious if where == "before" else el.addnext)(namesake)
+    return f"namesake of <{el.tag}> of the other kind {where} it"
+
+
 XML_OPS: list[Callable[[etree._Element, _Drawer], str | None]] = [
     op_drop_element,
     op_duplicate_element,
@@ -587,6 +610,7 @@ XML_OPS: list[Callable[[etree._Element, _Drawer], str | None]] = [
     op_add_expression,
     op_add_expression,  # listed twice: expressions are where evaluation happens
     op_make_lazy,
+    op_add_namesake,
 ]
 
 
@@ -642,9 +666,15 @@ def _round_paths(root: etree._Element) -> list[str]:
 
 
 @st.composite
-def mutants(draw: st.DrawFn, max_xml_ops: int = 4, byte_ops: bool = True, seed: Seed | None = None) -> Mutant:
-    """A corpus entry (or ``seed``) edited: XML operations, byte damage
-    (``byte_ops``), and deploy-time rounds."""
+def mutants(
+    draw: st.DrawFn,
+    max_xml_ops: int = 4,
+    byte_ops: bool = True,
+    seed: Seed | None = None,
+    xml_ops: list[Callable[[etree._Element, _Drawer], str | None]] | None = None,
+) -> Mutant:
+    """A corpus entry (or ``seed``) edited: XML operations (of ``xml_ops``,
+    all by default), byte damage (``byte_ops``), and deploy-time rounds."""
     if seed is None:
         seed = draw(st.sampled_from(corpus()))
     data = _Drawer(draw)
@@ -660,7 +690,7 @@ def mutants(draw: st.DrawFn, max_xml_ops: int = 4, byte_ops: bool = True, seed: 
         parsed = None
     if parsed is not None:
         for _ in range(data.draw(st.integers(0 if byte_ops else 1, max_xml_ops), label="xml ops")):
-            op = data.draw(st.sampled_from(XML_OPS), label="op")
+            op = data.draw(st.sampled_from(xml_ops or XML_OPS), label="op")
             done = op(parsed, data)
             if done:
                 ops.append(f"{target}: {done}")

@@ -97,8 +97,10 @@ def test_an_update_killed_at_any_moment_leaves_one_version(tmp_path: Path) -> No
     shutil.copy(base, tmp_path / "whole.journal")
     with old.deploy(journal=tmp_path / "whole.journal") as uninterrupted:
         uninterrupted.update(new)
+        live = uninterrupted.status().to_data(), uninterrupted.resolution().to_bytes()
     after = _state(new, tmp_path / "whole.journal")
     assert before is not None and after is not None and before != after
+    assert after == live
 
     zygote_process = subprocess.Popen(
         [sys.executable, __file__, "zygote", str(OLD), str(NEW)], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE
@@ -138,6 +140,47 @@ def test_an_update_killed_at_any_moment_leaves_one_version(tmp_path: Path) -> No
         zygote_process.kill()
         zygote_process.wait(timeout=60)
     assert outcomes["old"] >= 2  # the two kills in the middle of the update's line, at least
+
+
+def test_an_update_pairing_by_name_and_kind_killed_once_done_replays_as_it_ran(tmp_path: Path) -> None:
+    """A leaf x goes from beside the component x[2], which is x now, its
+    value with it (components and values paired by name and kind,
+    docs/semantics.md, "Update"): an updater killed once its update
+    returned leaves a journal that replays to the state it had live."""
+    cdl_ns = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
+    for name, body in (("old", "<x>1</x><x><port cdl:lazy='true'/></x>"), ("new", "<x><port cdl:lazy='true'/></x>")):
+        (tmp_path / f"{name}.cdl").write_text(f'<cdl:cdl xmlns:cdl="{cdl_ns}"><cdl:system><farm>{body}</farm></cdl:system></cdl:cdl>\n')
+    old, new = cdl.load(tmp_path / "old.cdl"), cdl.load(tmp_path / "new.cdl")
+    journal = tmp_path / "farm.journal"
+    with old.deploy(journal=journal) as deployment:
+        deployment.deployed("/farm/x[2]", {"farm/x[2]/port": "8080"})
+        deployment.deployed("/farm")
+    shutil.copy(journal, tmp_path / "live.journal")
+    with old.deploy(journal=tmp_path / "live.journal") as uninterrupted:
+        uninterrupted.update(new)
+        live = uninterrupted.status().to_data(), uninterrupted.resolution().to_bytes()
+    assert {c["path"]: c["state"] for c in live[0]["components"]} == {"/farm": "changed", "/farm/x": "deployed"}
+    zygote_process = subprocess.Popen(
+        [sys.executable, __file__, "zygote", str(tmp_path / "old.cdl"), str(tmp_path / "new.cdl")],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert zygote_process.stdin is not None and zygote_process.stdout is not None
+    lines = Lines(zygote_process.stdout.fileno())
+    try:
+        zygote_process.stdin.write(f"{journal} 0 random\n".encode())
+        zygote_process.stdin.flush()
+        pid = int(lines.next().split()[1])
+        assert [lines.next(), lines.next()] == ["open", "updated"]
+        os.kill(pid, signal.SIGKILL)
+        assert lines.next() == f"exit {-signal.SIGKILL}"
+    finally:
+        zygote_process.stdin.close()
+        zygote_process.kill()
+        zygote_process.wait(timeout=60)
+    assert _state(old, journal) is None
+    assert _state(new, journal) == live
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["zygote"]:

@@ -74,6 +74,10 @@ async def opened(client: LanguageClient, tmp_path: Path, text: str) -> str:
     await start(client, tmp_path)
     open_doc(client, uri, text)
     assert await published(client, uri) == []
+    # The diagnostics come before the analysis is prepared for the requests
+    # (in the worker); a request waits for that first preparation, so that
+    # what a test holds or counts next is its own.
+    await client.text_document_hover_async(types.HoverParams(ident(uri), types.Position(0, 0)))
     return uri
 
 
@@ -276,3 +280,29 @@ async def test_a_hover_reads_what_it_explains_not_the_whole_document(held: Langu
     log = await command(held, "test.log")
     # No text split into lines on the request loop, not every list's name written.
     assert log["split"] == before["split"] == [] and log["qnames"] - before["qnames"] < 50
+
+
+@pytest.mark.asyncio
+async def test_an_analysis_is_prepared_reading_only_its_top_level_and_a_request_what_it_is_about(held: LanguageClient, tmp_path: Path) -> None:
+    body = "\n".join(f'    <Web{i} cdl:extends="Server"><host>h{i}</host><a>1</a><b>2</b><c>3</c></Web{i}>' for i in range(200))
+    text = system("v1", body)
+    uri = await opened(held, tmp_path, text)
+    found = await held.text_document_hover_async(types.HoverParams(ident(uri), where(text, "<host>h150<", 1)))
+    assert "/Web150/host" in hover_text(found)
+    definition = await held.text_document_definition_async(types.DefinitionParams(ident(uri), where(text, 'Web7 cdl:extends="', 18)))
+    assert isinstance(definition, list) and definition[0].uri.endswith("t.cdl")
+    log, [paired] = await command(held, "test.log"), await command(held, "test.paired")
+    # The 1,000 properties are neither read nor paired: the lists, and what the requests were about.
+    assert log["read"] < 100 and 200 < paired < 230
+
+
+@pytest.mark.asyncio
+async def test_symbols_read_each_start_tag_they_list_once(held: LanguageClient, tmp_path: Path) -> None:
+    body = "\n".join(f'    <Web{i} cdl:extends="Server"><host>h{i}</host><a>1</a></Web{i}>' for i in range(100))
+    uri = await opened(held, tmp_path, system("v1", body))
+    await held.text_document_hover_async(types.HoverParams(ident(uri), where(system("v1", body), "<host>h5<", 1)))  # prepared
+    before = (await command(held, "test.log"))["read"]
+    found = await held.text_document_document_symbol_async(types.DocumentSymbolParams(ident(uri)))
+    assert found is not None and len(found) == 100 and all(len(symbol.children or []) == 2 for symbol in found)  # type: ignore[union-attr]
+    # 300 listed, their parents and the root: a tag is read when asked for (text.tags.TagIndex), once here.
+    assert (await command(held, "test.log"))["read"] - before <= 310

@@ -4,6 +4,8 @@ line (tests/test_lines.py has the lines errors report)."""
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 
 import pytest
@@ -11,10 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
+import cdl.text.tags as tags_module
 from cdl import CdlError
+from cdl.text import offsets
 from cdl.text.encoding import decode, encode
 from cdl.text.lines import Lines
-from cdl.text.tags import attribute_line, read_start_tag, scan, start_line, tags_reaching, unescape
+from cdl.text.offsets import Offsets
+from cdl.text.tags import attribute_line, index_tags, read_start_tag, scan, start_line, tags_reaching, unescape
 from conftest import CDL_DECL, CDL_NS, resolve_text
 from test_lines import document
 
@@ -81,6 +86,31 @@ def test_one_start_tag_scanner_strict_and_tolerant() -> None:
     assert [t.name for t in tags_reaching(lines, start, lines.index("\n</s"))] == ["s", "t"]
 
 
+def test_the_tag_index_reads_a_tag_only_when_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``index_tags`` finds every start tag as ``scan`` does, keeping where
+    each is and how they nest: a tag's name and attributes are read when
+    that tag is asked for (a request on a large document reads a few)."""
+    text = "<r>" + "".join(f'<l{i} a="{i}"><p b="x"/><q/></l{i}>' for i in range(100)) + "</r>"
+    read: list[int] = []
+    monkeypatch.setattr(tags_module, "read_start_tag", lambda text, pos, **kw: read.append(pos) or read_start_tag(text, pos, **kw))
+    index = index_tags(text)
+    assert len(index) == 301 and read == []
+    tag = index[4]  # <l1 a="1">
+    assert (tag.name, tag.parent, tag.children, [a.name for a in tag.attrs]) == ("l1", 0, [5, 6], ["a"]) and len(read) == 1
+    assert index.children(0) == list(range(1, 301, 3)) and index.name(299) == "p" and len(read) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["<a>", "</a>", "<b>", "</b>", "<c/>", "<d x='", "'>", "<!--", "-->", "text", "</", ">"]), max_size=40).map("".join))
+def test_the_children_of_an_indexed_tag_are_the_tags_whose_parent_it_is(text: str) -> None:
+    """``TagIndex.children`` passes over each child's element to the next
+    child: in any text, broken as typed text is, what it finds are the tags
+    whose parent is that tag, in order."""
+    index = index_tags(text)
+    for tag in range(len(index)):
+        assert index.children(tag) == [child for child in range(len(index)) if index.parents[child] == tag]
+
+
 def test_the_encoding_is_the_byte_order_marks_then_the_declarations() -> None:
     declared = "<?xml version='1.0' encoding='ISO-8859-1'?><x>é</x>"
     assert decode(declared.encode("latin-1")) == declared
@@ -113,6 +143,8 @@ def test_the_lines_of_any_text_are_those_of_the_rule(text: str) -> None:
 
 
 _PIECES = ["a", "é😀", "<x/>", "\n", "\r\n", "\r", " "]
+#: Without a lone CR (a text with one is indexed whole on each change).
+_ONE_LINE_END = [piece for piece in _PIECES if piece != "\r"]
 
 
 @settings(max_examples=500, deadline=None)
@@ -134,3 +166,52 @@ def test_the_lines_of_an_edited_text_are_those_of_the_text_indexed_whole(text: s
     assert [edited.bounds(n) for n in range(len(edited))] == [whole.bounds(n) for n in range(len(whole))]
     lines = len(whole.text.split("\n"))
     assert [edited.parser_bounds(n) for n in range(1, lines + 2)] == [whole.parser_bounds(n) for n in range(1, lines + 2)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 60), max_size=40).map(lambda steps: list(itertools.accumulate(steps))),
+    st.integers(1, 4),
+    st.lists(
+        st.tuples(st.integers(0, 50), st.integers(0, 50), st.lists(st.integers(0, 60), max_size=9), st.integers(-40, 40)),
+        max_size=6,
+    ),
+)
+def test_offsets_in_chunks_hold_what_a_list_holds(values: list[int], chunk: int, edits: list[tuple[int, int, list[int], int]]) -> None:
+    """``text.offsets.Offsets`` (the lines' starts and ends, in chunks moved a
+    chunk at a time) against a list edited the plain way, after each of a
+    chain of splices, with chunks of one offset up to four; and the sequence
+    spliced from is left as it was."""
+    offsets, plain = Offsets(values, chunk=chunk), list(values)
+    for low, high, inserted, shift in edits:
+        low, high = min(low, len(plain)), min(max(low, high), len(plain))
+        before = list(offsets)
+        edited = offsets.spliced(low, high, sorted(inserted), shift)
+        assert list(offsets) == before
+        plain = plain[:low] + sorted(inserted) + [v + shift for v in plain[high:]]
+        offsets = edited
+        assert list(offsets) == plain and len(offsets) == len(plain)
+        assert [offsets[i] for i in range(len(plain))] == plain
+        if plain == sorted(plain):
+            for probe in range(min(plain, default=0) - 1, max(plain, default=0) + 2):
+                assert offsets.bisect_right(probe) == bisect.bisect_right(plain, probe)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.sampled_from(_ONE_LINE_END), min_size=1, max_size=60).map("".join),
+    st.lists(st.tuples(st.integers(0, 400), st.integers(0, 400), st.lists(st.sampled_from(_PIECES), max_size=4).map("".join)), max_size=8),
+)
+def test_the_lines_of_a_text_edited_again_and_again_are_those_indexed_whole(text: str, edits: list[tuple[int, int, str]]) -> None:
+    """A chain of changes, each on the lines the one before left (as an
+    editor's changes come), in chunks of a few lines (so that changes reach
+    across chunks): the lines of the text indexed whole, after each."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(offsets, "CHUNK", 3)
+        lines = Lines(text)
+        for start, end, inserted in edits:
+            start, end = sorted((start % (len(lines.text) + 1), end % (len(lines.text) + 1)))
+            lines = lines.edited(start, end, inserted)
+            whole = Lines(lines.text)
+            assert [lines.bounds(n) for n in range(len(lines))] == [whole.bounds(n) for n in range(len(whole))]
+            assert [lines.position_of(o) for o in range(len(lines.text) + 1)] == [whole.position_of(o) for o in range(len(whole.text) + 1)]

@@ -1,18 +1,21 @@
 """What a deployment carries over when it moves to new documents (issue
 32; docs/semantics.md, "Deployment sessions", "Update").
 
-Entry points: :func:`value_paths` (the deploy-time values supplied so far,
-each property by its own path), :func:`update_record` (the journal's
-``update`` event: what carries over, from the running version's states and
-the diff of the two versions) and :func:`change_lines` (what changed in a
-component, and why, as ``cdl diff`` says it). ``engine.deployment`` composes
-them: it resolves the new documents with the values, compares the two
-versions (``engine.diff``), makes the record, and applies it to the new
-version's machine; replaying the journal applies the same record.
+Entry points: :func:`carried_paths` (the deploy-time values
+supplied so far, each by the path of its property's pair in the new
+version), :func:`update_record` (the journal's ``update`` event: what
+carries over, from the running version's states and the diff of the two
+versions) and :func:`change_lines` (what changed in a component, and why,
+as ``cdl diff`` says it). ``engine.deployment`` composes them: it resolves
+the new documents with the values, compares the two versions
+(``engine.diff``), makes the record, and applies it to the new version's
+machine; replaying the journal applies the same record.
 
-A component is matched across the versions by its path (the one rule of
-``model.naming``, ``[k]`` among same-named siblings), as ``cdl diff`` pairs
-them.
+Components and properties are paired across the versions by the one rule
+``cdl diff`` pairs them by (``planning.pairing``: by name and kind, the
+k-th component of a name with the k-th, the k-th property with the k-th),
+and the record names each by its path in the new version, so that a
+replay finds it there without pairing again.
 """
 
 from __future__ import annotations
@@ -25,16 +28,20 @@ from lxml import etree
 
 from ..model.naming import Prefixes
 from ..planning.diff import ComponentChange, Diff
+from ..planning.pairing import Counterparts
 from ..planning.paths import ComponentPaths
 from .machine import Machine
 from .removals import Removals
 
 
-def value_paths(elements: Iterable[etree._Element], prefixes: Prefixes) -> list[str]:
-    """Each property's own path, as ``--set`` takes it (``LIST/child[k]/...``,
-    whole however deep: it is read back, not shown)."""
+def carried_paths(elements: Iterable[etree._Element], pairs: Counterparts, prefixes: Prefixes) -> list[str | None]:
+    """The path of the pair in the new version (``prefixes``: its) of each
+    of ``elements`` (properties of the running version), as ``--set`` takes
+    it (``LIST/child[k]/...``, whole however deep: it is read back, not
+    shown); None for one without a pair."""
     steps = prefixes.steps()
-    return ["/".join(prefixes.steps_of(el, steps)) for el in elements]
+    found = (pairs(el) for el in elements)
+    return [None if pair is None else "/".join(prefixes.steps_of(pair, steps)) for pair in found]
 
 
 def change_lines(diff: Diff, change: ComponentChange) -> tuple[str, ...]:
@@ -68,42 +75,29 @@ def _key(path: str) -> str:
     return path[:at] if at > 0 and "...(" in path else path
 
 
-def matched(paths: ComponentPaths, parent: Sequence[int], new_paths: ComponentPaths) -> tuple[list[str], list[int | None]]:
-    """Each component of the running version (``paths``, ``parent``: each
-    one's parent, by number) with its path, and the component of the new
-    version (``new_paths``) with that path, or None: found step by step,
-    each among the children of its parent's match, as
-    :meth:`ComponentPaths.find` reads a path (a parent's number is below its
-    children's). Index 0 is the system."""
-    names = [paths[comp] for comp in range(len(paths))]
-    found: list[int | None] = [0] * len(paths)
-    for comp in range(1, len(paths)):
-        up = found[parent[comp]]
-        found[comp] = None if up is None else new_paths.find_child(up, paths.step(comp))
-    return names, found
-
-
 def update_record(
     header: Mapping[str, Any],
     values: Mapping[str, str],
     release: Sequence[str],
-    old: tuple[Sequence[str], Machine, Mapping[int, Sequence[str]], Removals],
-    found: Sequence[int | None],
+    old: tuple[ComponentPaths, Machine, Mapping[int, Sequence[str]], Removals],
+    new: tuple[Sequence[int | None], ComponentPaths],
     diff: Diff,
 ) -> dict[str, Any]:
     """The ``update`` event moving a deployment to the documents of
     ``header``: ``values`` and ``release`` (the values that carry over, as
     paths of the new documents), and from the running version (``old``: its
-    components' paths, machine, the paths of each deployed component's values
-    still to come, and its removals; ``found``: the new version's component
-    with each one's path, :func:`matched`) the state of each component, by path: deployed
-    or failed when its configuration is the same in ``diff`` (``changed``
-    kept with what changed before), ``changed`` when it was deployed and its
-    configuration changed (with what changed and why), and, for each
-    component the new documents no longer have (and each one an earlier
-    update left removing), ``removing``, with the components leaving with it
-    that wait on it."""
+    components' paths, machine, the new version's paths of each deployed
+    component's values still to come, and its removals; ``new``: each
+    component's pair in the new version, ``planning.pairing.pair_components``,
+    and the new version's paths) the state of each component, by its pair's path:
+    deployed or failed when its configuration is the same in ``diff``
+    (``changed`` kept with what changed before), ``changed`` when it was
+    deployed and its configuration changed (with what changed and why),
+    and, for each component without a pair (and each one an earlier update
+    left removing), ``removing``, by its own path, with the components
+    leaving with it that wait on it."""
     paths, machine, later, removals = old
+    found, new_paths = new
     changes = {_key(c.path): c for c in diff.components}
     deployed: list[str] = []
     failed: dict[str, str] = {}
@@ -111,15 +105,19 @@ def update_record(
     changed: dict[str, list[str]] = {}
     leaving: list[int] = []
     for comp in range(1, len(paths)):
-        path = paths[comp]
-        if found[comp] is None:
+        pair = found[comp]
+        if pair is None:
             leaving.append(comp)
             continue
         state = machine.state(comp)
+        was_changed = comp in machine.changed
+        if state not in ("deployed", "failed") and not was_changed:
+            continue  # deployed afresh, by the usual rules
         before = machine.changed.get(comp, ())
+        path = new_paths[pair]
         change = changes.get(_key(path))
         if change is not None and change.change == "changed":
-            if state in ("deployed", "changed") or comp in machine.changed:
+            if state == "deployed" or was_changed:
                 changed[path] = [*before, *change_lines(diff, change)]
             continue  # otherwise deployed afresh, by the usual rules
         if before:
@@ -171,7 +169,7 @@ def later_siblings(machine: Machine) -> dict[int, list[int]]:
     return later
 
 
-def _leaving(paths: Sequence[str], machine: Machine, leaving: Sequence[int]) -> dict[str, list[str]]:
+def _leaving(paths: ComponentPaths, machine: Machine, leaving: Sequence[int]) -> dict[str, list[str]]:
     """The components ``leaving`` (numbers of the running version), each with
     those among them that wait on it (:func:`waiting_on`)."""
     among = set(leaving)

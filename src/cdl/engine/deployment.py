@@ -34,6 +34,8 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, overload
 
+from lxml import etree
+
 from ..deployment.journal import Journal, check_text, journal_header, last_update
 from ..deployment.status import DeploymentStatus
 from ..errors import CdlError, DeploymentError, DeployValueError, JournalError
@@ -380,7 +382,9 @@ class Deployment:
 
     # -- carrying over (update) and taking down ------------------------------------------
 
-    def _move(self, loaded: Loaded, replacing: Mapping[str, str] | None = None, then: dict[str, Any] | None = None) -> list[int]:
+    def _move(
+        self, loaded: Loaded, replacing: Mapping[etree._Element, str] | None = None, then: dict[str, Any] | None = None
+    ) -> list[int]:
         """Move the deployment to ``loaded`` as one update event, the values
         supplied so far carried over (those of ``replacing`` given their new
         values), then apply ``then`` (a changed component's deployed event

@@ -23,7 +23,7 @@ from typing import Any
 
 from lxml import etree
 
-from ..deployment.carry import matched, removal_waits, update_record, value_paths
+from ..deployment.carry import carried_paths, removal_waits, update_record
 from ..deployment.machine import Machine
 from ..deployment.owners import Owners
 from ..deployment.removals import Removals
@@ -37,6 +37,7 @@ from ..model.switch import fast_paths_enabled
 from ..model.vocabulary import T_SYSTEM
 from ..model.workspace import Workspace
 from ..planning.changes import WrittenChange, written_changes
+from ..planning.pairing import Counterparts, pair_components
 from ..planning.plan import PlannedComponent, build_plan_facts
 from ..resolution.laziness import CheckedRound, Round, apply_round, check_round, left_unresolved, select_path
 from ..resolution.output import build_output
@@ -57,8 +58,6 @@ class DeploymentState:
         #: Whether an event failed half way (what only resolving tells), leaving
         #: the trees half changed: the state must be made again from ``log``.
         self.spoiled = False
-        # What each list reads is recorded for an update (fast paths only:
-        # without them, an update compares every list).
         self.ws, self.resolver, self.left = resolve_working(self.loaded, (), reads=fast_paths_enabled())
         with cyclic_gc_paused():
             self.plan, self.facts = build_plan_facts(self.ws, self.resolver)
@@ -205,12 +204,11 @@ class DeploymentState:
             why = f"{where} already has the value {earlier[0]!r}, supplied by {by}; a lazy property takes one value"
         raise DeployValueError(f"set {path!r}: {why}", code="SET_CONFLICT", url=ctx.docs[0].url, path=where)
 
-    def replacing(self, comp: int, values: Mapping[str, str]) -> dict[str, str]:
-        """The values of changed component ``comp``'s deployed event that give
-        one of its own lazy properties another value than it has (by each
-        property's own path): deploying it again, it supplies them anew."""
-        prefixes = self.ws.ctx.prefixes
-        replacing: dict[str, str] = {}
+    def replacing(self, comp: int, values: Mapping[str, str]) -> dict[etree._Element, str]:
+        """The properties of changed component ``comp``'s own lazy values that
+        its deployed event's ``values`` give another value than they have,
+        with their new values: deploying it again, it supplies them anew."""
+        replacing: dict[etree._Element, str] = {}
         for path, value in values.items():
             try:
                 elements = select_path(self.ws, path, "set")
@@ -219,47 +217,44 @@ class DeploymentState:
             for el in elements:
                 supplied = self.supplied.get(el)
                 if self.owners.owner(el) == comp and supplied is not None and supplied[0] != value:
-                    replacing.update(dict.fromkeys(value_paths([el], prefixes), value))
+                    replacing[el] = value
         return replacing
 
-    def _carried(self, fresh: DeploymentState, replacing: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    def _carried(
+        self, fresh: DeploymentState, pairs: Counterparts, replacing: Mapping[etree._Element, str]
+    ) -> tuple[dict[str, str], list[str]]:
         """The values supplied so far (those of ``replacing`` with their new
-        values) and the references released, each by its property's own path,
-        that ``fresh`` (the new documents) still has, given to ``fresh`` as
-        one round; a value that no longer fits refuses the update (the
-        round's error, saying so)."""
-        prefixes = self.ws.ctx.prefixes
-        values = dict(zip(value_paths(self.supplied, prefixes), (value for value, _ in self.supplied.values())))
-        values.update(replacing)
-        release = value_paths(self.released, prefixes)
-        values = {path: value for path, value in values.items() if _selects(fresh.ws, path, "set")}
-        release = [path for path in release if _selects(fresh.ws, path, "release")]
+        values) and the references released, each by the path of its
+        property's pair in ``fresh`` (the new documents), given to ``fresh``
+        as one round; a value whose property has no pair is dropped, one that
+        no longer fits refuses the update (the round's error, saying so)."""
+        prefixes = fresh.ws.ctx.prefixes
+        given = {el: value for el, (value, _) in self.supplied.items()}
+        given.update(replacing)
+        paths = carried_paths(given, pairs, prefixes)
+        values = {path: value for path, value in zip(paths, given.values()) if path is not None and _selects(fresh.ws, path, "set")}
+        released = carried_paths(self.released, pairs, prefixes)
+        release = [path for path in released if path is not None and _selects(fresh.ws, path, "release")]
         try:
             fresh._give(values, release, None, (), False)
         except CdlError as exc:
-            for error in exc.errors:
-                error.message = (
-                    f"update: a value supplied so far does not fit the new documents: {error.message}; the running"
-                    " deployment's values carry over: change the new documents, or begin a new journal"
-                )
-                error.args = (error.message,)
-            exc.message = exc.errors[0].message  # a group says its first error's message
-            exc.args = (exc.message,)
+            _not_fitting(exc)
             raise
         return values, release
 
     def _update_record(
-        self, fresh: DeploymentState, header: dict[str, Any], values: dict[str, str], release: list[str]
+        self,
+        fresh: DeploymentState,
+        header: dict[str, Any],
+        carried: tuple[dict[str, str], list[str]],
+        paired: tuple[list[int | None], dict[int, list[str]]],
+        compared: tuple[Callable[[etree._Element], bool] | None, list[WrittenChange] | None] = (None, None),
     ) -> tuple[dict[str, Any], dict[str, int]]:
-        """The update event moving this deployment to ``fresh``'s documents
-        (``fresh`` given the carried ``values`` and ``release``), the two
-        versions compared (this one's trees taken apart for it), and the
-        number in ``fresh`` of each component path it names."""
-        names, found = matched(self.paths, self.machine.parent, fresh.paths)  # before the trees are taken apart
-        compared = _compared(self, fresh, values, release)
-        prefixes = self.ws.ctx.prefixes
-        is_pending, held = self.resolver.is_pending, self.owners.held
-        later = {c: value_paths([el for el in els if is_pending(held[el][0])], prefixes) for c, els in self.later.items()}
+        """The update event moving this deployment to ``fresh``'s documents (``fresh`` given the
+        ``carried`` values and releases; ``paired``: each component's pair in ``fresh``,
+        ``pair_components``, and the values still to come of each, by their pairs' paths), the two
+        versions compared (this one's trees taken apart for it; the lists of ``compared``,
+        :func:`_compared`), and the number in ``fresh`` of each component path it names."""
         with cyclic_gc_paused():
             old = build_output(
                 self.ws,
@@ -268,17 +263,16 @@ class DeploymentState:
                 unresolved=left_unresolved(self.resolver, self.left),
                 facts=self.loaded.output_facts,
             )
-            # fresh's trees live on: an output of a copy (the one way an
-            # output both leaves them whole and takes the known path), of
-            # only the lists compared.
+            # fresh's trees live on: an output of a copy (the one way an output
+            # both leaves them whole and takes the known path), of the lists compared.
             ws, left = copy_main((fresh.ws, fresh.resolver, left_unresolved(fresh.resolver, fresh.left)), compared[0])
             new = build_output(ws, system_only=True, consume=True, unresolved=left, facts=fresh.loaded.output_facts)
-        versions, rounds = (self.loaded, fresh.loaded), (self.rounds, fresh.rounds)
-        diff = diff_systems(versions, rounds, (old.find(T_SYSTEM), new.find(T_SYSTEM)), *compared)
+        diff = diff_systems((self.loaded, fresh.loaded), (self.rounds, fresh.rounds), (old.find(T_SYSTEM), new.find(T_SYSTEM)), *compared)
         del old, new
-        record = update_record(header, values, release, (names, self.machine, later, self.removals), found, diff)
+        found, later = paired
+        record = update_record(header, *carried, (self.paths, self.machine, later, self.removals), (found, fresh.paths), diff)
         record["seq"] = fresh.base + 1
-        return record, {names[comp]: number for comp, number in enumerate(found) if number}
+        return record, {fresh.paths[number]: number for number in found if number}
 
     def _carry(self, event: dict[str, Any]) -> list[int]:
         """Apply an update event to a deployment of its documents that has
@@ -472,7 +466,9 @@ class DeploymentState:
         statuses += [self.removal_status(i) for i in range(len(self.removals)) if not self.in_teardown(i)]
         return DeploymentStatus(statuses, self.plan)
 
-    def moved(self, loaded: Loaded, header: dict[str, Any], replacing: Mapping[str, str]) -> tuple[DeploymentState, dict[str, Any]]:
+    def moved(
+        self, loaded: Loaded, header: dict[str, Any], replacing: Mapping[etree._Element, str]
+    ) -> tuple[DeploymentState, dict[str, Any]]:
         """The state of ``loaded``'s documents (named by journal ``header``)
         with everything this one carries over (the values supplied so far,
         those of ``replacing`` given their new values), and the update event
@@ -485,40 +481,97 @@ class DeploymentState:
         with cyclic_gc_paused():
             fresh = DeploymentState(loaded)
             fresh.base = self.base + len(self.log)
-            values, release = self._carried(fresh, replacing)
+            # Everything is paired (planning.pairing, the rule of cdl diff)
+            # before fresh is given a value: its kinds are its plan's.
+            elements, new_elements = self.facts.elements, fresh.facts.elements
+            found = pair_components((elements, self.facts.children), (new_elements, fresh.facts.children))
+            paired = {el: None if n is None else new_elements[n] for el, n in zip(elements[1:], found[1:])}
+            components = (set(elements), set(new_elements))
+            pairs = Counterparts(components, paired, _tops(fresh), set(self.supplied).union(self.released))
+            later = _later_carried(self, fresh, pairs)
+            carried = self._carried(fresh, pairs, replacing)
+            compared = _compared(self, fresh, pairs, replacing, carried)
             self.spoiled = True  # from here on: its trees are taken apart
-            record, numbers = self._update_record(fresh, header, values, release)
-            fresh._carry_states(record, numbers.__getitem__)
+            record, named = self._update_record(fresh, header, carried, (found, later), compared)
+            fresh._carry_states(record, named.__getitem__)
             fresh.log.append(logged(record))
         return fresh, record
 
 
 def _compared(
-    running: DeploymentState, fresh: DeploymentState, values: Mapping[str, str], release: Sequence[str]
+    running: DeploymentState,
+    fresh: DeploymentState,
+    pairs: Counterparts,
+    replacing: Mapping[etree._Element, str],
+    carried: tuple[dict[str, str], list[str]],
 ) -> tuple[Callable[[etree._Element], bool] | None, list[WrittenChange] | None]:
-    """Which lists the update compares (``engine.diff.compared_lists``),
-    and the documents' written changes when they were needed for it: the
-    lists written differently, those whose deploy-time values differ
-    from those carried over to ``fresh`` from ``running`` (``values``, ``release``: a value
-    given anew, one no longer carried), and those that read one of them,
-    by either version's reads. Every list (None) without the reads."""
+    """Which lists an update compares (``engine.diff.compared_lists``), and
+    the documents' written changes when they were needed for it: the lists
+    written differently, those of ``running`` whose deploy-time values do not
+    carry over to the same place of ``fresh`` alike (``carried``: the values
+    and releases given to ``fresh``, by the paths of their pairs; a value
+    given anew, ``replacing``, or one not carried), and those that read one of
+    them, by either version's reads. Every list (None) without the reads."""
     old_reads, new_reads = running.ws.reads, fresh.ws.reads
     if old_reads is None or new_reads is None:
         return None, None
     versions = (running.loaded, fresh.loaded)
-    prefixes_of = (running.loaded.prefixes(), fresh.loaded.prefixes())
-    changes = written_changes(running.loaded.docs, fresh.loaded.docs, prefixes_of, fresh.loaded.options.limits)
+    prefixes = (running.loaded.prefixes(), fresh.loaded.prefixes())
+    changes = written_changes(running.loaded.docs, fresh.loaded.docs, prefixes, fresh.loaded.options.limits)
     changed = changed_names(versions, changes)
     if changed is None:
         return None, changes
-    prefixes, carried = running.ws.ctx.prefixes, set(release)
-    supplied = list(running.supplied)
-    given = [el for el, path in zip(supplied, value_paths(supplied, prefixes)) if values.get(path) != running.supplied[el][0]]
-    given += [el for el, path in zip(running.released, value_paths(running.released, prefixes)) if path not in carried]
+    values, release = carried
+    old_prefixes, new_prefixes = running.ws.ctx.prefixes, fresh.ws.ctx.prefixes
+    steps = old_prefixes.steps()
+
+    def own(elements: list[etree._Element]) -> list[str]:
+        return ["/".join(old_prefixes.steps_of(el, steps)) for el in elements]
+
+    supplied, released, carried_release = list(running.supplied), list(running.released), set(release)
+    moved = [
+        el
+        for el, path, pair in zip(supplied, own(supplied), carried_paths(supplied, pairs, new_prefixes))
+        if el in replacing or pair != path or values.get(path) != running.supplied[el][0]
+    ]
+    moved += [
+        el
+        for el, path, pair in zip(released, own(released), carried_paths(released, pairs, new_prefixes))
+        if pair != path or path not in carried_release
+    ]
     names: dict[etree._Element | None, str] = {el: name for name, el in running.ws.lists.items()}
-    changed.update(name for el in given if (name := names.get(top_level_of(el))) is not None)
+    changed.update(name for el in moved if (name := names.get(top_level_of(el))) is not None)
     by_name = [old_reads.by_name(running.ws.lists), new_reads.by_name(fresh.ws.lists)]
     return compared_lists(fresh.loaded, reaching(changed, by_name)), changes
+
+
+def _not_fitting(exc: CdlError) -> None:
+    """Say in ``exc`` (an error of the round of values an update carries) that those values do not fit."""
+    for error in exc.errors:
+        error.message = (
+            f"update: a value supplied so far does not fit the new documents: {error.message}; the running"
+            " deployment's values carry over: change the new documents, or begin a new journal"
+        )
+        error.args = (error.message,)
+    exc.message = exc.errors[0].message  # a group says its first error's message
+    exc.args = (exc.message,)
+
+
+def _tops(state: DeploymentState) -> dict[Any, etree._Element]:
+    """The top level lists of ``state``'s documents by name (names are unique among them)."""
+    return {el.tag: el for el in state.ws.lists.values()}
+
+
+def _later_carried(old: DeploymentState, fresh: DeploymentState, pairs: Counterparts) -> dict[int, list[str]]:
+    """The values still to come of each of ``old``'s components deployed
+    with ``later`` (by number), each by the path of its property's pair in
+    ``fresh``."""
+    is_pending, held, prefixes = old.resolver.is_pending, old.owners.held, fresh.ws.ctx.prefixes
+    later: dict[int, list[str]] = {}
+    for comp, elements in old.later.items():
+        paths = carried_paths([el for el in elements if is_pending(held[el][0])], pairs, prefixes)
+        later[comp] = [path for path in paths if path is not None]
+    return later
 
 
 #: The events that carry over or take down, each applied by its own method.

@@ -179,13 +179,30 @@ class Analysis:
 
     def lines_of(self, key: str) -> Lines | None:
         """The lines of the open buffer ``key`` as this analysis read it (None: it read none)."""
-        found = self.lines.get(key)
-        if found is None:
-            text = self.seen.get(key)
-            if text is None:
-                return None
-            found = self.lines[key] = Lines(text)
-        return found
+        return _split_once(self.seen, self.lines, key)
+
+    def lines_for(self) -> Callable[[str], Lines | None]:
+        """The lines of a text if it is an open buffer's as this analysis read
+        it (:meth:`lines_of`), for what is made from it: it holds the
+        analysis's buffers and lines, not the analysis (which holds what is
+        made from it: no reference cycle)."""
+        return functools.partial(_lines_of_text, self.seen, self.lines)
+
+
+def _split_once(seen: Mapping[str, str], lines: dict[str, Lines], key: str) -> Lines | None:
+    """The lines of ``seen[key]`` (None: no such text), split when first asked and kept in ``lines``."""
+    found = lines.get(key)
+    if found is None:
+        text = seen.get(key)
+        if text is None:
+            return None
+        found = lines[key] = Lines(text)
+    return found
+
+
+def _lines_of_text(seen: Mapping[str, str], lines: dict[str, Lines], text: str) -> Lines | None:
+    key = next((key for key, held in seen.items() if held is text), None)
+    return None if key is None else _split_once(seen, lines, key)
 
 
 def text_of(url: str, buffers: Mapping[str, str], read: Iterable[Mapping[str, str]]) -> str | None:
@@ -249,8 +266,7 @@ def _lines_of(analysis: Analysis, read: Callable[[str], str | None], url: str) -
     text = read(url)
     if text is None:
         return None
-    key = next((key for key, seen in analysis.seen.items() if seen is text), None)
-    return Lines(text) if key is None else analysis.lines_of(key)
+    return analysis.lines_for()(text) or Lines(text)
 
 
 class Buffers:

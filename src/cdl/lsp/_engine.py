@@ -58,7 +58,7 @@ from ..resolution.explain import Explanation, Recorder, Step, explain, path_name
 from ..resolution.references import ReferenceResolver, items_in
 from ..text.encoding import decode, encode
 from ..text.lines import UTF8, UTF16, UTF32, Lines
-from ..text.tags import Attr, Tag, read_start_tag, scan, start_line, tags_reaching, unescape
+from ..text.tags import Attr, Tag, TagIndex, index_tags, markup_before, read_start_tag, scan, start_line, tags_reaching, unescape
 
 __all__ = [
     "A_CREF",
@@ -103,6 +103,7 @@ __all__ = [
     "Step",
     "Steps",
     "Tag",
+    "TagIndex",
     "Workspace",
     "__version__",
     "children_by_name",
@@ -113,12 +114,14 @@ __all__ = [
     "engine",
     "explain",
     "holder_of",
+    "index_tags",
     "is_unresolved",
     "items_in",
     "join_url",
     "load_with",
     "loaded_of",
     "local_path",
+    "markup_before",
     "parse_name_ref",
     "path_namespaces",
     "parse_path",

@@ -20,9 +20,13 @@ from typing import cast
 
 from ._buffers import Analysis
 from ._edits import Edit
-from ._engine import CdlError, Document, Plan, Resolution, start_line
+from ._engine import CdlError, Document, Lines, Plan, Resolution, start_line
 from ._targets import Targets
 from ._written import Cursor, Spot, Written, attribute_name, is_variable
+
+#: How far below a document's root its top level lists are (cdl:cdl, then
+#: cdl:configuration and cdl:system, 4.1).
+_LISTS_DEPTH = 2
 
 __all__ = ["Navigation", "Spot", "drop_navigation", "navigation_now", "navigation_of"]
 
@@ -44,9 +48,15 @@ class Navigation:
     """
 
     def __init__(
-        self, document: Document, texts: Mapping[str, str], *, resolution: Resolution | None = None, earlier: Navigation | None = None
+        self,
+        document: Document,
+        texts: Mapping[str, str],
+        *,
+        resolution: Resolution | None = None,
+        earlier: Navigation | None = None,
+        lines: Callable[[str], Lines | None] | None = None,
     ) -> None:
-        self.written: Written = Written(document, texts, None if earlier is None else earlier.written)
+        self.written: Written = Written(document, texts, None if earlier is None else earlier.written, lines)
         #: ``earlier``, a navigation of the same document over other texts,
         #: lends its resolution and its indexes of the loaded trees (neither
         #: depends on the texts).
@@ -55,7 +65,9 @@ class Navigation:
 
     def prepare(self, yielding: Callable[[], bool] = lambda: False) -> bool:
         """Build now what the first hover and the first lens of the main
-        document would: its text paired with its tree, the resolution with
+        document would: its text's start tags found and its top level lists
+        paired with their elements (the rest is paired where a request
+        asks: ``_source.Pairing``), the resolution with
         provenance and its plan, and the lines of its text that an
         explanation places its steps at (``start_line``, which keeps them per
         text) (``cdl lsp`` calls it in its worker thread, so that they answer
@@ -64,12 +76,18 @@ class Navigation:
         calling it again goes on from there."""
         main = self.written.docs[0]
         lines = functools.partial(start_line, main.data, main.root)
-        steps = (functools.partial(self.written.paired, 0), self.targets.resolved, self.plan, lines)
+        steps = (self._pair_lists, self.targets.resolved, self.plan, lines)
         for step in steps:
             if yielding():
                 return False
             step()
         return True
+
+    def _pair_lists(self) -> None:
+        """The main document's text scanned for its start tags, and the tags
+        of its top level lists paired with their elements (a request pairs
+        the rest of its way in the one list it is about)."""
+        self.written.paired(0).pairing.match_top(_LISTS_DEPTH)
 
     def at(self, url: str, line: int, column: int) -> Cursor | None:
         """What (line, column) of document ``url`` stands on (see :meth:`Written.at`)."""
@@ -101,7 +119,7 @@ def navigation_of(analysis: Analysis) -> Navigation | None:
     if found is None:
         if analysis.document is None:
             return None
-        found = analysis.memo["navigation"] = Navigation(analysis.document, analysis.texts)
+        found = analysis.memo["navigation"] = Navigation(analysis.document, analysis.texts, lines=analysis.lines_for())
     return cast("Navigation", found)
 
 

@@ -39,7 +39,6 @@ garbage collector (:func:`_collector_off`).
 from __future__ import annotations
 
 import asyncio
-import bisect
 import dataclasses
 import functools
 import gc
@@ -213,13 +212,14 @@ class CdlServer(LanguageServer):
         cursor = None if place is None or navigation is None else navigation.at(navigation.written.document.url, *place)
         if cursor is None:
             return True
-        tags, offset = cursor.doc.source.tags, cursor.offset
+        source, offset = cursor.doc.source, cursor.offset
+        tags = source.tags
         if cursor.tag is not None:
             first, last = tags[cursor.tag].start, tags[cursor.tag].end
         else:
-            before = bisect.bisect_right(tags, offset, key=lambda tag: tag.start) - 1
-            first = tags[before].end if before >= 0 else 0
-            last = tags[before + 1].start if before + 1 < len(tags) else len(cursor.doc.source.text)
+            after = source.first_from(offset + 1)  # the tag after it (it is in none)
+            first = tags[after - 1].end if after > 0 else 0
+            last = tags[after].start if after < len(tags) else len(source.text)
         return first <= edit.old_end and edit.start <= last
 
     def _edit(self, url: str, lines: Lines) -> Edit | None:

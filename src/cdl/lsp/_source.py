@@ -1,33 +1,50 @@
 """A document's text with its start tags, for the navigation of ``cdl lsp``
 (issue 25, points 2-7 and 9).
 
-Entry points: :class:`Source` (a text's start tags, read tolerantly by
-``text.tags.scan``, and its lines; :meth:`Source.carried`, those of a text
-being typed around what was typed, from an earlier text's) and :func:`pair`
-(which scanned tag each element of a loaded tree was parsed from). Offsets are code points of the
-text (``str``); lines are ``text.lines.Lines``.
+Entry points: :class:`Source` (a text's start tags, found tolerantly by
+``text.tags.index_tags`` and each read when asked for, and its lines;
+:meth:`Source.carried`, those of a text being typed around what was typed,
+from an earlier text's) and :class:`Pairing` (which tag each element of a
+loaded tree was parsed from, found where asked). Offsets are code points of
+the text (``str``); lines are ``text.lines.Lines``.
 """
 
 from __future__ import annotations
 
 import bisect
 import dataclasses
+from collections.abc import Mapping, Sequence
 
 from lxml import etree
 
-from ._engine import Attr, Lines, Tag, read_start_tag, scan
+from ._engine import Attr, Lines, Tag, TagIndex, index_tags, markup_before, read_start_tag, scan
 
 
 class Source:
     """A text's start tags in document order, and its lines (``tags`` and
-    ``lines`` given: those, not read again)."""
+    ``lines`` given: those, not read again). Found whole, the tags are a
+    ``TagIndex``: each is read when asked for (a request reads a few)."""
 
-    def __init__(self, text: str, tags: list[Tag] | None = None, lines: Lines | None = None) -> None:
+    def __init__(self, text: str, tags: Sequence[Tag] | None = None, lines: Lines | None = None) -> None:
         self.text = text
-        self.tags: list[Tag] = scan(text) if tags is None else tags
-        self._starts = [tag.start for tag in self.tags]
+        self.tags: Sequence[Tag] = index_tags(text) if tags is None else tags
+        self._index = self.tags if isinstance(self.tags, TagIndex) else None
+        self._starts: Sequence[int] = [tag.start for tag in self.tags] if self._index is None else self._index.starts
         #: Its lines, as the positions of ``cdl lsp`` count them.
         self.lines = Lines(text) if lines is None else lines
+
+    def parent(self, index: int) -> int:
+        """The tag that tag ``index`` is in (-1: none)."""
+        return self.tags[index].parent if self._index is None else self._index.parents[index]
+
+    def children(self, index: int) -> list[int]:
+        """The tags in tag ``index``, in order."""
+        return self.tags[index].children if self._index is None else self._index.children(index)
+
+    def local(self, index: int) -> str:
+        """The local part of tag ``index``'s name."""
+        name = self.tags[index].name if self._index is None else self._index.name(index)
+        return name.rpartition(":")[2]
 
     @classmethod
     def carried(cls, old: Source, text: str, lines: Lines, stretch: tuple[int, int, int]) -> tuple[Source, dict[int, int]]:
@@ -37,11 +54,14 @@ class Source:
         stretch to the tag after it, read again, in the tags of ``old`` that
         the text before the stretch leaves open (their parents). And which tag
         of ``old`` each one is: matched in order by local name among the
-        children of the tag they are in, as :func:`pair` matches tags with
+        children of the tag they are in, as :class:`Pairing` matches tags with
         elements (a tag without a match was typed since). Reads what the
         stretch touches, not the whole text."""
         start, old_end, new_end = stretch
-        first = max(text.rfind("<", 0, start), 0)
+        # The markup before the stretch, read from old's last start tag before
+        # it (unchanged text): a '<' in a comment after that tag begins none.
+        before = old.first_from(start) - 1
+        first = markup_before(text, start, old.tags[before].start if before >= 0 else 0)
         closed = text.find(">", first, start)
         if text.startswith("</", first) and closed >= 0:
             first = closed + 1  # after an end tag: in the element around the one it ends
@@ -59,14 +79,14 @@ class Source:
         # where ``last`` was, at the top, in the same tag of the chain.
         lo, hi = old.first_from(first), old.first_from(last - new_end + old_end)
         was = dict(enumerate(chain))
-        stack = [(tops, [i for i in range(lo, hi) if old.tags[i].parent == (chain[-1] if chain else -1)])]
+        stack = [(tops, [i for i in range(lo, hi) if old.parent(i) == (chain[-1] if chain else -1)])]
         while stack:
             news, olds = stack.pop()
             j = 0
             for index in news:
-                if j < len(olds) and old.tags[olds[j]].local == tags[index].local:
+                if j < len(olds) and old.local(olds[j]) == tags[index].local:
                     was[index] = olds[j]
-                    stack.append((tags[index].children, old.tags[olds[j]].children))
+                    stack.append((tags[index].children, old.children(olds[j])))
                     j += 1
         return cls(text, tags, lines), was
 
@@ -80,11 +100,11 @@ class Source:
         innermost of them, if it is not that one."""
         index = self.first_from(offset) - 1
         while index >= 0 and self.tags[index].element_end <= offset:
-            index = self.tags[index].parent
+            index = self.parent(index)
         chain = []
         while index >= 0:
             chain.append(index)
-            index = self.tags[index].parent
+            index = self.parent(index)
         chain.reverse()
         return chain
 
@@ -112,7 +132,7 @@ class Source:
 
     def root(self) -> int | None:
         """The first tag that has no parent: the document's root element."""
-        return next((i for i, tag in enumerate(self.tags) if tag.parent < 0), None)
+        return next((i for i in range(len(self.tags)) if self.parent(i) < 0), None)
 
 
 def _moved_by(offset: int | None, by: int) -> int | None:
@@ -128,30 +148,93 @@ def _moved(tag: Tag, by: int, base: int) -> Tag:
     return Tag(tag.name, tag.start + by, tag.end + by, attrs, parent, children, tag.terminated, tag.empty, tag.element_end + by)
 
 
-def pair(source: Source, root: etree._Element) -> tuple[dict[int, etree._Element], dict[etree._Element, int]]:
+class Pairing:
     """Which tag of ``source`` each element of ``root`` (the loaded tree of
-    that text) was parsed from, both ways.
+    that text) was parsed from, both ways, found where asked: the children
+    of a tag are matched with its element's when a tag or an element below
+    them is first asked about (a request asks about one list of thousands).
+    ``pairs`` given: those, and no more (no ``root``).
 
     The loader drops cdl:documentation (and comments, which the scan skips);
     otherwise the trees have the same shape. Children are matched in order by
     local name, a tag without a match being one the loader dropped, so a text
     that changed since it was loaded pairs what still matches and never fails.
     """
-    by_tag: dict[int, etree._Element] = {}
-    by_element: dict[etree._Element, int] = {}
-    first = source.root()
-    if first is None or not isinstance(root.tag, str) or source.tags[first].local != root.tag.rpartition("}")[2]:
-        return by_tag, by_element
-    stack = [(first, root)]
-    tags = source.tags
-    while stack:
-        index, el = stack.pop()
-        by_tag[index] = el
-        by_element[el] = index
-        loaded = [(child, child.tag.rpartition("}")[2]) for child in el if isinstance(child.tag, str)]
+
+    def __init__(self, source: Source, root: etree._Element | None, pairs: Mapping[int, etree._Element] | None = None) -> None:
+        self.source = source
+        self._element: dict[int, etree._Element] = dict(pairs or {})
+        self._tag: dict[etree._Element, int] = {el: tag for tag, el in self._element.items()}
+        #: Paired tags whose children are not matched yet.
+        self._unmatched: set[int] = set()
+        first = source.root() if root is not None and pairs is None else None
+        #: The root's tag, paired with ``root``.
+        self._root: int | None = None
+        if root is not None and first is not None and isinstance(root.tag, str) and source.local(first) == root.tag.rpartition("}")[2]:
+            self._add(first, root)
+            self._root = first
+
+    def __len__(self) -> int:
+        """How many tags are paired so far."""
+        return len(self._element)
+
+    def element_of(self, index: int) -> etree._Element | None:
+        """The loaded element tag ``index`` was parsed from (None: none, it was typed since)."""
+        found = self._element.get(index)
+        if found is None:
+            chain = []
+            at = index
+            while at >= 0 and at not in self._element:
+                chain.append(at)
+                at = self.source.parent(at)
+            for tag in reversed(chain if at >= 0 else ()):
+                self._match(at)
+                if tag not in self._element:
+                    return None
+                at = tag
+            found = self._element.get(index)
+        return found
+
+    def tag_of(self, el: etree._Element) -> int | None:
+        """The tag loaded ``el`` was parsed from (None: it is not of this tree, or not written in this text)."""
+        found = self._tag.get(el)
+        if found is None:
+            chain = []
+            at: etree._Element | None = el
+            while at is not None and at not in self._tag:
+                chain.append(at)
+                at = at.getparent()
+            for below in reversed(chain if at is not None else ()):
+                assert at is not None
+                self._match(self._tag[at])
+                if below not in self._tag:
+                    return None
+                at = below
+            found = self._tag.get(el)
+        return found
+
+    def match_top(self, depth: int) -> None:
+        """Pair the tags down to ``depth`` levels below the root now (the top
+        level lists are two below it: a request pairs the rest of its way)."""
+        level = [] if self._root is None else [self._root]
+        for _ in range(depth):
+            for tag in level:
+                self._match(tag)
+            level = [child for tag in level for child in self.source.children(tag) if child in self._element]
+
+    def _add(self, tag: int, el: etree._Element) -> None:
+        self._element[tag] = el
+        self._tag[el] = tag
+        self._unmatched.add(tag)
+
+    def _match(self, index: int) -> None:
+        """Pair the children of the paired tag ``index`` (once)."""
+        if index not in self._unmatched:
+            return
+        self._unmatched.discard(index)
+        loaded = [(child, child.tag.rpartition("}")[2]) for child in self._element[index] if isinstance(child.tag, str)]
         j = 0
-        for child in tags[index].children:
-            if j < len(loaded) and tags[child].local == loaded[j][1]:
-                stack.append((child, loaded[j][0]))
+        for child in self.source.children(index):
+            if j < len(loaded) and self.source.local(child) == loaded[j][1]:
+                self._add(child, loaded[j][0])
                 j += 1
-    return by_tag, by_element

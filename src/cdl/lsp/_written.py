@@ -3,17 +3,18 @@ navigation of ``cdl lsp`` (issue 25).
 
 Entry point: :class:`Written`. It pairs each document's text (as the editor
 holds it, else the bytes the loader read) with its loaded tree
-(:func:`._source.pair`), so a cursor finds the element and the attribute it
-stands on (:meth:`Written.at`) and an element finds the range of its start
-tag's name (:meth:`Written.spot_of`). Everything is computed when first asked,
-per document.
+(:class:`._source.Pairing`), so a cursor finds the element and the
+attribute it stands on (:meth:`Written.at`) and an element finds the range
+of its start tag's name (:meth:`Written.spot_of`). Everything is computed
+when first asked, per document, and the pairing per element: a request
+pairs the tags on its way to the one it is about.
 """
 
 from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from lxml import etree
@@ -26,6 +27,7 @@ from ._engine import (
     Attr,
     ChildIndex,
     Document,
+    Lines,
     Loaded,
     NameRef,
     PrefixError,
@@ -40,7 +42,7 @@ from ._engine import (
     split_clark,
     top_level_of,
 )
-from ._source import Source, pair
+from ._source import Pairing, Source
 
 
 @dataclass(frozen=True)
@@ -68,12 +70,20 @@ class Region:
 
 @dataclass
 class Paired:
-    """One document's text, scanned, and which tag each loaded element was parsed from."""
+    """One document's text, scanned, and which tag each loaded element was
+    parsed from (found where asked: :class:`._source.Pairing`)."""
 
     url: str
     source: Source
-    element: dict[int, etree._Element]
-    tag: dict[etree._Element, int]
+    pairing: Pairing
+
+    def element_of(self, tag: int) -> etree._Element | None:
+        """The loaded element tag ``tag`` was parsed from (None: typed since, or not loaded)."""
+        return self.pairing.element_of(tag)
+
+    def tag_of(self, el: etree._Element) -> int | None:
+        """The tag loaded ``el`` was parsed from (None: not written in this text)."""
+        return self.pairing.tag_of(el)
 
 
 @dataclass
@@ -94,8 +104,16 @@ class Cursor:
 class Written:
     """The loaded documents paired with their texts (see the module docstring)."""
 
-    def __init__(self, document: Document, texts: Mapping[str, str], earlier: Written | None = None) -> None:
+    def __init__(
+        self,
+        document: Document,
+        texts: Mapping[str, str],
+        earlier: Written | None = None,
+        lines: Callable[[str], Lines | None] | None = None,
+    ) -> None:
         self.document = document
+        #: The lines of a text, when they are known already (None: split it).
+        self.lines_of: Callable[[str], Lines | None] = lines or (lambda text: None)
         self.loaded = loaded_of(document)
         self.docs: list[SourceDoc] = self.loaded.docs
         self.tables = self.loaded.tables
@@ -137,9 +155,8 @@ class Written:
             text = self.texts.get(doc.url)
             if text is None and doc.file is not None:
                 text = next((t for u, t in self.texts.items() if self.doc_index(u) == index), None)
-            source = Source(decode(doc.data) if text is None else text)
-            by_tag, by_element = pair(source, doc.root)
-            found = self._paired[index] = Paired(doc.url, source, by_tag, by_element)
+            source = Source(decode(doc.data) if text is None else text, lines=None if text is None else self.lines_of(text))
+            found = self._paired[index] = Paired(doc.url, source, Pairing(source, doc.root))
         return found
 
     def carry(self, index: int, old: Paired, edit: Edit | None) -> Paired:
@@ -151,8 +168,8 @@ class Written:
             self._paired[index] = old
             return old
         source, was = Source.carried(old.source, edit.new, edit.new_lines(), (edit.start, edit.old_end, edit.new_end))
-        by_tag = {tag: old.element[earlier] for tag, earlier in was.items() if earlier in old.element}
-        found = self._paired[index] = Paired(old.url, source, by_tag, {el: tag for tag, el in by_tag.items()})
+        by_tag = {tag: el for tag, earlier in was.items() if (el := old.element_of(earlier)) is not None}
+        found = self._paired[index] = Paired(old.url, source, Pairing(source, None, by_tag))
         return found
 
     def text_only(self, url: str) -> Paired | None:
@@ -165,7 +182,8 @@ class Written:
             return None
         found = self._others.get(url)
         if found is None:
-            found = self._others[url] = Paired(url, Source(text), {}, {})
+            source = Source(text, lines=self.lines_of(text))
+            found = self._others[url] = Paired(url, source, Pairing(source, None, {}))
         return found
 
     # -- positions ------------------------------------------------------------------
@@ -186,7 +204,7 @@ class Written:
             None,
         )
         on_name = tag.name_start <= offset <= tag.name_end
-        return Cursor(doc, offset, index, doc.element.get(index), attr, on_name)
+        return Cursor(doc, offset, index, doc.element_of(index), attr, on_name)
 
     def spot(self, doc: Paired, start: int, end: int) -> Spot:
         """The range from ``start`` to ``end`` (cut at the end of ``start``'s line)."""
@@ -206,7 +224,7 @@ class Written:
         if index is None or index >= len(self.docs):
             return None
         doc = self.paired(index)
-        tag = doc.tag.get(el)
+        tag = doc.tag_of(el)
         return None if tag is None else self.name_spot(doc, doc.source.tags[tag])
 
     def attr_spot(self, el: etree._Element, local: str) -> Spot | None:
@@ -216,7 +234,7 @@ class Written:
         if index is None or index >= len(self.docs):
             return None
         doc = self.paired(index)
-        tag_index = doc.tag.get(el)
+        tag_index = doc.tag_of(el)
         if tag_index is None:
             return None
         tag = doc.source.tags[tag_index]
@@ -232,8 +250,8 @@ class Written:
         if scope is None:
             source, tag = cursor.doc.source, cursor.tag
             while tag is not None and tag >= 0 and scope is None:
-                scope = cursor.doc.element.get(tag)
-                tag = source.tags[tag].parent
+                scope = cursor.doc.element_of(tag)
+                tag = source.parent(tag)
         if scope is None:
             index = self.doc_index(cursor.doc.url)
             return dict(self.docs[index].nsmap) if index is not None else {}

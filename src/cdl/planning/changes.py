@@ -45,8 +45,9 @@ from ..model.naming import Prefixes, list_name
 from ..model.vocabulary import LIST_PARENTS, T_DOCUMENTATION
 from ..model.workspace import SourceDoc
 from ..text.tags import start_line
+from .pairing import pair_by_name
 
-__all__ = ["Place", "Written", "WrittenChange", "changed_lists", "children_by_name", "place", "written_changes"]
+__all__ = ["Place", "Written", "WrittenChange", "changed_lists", "place", "written_changes"]
 
 #: A place in a version's documents: (document, path without ``[k]``, line
 #: of the start tag), as an explanation's step names it (:func:`place`).
@@ -231,7 +232,7 @@ def _compare(
                     "changed", _written(a, docs[0], paths[0]), _written(b, docs[1], paths[1]), ((a, docs[0]), (b, docs[1])), paths
                 )
             )
-        pairs = children_by_name(_children(a), _children(b))
+        pairs = pair_by_name(_children(a), _children(b))
         if unchanged is not None and a.tag in LIST_PARENTS:
             alike = unchanged.alike(a, b, pairs)
             pairs = [(x, y) for x, y in pairs if x is None or y is None or not (alike(x, y) or etree.tostring(x) == etree.tostring(y))]
@@ -330,30 +331,6 @@ _BLOCK = 1 << 16
 def _children(el: etree._Element) -> list[etree._Element]:
     """What is compared below ``el``: its child elements but cdl:documentation."""
     return [c for c in el if isinstance(c.tag, str) and c.tag != T_DOCUMENTATION]
-
-
-def children_by_name(
-    old: Sequence[etree._Element], new: Sequence[etree._Element]
-) -> list[tuple[etree._Element | None, etree._Element | None]]:
-    """The children of two versions of an element, paired: the k-th of a
-    name in one with the k-th of that name in the other (None where one has
-    fewer), in the order of ``new``, then the ones only ``old`` has."""
-    by_name: dict[object, list[etree._Element]] = {}
-    for el in old:
-        by_name.setdefault(el.tag, []).append(el)
-    seen: dict[object, int] = {}
-    pairs: list[tuple[etree._Element | None, etree._Element | None]] = []
-    for el in new:
-        k = seen.get(el.tag, 0)
-        seen[el.tag] = k + 1
-        same = by_name.get(el.tag, ())
-        pairs.append((same[k] if k < len(same) else None, el))
-    for el in old:
-        k = seen.get(el.tag, 0)
-        if k < len(by_name[el.tag]) and by_name[el.tag][k] is el:
-            seen[el.tag] = k + 1
-            pairs.append((el, None))
-    return pairs
 
 
 def _own_form(el: etree._Element) -> tuple[object, ...]:

@@ -14,8 +14,9 @@ cdl:expression or the property holding one. Its *own configuration* is its
 attributes, its text and its properties (its children that are no
 components); a change in a property changes its component only. Two
 versions' children are paired by name and kind, the k-th with the k-th
-(``changes.children_by_name``); a component or property only one version
-has is added or removed. Paths follow the one rule of ``model.naming``.
+(``planning.pairing``: the one rule, an update's too); a component or
+property only one version has is added or removed. Paths follow the one
+rule of ``model.naming``.
 
 Cost: the top level lists of the two versions are compared by their
 serializations (lxml's, in C), and only those that differ are walked; below
@@ -41,10 +42,10 @@ from ..model.elements import tag_of
 from ..model.limits import Limits
 from ..model.naming import PATH_KEPT, PATH_SHOWN, Prefixes, counted, shortened
 from ..model.suggest import did_you_mean
-from ..model.vocabulary import T_EXPRESSION
 from ..resolution.explain import Explanation
 from ..resolution.output import Data, element_data
-from .changes import Place, Written, WrittenChange, children_by_name, place
+from .changes import Place, Written, WrittenChange, place
+from .pairing import is_component, pair_by_name
 
 __all__ = [
     "Cause",
@@ -250,16 +251,6 @@ class Comparison:
         return tuple(steps)
 
 
-def is_component(el: etree._Element) -> bool:
-    """Whether an element below a top level list is a component (the plan's
-    definition, ``planning.plan``: child elements, and not a cdl:expression
-    or the property that holds one; only pending expressions are left in a
-    resolved system)."""
-    # iterchildren, not find: find goes through lxml's ElementPath on each
-    # call, which was most of a comparison's walk.
-    return len(el) > 0 and el.tag != T_EXPRESSION and next(el.iterchildren(T_EXPRESSION), None) is None
-
-
 class Kept:
     """One version's resolved system kept as the serialization of each of its
     top level lists (lxml's, in C), so that the version's trees need not stay
@@ -459,7 +450,7 @@ class _Walk:
     def children(self, number: int, families: tuple[_Family, _Family]) -> list[_Pair]:
         """The pairs of child components that may differ, numbered."""
         found = []
-        for a, b in children_by_name(families[0].components, families[1].components):  # type: ignore[arg-type]
+        for a, b in pair_by_name(families[0].components, families[1].components):
             if a is not None and b is not None and self.alike.same(a, b):
                 continue
             found.append((self.number(number, families, a, b), self.element(a, 0), self.element(b, 1)))
@@ -479,7 +470,7 @@ class _Walk:
         values: list[_Value] = []
         change = "changed" if a is not None and b is not None else ("added" if a is None else "removed")
         self.compare_own(a, b, values)
-        for x, y in children_by_name(families[0].properties, families[1].properties):
+        for x, y in pair_by_name(families[0].properties, families[1].properties):
             if x is not None and y is not None and _same_property(x, y):
                 continue
             step = self.step(y, 1) if y is not None else self.step(x, 0)  # type: ignore[arg-type]
@@ -494,7 +485,7 @@ class _Walk:
     def aligned(self, number: int, a: etree._Element | None, b: etree._Element | None) -> list[_Pair] | None:
         """:meth:`compare` and :meth:`children` of a pair whose children
         have the same names in the same order, each a component in one
-        version when it is one in the other (most pairs): ``children_by_name``
+        version when it is one in the other (most pairs): ``pair_by_name``
         pairs those by position, so that no family is sorted. None, with
         nothing recorded, for any other pair (a specialisation, off with
         ``CDL_NO_FAST_PATHS``)."""

@@ -20,6 +20,8 @@ import itertools
 import operator
 import re
 
+from .offsets import Offsets
+
 #: The encodings a client may count columns in, as LSP names them.
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 ENCODINGS = (UTF8, UTF16, UTF32)
@@ -46,22 +48,22 @@ class Lines:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        #: Where each line starts and where its content ends (before its line end).
-        self._starts = array.array("q", [0])
-        self._ends = array.array("q")
+        starts, ends = array.array("q", [0]), array.array("q")
         lone = False
         if "\r" not in text:
             # Only LF ends a line: found by a pattern of one literal, which
             # the regular expression engine finds by a search, where it tries
             # the alternation of every line end at every character.
-            self._ends.extend([match.start() for match in _NEWLINE.finditer(text)])
-            self._starts.extend(map(operator.add, self._ends, itertools.repeat(1)))
+            ends.extend([match.start() for match in _NEWLINE.finditer(text)])
+            starts.extend(map(operator.add, ends, itertools.repeat(1)))
         else:
             for match in _LINE_END.finditer(text):
-                self._ends.append(match.start())
-                self._starts.append(match.end())
+                ends.append(match.start())
+                starts.append(match.end())
                 lone = lone or match.group() == "\r"
-        self._ends.append(len(text))
+        ends.append(len(text))
+        #: Where each line starts and where its content ends (before its line end).
+        self._starts, self._ends = Offsets(starts), Offsets(ends)
         #: Where each of the parser's lines starts, when they are not the editor's.
         self._parser: array.array[int] | None = None
         if lone:
@@ -72,30 +74,27 @@ class Lines:
         """The lines of this text with ``start:end`` replaced by ``inserted``
         (an editor's change): the lines the change reaches are found again,
         the others kept, those after it moved by the change's length (a line
-        end joined or parted by the change is in the lines it reaches). A
-        text with a lone CR, whose parser's lines are apart, is indexed whole."""
+        end joined or parted by the change is in the lines it reaches; the
+        lines are kept in chunks, moved a chunk at a time, ``text.offsets``).
+        A text with a lone CR, whose parser's lines are apart, is indexed whole."""
         end = max(start, end)
         text = self.text[:start] + inserted + self.text[end:]
         if self._parser is not None:
             return Lines(text)
-        first = bisect.bisect_right(self._starts, start) - 1  # the line start is on
-        after = bisect.bisect_right(self._starts, end)  # the line after end's
+        count = len(self._starts)
+        first = self._starts.bisect_right(start) - 1  # the line start is on
+        after = self._starts.bisect_right(end)  # the line after end's
         shift = len(text) - len(self.text)
-        stop = len(text) if after == len(self._starts) else self._starts[after] + shift
+        stop = len(text) if after == count else self._starts[after] + shift
         found = list(_LINE_END.finditer(text, self._starts[first], stop))
         if any(match.group() == "\r" for match in found):
             return Lines(text)
         lines = Lines.__new__(Lines)
         lines.text, lines._parser = text, None
-        lines._starts = self._starts[: first + 1]
-        lines._starts.extend([match.end() for match in found])
-        lines._ends = self._ends[:first]
-        lines._ends.extend([match.start() for match in found])
-        if after == len(self._starts):
-            lines._ends.append(len(text))
-        else:
-            lines._starts.extend(map(operator.add, self._starts[after + 1 :], itertools.repeat(shift)))
-            lines._ends.extend(map(operator.add, self._ends[after:], itertools.repeat(shift)))
+        # The line after the change starts where the last line end found ends.
+        lines._starts = self._starts.spliced(first + 1, after + 1, [match.end() for match in found], shift)
+        ends = [match.start() for match in found] + ([len(text)] if after == count else [])
+        lines._ends = self._ends.spliced(first, after, ends, shift)
         return lines
 
     def __len__(self) -> int:
@@ -119,7 +118,7 @@ class Lines:
 
     def position_of(self, offset: int) -> tuple[int, int]:
         """(line, code-point column) of ``offset`` (in a line end: the end of its line)."""
-        line = bisect.bisect_right(self._starts, offset) - 1
+        line = self._starts.bisect_right(offset) - 1
         return line, min(offset, self._ends[line]) - self._starts[line]
 
     def span(self, start: int, end: int) -> tuple[int, int, int]:

@@ -18,9 +18,12 @@ publication of diagnostics: the document and the codes shown),
 ``events``, all of it in one order (``ask vN``: an analysis asked of the
 worker; ``analyse vN``, ``show vN [codes]``, ``pair vN``, ``resolve vN``),
 ``scanned`` (the length of each text the requests' navigation scanned for
-its start tags, ``cdl.lsp._source.scan``) and, on the request loop,
+its start tags, ``cdl.lsp._source.scan`` and ``index_tags``) and, on the request loop,
 ``split`` (the length of each text split into lines) and ``qnames`` (how
-many names were written with prefixes).
+many names were written with prefixes); ``read``, how many start tags were
+read whole (``text.tags.read_start_tag``), in any thread. ``test.paired``
+answers how many tags of each open document's text are paired with their
+elements.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from typing import Any
 
 import cdl.lsp._buffers as buffers_module
 import cdl.lsp._source as source_module
+import cdl.text.tags as tags_module
+from cdl.lsp._navigate import navigation_of
 from cdl.lsp._targets import Resolved
 from cdl.lsp._written import Written
 from cdl.lsp.server import build_server
@@ -44,7 +49,7 @@ free = threading.Event()
 free.set()
 preparing = threading.Event()
 preparing.set()
-log: dict[str, Any] = {"analysed": [], "on_loop": 0, "shown": [], "events": [], "scanned": [], "split": [], "qnames": 0}
+log: dict[str, Any] = {"analysed": [], "on_loop": 0, "shown": [], "events": [], "scanned": [], "split": [], "qnames": 0, "read": 0}
 analyse = buffers_module.analyse
 
 
@@ -87,7 +92,7 @@ def logged_resolved_init(self: Resolved, written: Written) -> None:
 
 
 buffers_module.analyse = held_analyse  # type: ignore[assignment]
-scan = source_module.scan
+scan, index_tags = source_module.scan, source_module.index_tags
 
 
 def counted_scan(text: str) -> Any:
@@ -95,7 +100,22 @@ def counted_scan(text: str) -> Any:
     return scan(text)
 
 
+def counted_index(text: str) -> Any:
+    log["scanned"].append(len(text))
+    return index_tags(text)
+
+
+read_start_tag = tags_module.read_start_tag
+
+
+def counted_read(text: str, pos: int, **options: Any) -> Any:
+    log["read"] += 1
+    return read_start_tag(text, pos, **options)
+
+
 source_module.scan = counted_scan  # type: ignore[assignment]
+tags_module.read_start_tag = counted_read  # type: ignore[assignment]
+source_module.index_tags = counted_index  # type: ignore[assignment]
 split, qname = Lines.__init__, Prefixes.qname
 
 
@@ -160,6 +180,13 @@ def release_preparing(*arguments: Any) -> None:
 @server.command("test.gc")
 def collector(*arguments: Any) -> dict[str, int]:
     return {"frozen": gc.get_freeze_count(), "walked": len(gc.get_objects())}
+
+
+@server.command("test.paired")
+def paired_now(*arguments: Any) -> list[int]:
+    """How many tags of each open document's main text are paired with their elements, in the analysis its requests answer from."""
+    navigations = (navigation_of(analysis) for analysis in server.buffers.answering.values())
+    return [len(navigation.written.paired(0).pairing) for navigation in navigations if navigation is not None]
 
 
 @server.command("test.log")

@@ -311,12 +311,12 @@ def _children(
 def _loaded_around(cursor: Cursor) -> etree._Element | None:
     """The loaded element of the cursor's tag, else of the nearest tag around
     it that was loaded (it was typed since the document last loaded)."""
-    tags, index = cursor.doc.source.tags, cursor.tag
+    source, index = cursor.doc.source, cursor.tag
     while index is not None and index >= 0:
-        found = cursor.doc.element.get(index)
+        found = cursor.doc.element_of(index)
         if found is not None:
             return found
-        index = tags[index].parent
+        index = source.parent(index)
     return None
 
 
@@ -331,12 +331,12 @@ def _holder(cursor: Cursor, nsmap: dict[str | None, str]) -> tuple[etree._Elemen
         return (holder_of(expression) if expression is not None else el), False
     if cursor.tag is None:
         return None
-    tags, elements = cursor.doc.source.tags, cursor.doc.element
-    parent = tags[cursor.tag].parent
-    if is_variable(tags[cursor.tag].name, nsmap):  # typed: its expression's parent, if loaded
-        holder = elements.get(tags[parent].parent) if parent >= 0 else None
+    source, doc = cursor.doc.source, cursor.doc
+    parent = source.parent(cursor.tag)
+    if is_variable(source.tags[cursor.tag].name, nsmap):  # typed: its expression's parent, if loaded
+        holder = doc.element_of(source.parent(parent)) if parent >= 0 else None
         return None if holder is None else (holder, False)
-    el = elements.get(parent) if parent >= 0 else None
+    el = doc.element_of(parent) if parent >= 0 else None
     if el is None or top_level_of(el) is None:
         return None  # nothing loaded around it, or a top level list being typed
     return el, True

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types
 
-from .._engine import CDL_NS, Lines
+from .._engine import CDL_NS, Lines, Tag
 from .._navigate import Navigation, Spot
 from .._requests import request, whole
 from .._session import CdlServer
@@ -79,12 +79,12 @@ def listed(navigation: Navigation, url: str, limit: int) -> Listing:
     budget = limit - len(tops) if limit and not cut else None
     made: list[Symbol] = []
     whole = 0
-    for index, prefixes in tops[: limit or None]:
-        symbol = _symbol(written, doc, index, "list")
+    for tag, prefixes in tops[: limit or None]:
+        symbol = _symbol(written, doc, tag, "list")
         made.append(symbol)
         if cut:
             continue
-        found = _properties(written, doc, index, prefixes, budget)
+        found = _properties(written, doc, tag, prefixes, budget)
         if found is None:
             cut = True
             continue
@@ -95,48 +95,51 @@ def listed(navigation: Navigation, url: str, limit: int) -> Listing:
     return Listing(made, whole, cut, lists_cut)
 
 
-def _top_level(source: Source, root: int, limit: int) -> list[tuple[int, frozenset[str]]]:
+def _top_level(source: Source, root: int, limit: int) -> list[tuple[Tag, frozenset[str]]]:
     """The top level lists (their tags, and the prefixes bound to CDL in each
-    one's scope), the first ``limit`` + 1 of them (all, for 0)."""
+    one's scope), the first ``limit`` + 1 of them (all, for 0). Each tag is
+    read once (the text's tags are read when asked for: ``text.tags.TagIndex``)."""
     tags = source.tags
-    scope = _cdl_prefixes(source, root, frozenset())
-    found: list[tuple[int, frozenset[str]]] = []
-    for parent in tags[root].children:
-        inner = _cdl_prefixes(source, parent, scope)
-        if tags[parent].local not in ("configuration", "system") or _prefix(tags[parent].name) not in inner:
+    scope = _cdl_prefixes(source, tags[root], frozenset())
+    found: list[tuple[Tag, frozenset[str]]] = []
+    for parent in source.children(root):
+        parent_tag = tags[parent]
+        inner = _cdl_prefixes(source, parent_tag, scope)
+        if parent_tag.local not in ("configuration", "system") or _prefix(parent_tag.name) not in inner:
             continue
-        for child in tags[parent].children:
-            prefixes = _cdl_prefixes(source, child, inner)
-            if _prefix(tags[child].name) not in prefixes:  # cdl:documentation: no list
-                found.append((child, prefixes))
+        for child in parent_tag.children:
+            child_tag = tags[child]
+            prefixes = _cdl_prefixes(source, child_tag, inner)
+            if _prefix(child_tag.name) not in prefixes:  # cdl:documentation: no list
+                found.append((child_tag, prefixes))
                 if limit and len(found) > limit:
                     return found
     return found
 
 
-def _properties(written: Written, doc: Paired, index: int, prefixes: frozenset[str], budget: int | None) -> list[Symbol] | None:
-    """The properties of the list at tag ``index``, as a tree; None when
-    there are more than ``budget`` (None: no bound)."""
+def _properties(written: Written, doc: Paired, top: Tag, prefixes: frozenset[str], budget: int | None) -> list[Symbol] | None:
+    """The properties of the list ``top``, as a tree; None when there are
+    more than ``budget`` (None: no bound)."""
     tags = doc.source.tags
     made: list[Symbol] = []
     count = 0
-    stack = [(child, prefixes, made) for child in reversed(tags[index].children)]
+    stack = [(child, prefixes, made) for child in reversed(top.children)]
     while stack:
         child, inherited, into = stack.pop()
-        scope = _cdl_prefixes(doc.source, child, inherited)
-        if _prefix(tags[child].name) in scope:
+        tag = tags[child]
+        scope = _cdl_prefixes(doc.source, tag, inherited)
+        if _prefix(tag.name) in scope:
             continue  # cdl:expression, cdl:documentation: no properties
         count += 1
         if budget is not None and count > budget:
             return None
-        symbol = _symbol(written, doc, child, "property")
+        symbol = _symbol(written, doc, tag, "property")
         into.append(symbol)
-        stack.extend((grandchild, scope, symbol.children) for grandchild in reversed(tags[child].children))
+        stack.extend((grandchild, scope, symbol.children) for grandchild in reversed(tag.children))
     return made
 
 
-def _symbol(written: Written, doc: Paired, index: int, kind: str) -> Symbol:
-    tag = doc.source.tags[index]
+def _symbol(written: Written, doc: Paired, tag: Tag, kind: str) -> Symbol:
     return Symbol(tag.name, kind, written.region(doc, tag.start, tag.element_end), written.name_spot(doc, tag))
 
 
@@ -151,12 +154,12 @@ def _count(found: list[Symbol]) -> int:
     return total
 
 
-def _cdl_prefixes(source: Source, index: int, inherited: frozenset[str]) -> frozenset[str]:
+def _cdl_prefixes(source: Source, tag: Tag, inherited: frozenset[str]) -> frozenset[str]:
     """The prefixes bound to the CDL namespace ('' for a default) in the scope
-    of tag ``index``, whose parent's are ``inherited``."""
+    of ``tag``, whose parent's are ``inherited``."""
     found: set[str] | None = None
     text = source.text
-    for attr in source.tags[index].attrs:
+    for attr in tag.attrs:
         if attr.name == "xmlns" or attr.name.startswith("xmlns:"):
             found = set(inherited) if found is None else found
             value = "" if attr.value_start is None else text[attr.value_start : attr.value_end].strip()
