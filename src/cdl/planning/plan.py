@@ -46,7 +46,7 @@ from lxml import etree
 
 from ..errors import PlanError
 from ..model.items import ItemKind, holder_of, item_kind
-from ..model.naming import Steps, counted
+from ..model.naming import Prefixes, Steps, counted
 from ..model.vocabulary import T_EXPRESSION, T_SYSTEM
 from ..model.workspace import Problems, Workspace
 from ..resolution.references import ReferenceResolver, waits_if_attempted
@@ -403,16 +403,7 @@ class _Components:
     def __init__(
         self, ws: Workspace, system: etree._Element, needed: set[etree._Element], skip: set[etree._Element]
     ) -> None:
-        qnames: dict[str, str] = {}
-        prefixes = ws.ctx.prefixes
-
-        def qname(tag: str) -> str:
-            name = qnames.get(tag)
-            if name is None:
-                name = qnames[tag] = prefixes.qname(tag)
-            return name
-
-        self.qname = qname
+        qname = self.qname = _qnames(ws.ctx.prefixes)
         self.system = system
         #: Component numbers of the ``needed`` elements that are components
         #: (owners of pending items), not of all: a dict entry per component
@@ -480,6 +471,19 @@ class _Components:
         self.size = len(parent)
         self.steps = Steps(qname)  # one for every path of the plan (model.naming.Steps)
         self.paths = ComponentPaths(parent, depth, elements, children, self.steps)
+
+
+def _qnames(prefixes: Prefixes) -> Callable[[str], str]:
+    """``prefixes.qname``, each tag written once (a plan names every component by its tag)."""
+    qnames: dict[str, str] = {}
+
+    def qname(tag: str) -> str:
+        name = qnames.get(tag)
+        if name is None:
+            name = qnames[tag] = prefixes.qname(tag)
+        return name
+
+    return qname
 
 
 def _no_components(ws: Workspace) -> ComponentPaths:
