@@ -1,9 +1,9 @@
 """What a deployment carries over when it moves to new documents (issue
 32; docs/semantics.md, "Deployment sessions", "Update").
 
-Entry points: :func:`carried_paths` (the deploy-time values
-supplied so far, each by the path of its property's pair in the new
-version), :func:`update_record` (the journal's ``update`` event: what
+Entry points: :func:`value_paths` (a property's own path, as ``--set``
+takes it), :func:`carried_paths` (the deploy-time values supplied so far,
+each by the path of its property's pair in the new version), :func:`update_record` (the journal's ``update`` event: what
 carries over, from the running version's states and the diff of the two
 versions) and :func:`change_lines` (what changed in a component, and why,
 as ``cdl diff`` says it). ``engine.deployment`` composes them: it resolves
@@ -34,14 +34,21 @@ from .machine import Machine
 from .removals import Removals
 
 
-def carried_paths(elements: Iterable[etree._Element], pairs: Counterparts, prefixes: Prefixes) -> list[str | None]:
-    """The path of the pair in the new version (``prefixes``: its) of each
-    of ``elements`` (properties of the running version), as ``--set`` takes
-    it (``LIST/child[k]/...``, whole however deep: it is read back, not
-    shown); None for one without a pair."""
+def value_paths(elements: Iterable[etree._Element], prefixes: Prefixes) -> list[str]:
+    """Each property's own path (``prefixes``: its version's), as ``--set``
+    takes it (``LIST/child[k]/...``, whole however deep: it is read back, not
+    shown)."""
     steps = prefixes.steps()
-    found = (pairs(el) for el in elements)
-    return [None if pair is None else "/".join(prefixes.steps_of(pair, steps)) for pair in found]
+    return ["/".join(prefixes.steps_of(el, steps)) for el in elements]
+
+
+def carried_paths(elements: Iterable[etree._Element], pairs: Counterparts, prefixes: Prefixes) -> list[str | None]:
+    """The :func:`value_paths` in the new version (``prefixes``: its) of the
+    pair of each of ``elements`` (properties of the running version); None
+    for one without a pair."""
+    found = [pairs(el) for el in elements]
+    paths = iter(value_paths([pair for pair in found if pair is not None], prefixes))
+    return [None if pair is None else next(paths) for pair in found]
 
 
 def change_lines(diff: Diff, change: ComponentChange) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from typing import Any
 
 from lxml import etree
 
-from ..deployment.carry import carried_paths, removal_waits, update_record
+from ..deployment.carry import carried_paths, removal_waits, update_record, value_paths
 from ..deployment.machine import Machine
 from ..deployment.owners import Owners
 from ..deployment.removals import Removals
@@ -523,20 +523,15 @@ def _compared(
         return None, changes
     values, release = carried
     old_prefixes, new_prefixes = running.ws.ctx.prefixes, fresh.ws.ctx.prefixes
-    steps = old_prefixes.steps()
-
-    def own(elements: list[etree._Element]) -> list[str]:
-        return ["/".join(old_prefixes.steps_of(el, steps)) for el in elements]
-
     supplied, released, carried_release = list(running.supplied), list(running.released), set(release)
     moved = [
         el
-        for el, path, pair in zip(supplied, own(supplied), carried_paths(supplied, pairs, new_prefixes))
+        for el, path, pair in zip(supplied, value_paths(supplied, old_prefixes), carried_paths(supplied, pairs, new_prefixes))
         if el in replacing or pair != path or values.get(path) != running.supplied[el][0]
     ]
     moved += [
         el
-        for el, path, pair in zip(released, own(released), carried_paths(released, pairs, new_prefixes))
+        for el, path, pair in zip(released, value_paths(released, old_prefixes), carried_paths(released, pairs, new_prefixes))
         if pair != path or path not in carried_release
     ]
     names: dict[etree._Element | None, str] = {el: name for name, el in running.ws.lists.items()}
