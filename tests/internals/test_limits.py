@@ -1,7 +1,8 @@
 """The work done before a refusal, counted at the budget (``model.workspace.Budget``),
 and the scans behind the element limits (``model.scan``): the bound from a
-document's bytes is never below its element count, and a list scan gives the
-same elements whole or list by list (tests/test_limits.py has the limits
+document's bytes is never below its element count, a list scan gives the
+same elements whole or list by list, and what is taken or freed in pieces is
+all of it (tests/test_limits.py has the limits
 through the public API, benchmarks/hostile.py the time bounds on refusing)."""
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def test_element_bound_without_ascii_angle_brackets() -> None:
 
 
 def test_list_scans_agree_whole_and_per_list() -> None:
-    """Above the bound (libxml2's node-set cap) each list is scanned alone; same result."""
+    """Above the bound (a large system) each list is scanned alone; same result."""
     from lxml import etree
 
     from cdl.model.scan import ListScan
@@ -101,3 +102,22 @@ def test_list_scans_agree_whole_and_per_list() -> None:
     whole = [el.get("k") for el in scan(list(root), 10)]
     per_list = [el.get("k") for el in scan(list(root), 10**9)]
     assert whole == per_list == ["1", "2", "3", "4"]
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 3, 4, 6, 7])
+def test_what_is_taken_and_freed_in_pieces_is_all_of_it(monkeypatch: pytest.MonkeyPatch, count: int) -> None:
+    """``collect`` takes an iteration a piece at a time, and ``release`` frees
+    a list a piece at a time (one C call over a large system holds the
+    interpreter): every piece, the last full or short, in order."""
+    from cdl.model import scan
+
+    monkeypatch.setattr(scan, "_PIECE", 3)
+    root = etree.fromstring("<r>" + "".join(f"<a n='{n}'><b/></a>" for n in range(count)) + "</r>")
+    found = scan.collect([root], root.iterdescendants("a"))
+    assert found == [root, *root.iterdescendants("a")]
+    assert [el.get("n") for el in found[1:]] == [str(n) for n in range(count)]
+    scan.release(found)
+    assert found == []
+    held = {n: [n] for n in range(count)}
+    scan.release(held)
+    assert held == {}

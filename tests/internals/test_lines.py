@@ -215,3 +215,17 @@ def test_the_lines_of_a_text_edited_again_and_again_are_those_indexed_whole(text
             whole = Lines(lines.text)
             assert [lines.bounds(n) for n in range(len(lines))] == [whole.bounds(n) for n in range(len(whole))]
             assert [lines.position_of(o) for o in range(len(lines.text) + 1)] == [whole.position_of(o) for o in range(len(whole.text) + 1)]
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 3, 4, 5, 7])
+def test_the_lines_found_in_pieces_are_all_of_them(monkeypatch: pytest.MonkeyPatch, count: int) -> None:
+    """``Lines`` copies a text's line offsets a piece at a time (one C call
+    over every line of a large text holds the interpreter): every piece, the
+    last full or short, in order."""
+    import cdl.text.lines as lines_module
+
+    monkeypatch.setattr(lines_module, "_PIECE", 2)
+    text = "".join(f"line {n}\n" for n in range(count)) + "end"
+    lines = Lines(text)
+    assert [lines.line(n) for n in range(len(lines))] == text.split("\n")
+    assert [lines.parser_bounds(n + 1) for n in range(count + 1)] == [lines.bounds(n) for n in range(count + 1)]

@@ -29,6 +29,7 @@ from ..loading.imports import LoadOptions, load_set
 from ..loading.registry import Registry, build_registry
 from ..model.naming import Prefixes
 from ..model.reads import ListReads
+from ..model.scan import release
 from ..model.switch import fast_paths_enabled
 from ..model.tables import Tables
 from ..model.vocabulary import T_CONFIGURATION, T_SYSTEM
@@ -136,7 +137,7 @@ def _left_unresolved(run: Run) -> None:
     record_left_reads(run.ws, run.left)
     # Freed here, while the collector is paused: nothing resolves these
     # trees again (explain resolves its own).
-    run.items = []
+    release(run.items)
     run.resolver.forget_targets()
 
 

@@ -509,9 +509,11 @@ def _cdl_elements(parents: list[etree._Element]) -> set[etree._Element]:
     variables, misplaced ones), once cdl:documentation is dropped.
 
     They are few: libxml2 finds them by name, and the walk of
-    :func:`_normalize` tests membership only when there are any.
+    :func:`_normalize` tests membership only when there are any. Looked for
+    one list at a time: between two of them, libxml2 walks in one C call,
+    which over a whole large system holds the interpreter throughout.
     """
-    special = {el for parent in parents for el in parent.iter(_ANY_CDL)}
+    special = _cdl_below(parents)
     if any(el.tag == T_DOCUMENTATION for el in special):
         # Documentation is no property: drop it first so nothing inside it
         # counts, then look again. Listed first: removing the element an lxml
@@ -519,8 +521,13 @@ def _cdl_elements(parents: list[etree._Element]) -> set[etree._Element]:
         for parent in parents:
             for el in list(parent.iter(T_DOCUMENTATION)):
                 replace_with_text(el)
-        special = {el for parent in parents for el in parent.iter(_ANY_CDL)}
+        special = _cdl_below(parents)
     return special
+
+
+def _cdl_below(parents: list[etree._Element]) -> set[etree._Element]:
+    """The elements of the CDL namespace below ``parents``, the list parents (see :func:`_cdl_elements`)."""
+    return {el for parent in parents for child in parent for el in child.iter(_ANY_CDL)}
 
 
 def _problem(exc: CdlError, el: etree._Element, problems: Problems) -> None:

@@ -5,12 +5,21 @@ phases use it to find what they work on without walking trees in Python;
 :class:`AttributeScan` finds the elements with one attribute);
 :func:`has_level` tells whether a subtree is deeper than a bound (the depth
 limit); :func:`elements_bound` bounds a document's elements from its bytes,
-which tells a scan whether libxml2's node-set cap can be reached.
+which tells a scan whether libxml2's node-set cap can be reached;
+:func:`collect` consumes a C-level iteration a piece at a time, and
+:func:`release` empties a large list or dict of elements a piece at a time.
+
+A C call holds the interpreter until it returns: another thread (``cdl
+lsp``'s request loop, while its worker analyses) waits for all of it. A
+scan or a walk over a whole large system is therefore made in pieces, with
+Python code between them, where the pieces cost little more than one call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterable, Iterator
+from typing import Any, TypeVar
 
 from lxml import etree
 
@@ -42,19 +51,53 @@ def has_level(el: etree._Element, levels: int) -> bool:
     return bool(chain(el))
 
 
-#: libxml2 caps an XPath node-set at ten million nodes, intermediate sets
-#: included; below this many elements a whole part may be scanned at once.
-_WHOLE_SCAN_LIMIT = 9_500_000
+T = TypeVar("T")
+
+#: How many items :func:`collect` takes from an iteration in one C call.
+_PIECE = 2048
+
+#: Above this many elements, a part is scanned one list at a time (see
+#: :class:`ListScan`). libxml2 caps an XPath node-set at ten million nodes,
+#: intermediate sets included, far above it.
+_WHOLE_SCAN_LIMIT = 65_536
+
+
+def release(held: list[T] | dict[Any, Any]) -> None:
+    """Empty ``held`` (a list, or a dict), :data:`_PIECE` entries per C call:
+    freeing what a large list or dict of lxml elements holds at once holds
+    the interpreter throughout."""
+    entries: list[Any]
+    if isinstance(held, dict):
+        entries = list(held.items())
+        held.clear()  # nothing is freed yet: ``entries`` holds all of it
+    else:
+        entries = held
+    while entries:
+        del entries[-_PIECE:]
+
+
+def collect(found: list[T], walk: Iterator[T]) -> list[T]:
+    """Append what ``walk`` yields to ``found`` (and return it), :data:`_PIECE`
+    items per C call: consumed whole by one ``list.extend``, an lxml
+    iteration over a large tree holds the interpreter until its end."""
+    while True:
+        before = len(found)
+        found.extend(itertools.islice(walk, _PIECE))
+        if len(found) - before < _PIECE:
+            return found
 
 
 class ListScan:
     """One XPath predicate asked of every element of some top level lists.
 
     The lists of a cdl:configuration or cdl:system are scanned in one C-level
-    evaluation when ``bound`` (an upper bound on the elements below) shows the
-    node-set cannot reach libxml2's cap, else one list at a time: each call
-    has a fixed cost before it looks at a node, so thousands of small lists
-    cost more per list than their elements do.
+    evaluation when ``bound`` (an upper bound on the elements below) is
+    small, else one list at a time. Each call has a fixed cost before it
+    looks at a node, so thousands of small lists cost more per list than
+    their elements do; but one call over a whole large system holds the
+    interpreter throughout, and lists cannot be grouped into one call
+    without libxml2 comparing each node it finds with the others (merging
+    node-sets, or sorting them in document order).
     """
 
     def __init__(self, predicate: str, namespaces: dict[str, str] | None = None) -> None:

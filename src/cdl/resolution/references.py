@@ -40,7 +40,7 @@ from ..model.expressions import value_of
 from ..model.items import NAMESPACES, UNRESOLVED_LEAF, UNRESOLVED_TEST, State, has_lazy_variables, is_unresolved, leaf_size
 from ..model.paths import Walk, path_start, walk
 from ..model.places import located, located_at, written_as
-from ..model.scan import ListScan
+from ..model.scan import ListScan, collect
 from ..model.suggest import near_children, near_lists
 from ..model.tables import Expression, Ref
 from ..model.vocabulary import A_CREF, A_LAZY, A_REFROOT, P_COPIES, P_EXPR, P_REF, T_CONFIGURATION, T_EXPRESSION, UP
@@ -132,7 +132,7 @@ def find_candidates(ws: Workspace, parents: Iterable[etree._Element]) -> list[et
     names = (T_EXPRESSION, *tags)
     found: list[etree._Element] = []
     for parent in parents:
-        found.extend(parent.iterdescendants(*names))
+        collect(found, parent.iterdescendants(*names))  # in pieces: a whole cdl:system is one walk
     return found
 
 

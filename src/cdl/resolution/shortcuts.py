@@ -50,6 +50,7 @@ from ..model.elements import children_mark, stamp
 from ..model.expressions import ConcatPlan, concat_plan, value_of
 from ..model.items import UNRESOLVED_LEAF, State, has_lazy_variables, is_unresolved, leaf_size
 from ..model.paths import parent_step, path_start
+from ..model.scan import release
 from ..model.tables import Expression, Ref, Variable
 from ..model.vocabulary import A_LAZY, P_COPIES, P_EXPR, P_REF, T_COPIES, T_EXPRESSION, UP
 from ..model.workspace import Context, Workspace
@@ -178,12 +179,9 @@ class ReferenceShortcuts:
 
     def forget(self) -> None:
         """Drop everything remembered (once no item is left to resolve)."""
-        self._passable.clear()
-        self._wide.clear()
-        self.refroot_targets.clear()
-        self.clean_sizes.clear()
-        self._copied.clear()
-        self._variable_paths.clear()
+        remembered = (self._passable, self._wide, self.refroot_targets, self.clean_sizes, self._copied, self._variable_paths)
+        for held in remembered:
+            release(held)  # in pieces: some hold an entry per reference
 
     def children_added(self, parent: etree._Element) -> None:
         """``parent`` gained children (shells of a reference's targets): its

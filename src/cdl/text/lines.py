@@ -29,6 +29,8 @@ ENCODINGS = (UTF8, UTF16, UTF32)
 #: An editor's line end (LSP 3.17), and the parser's.
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _NEWLINE = re.compile(r"\n")
+#: How many lines' offsets are copied in one C call.
+_PIECE = 16384
 
 
 def _units(text: str, encoding: str) -> int:
@@ -54,8 +56,13 @@ class Lines:
             # Only LF ends a line: found by a pattern of one literal, which
             # the regular expression engine finds by a search, where it tries
             # the alternation of every line end at every character.
-            ends.extend([match.start() for match in _NEWLINE.finditer(text)])
-            starts.extend(map(operator.add, ends, itertools.repeat(1)))
+            found = [match.start() for match in _NEWLINE.finditer(text)]
+            # Copied a piece at a time: one C call over every line of a
+            # large text holds the interpreter (``cdl lsp``'s requests wait).
+            for first in range(0, len(found), _PIECE):
+                piece = found[first : first + _PIECE]
+                ends.extend(piece)
+                starts.extend(map(operator.add, piece, itertools.repeat(1)))
         else:
             for match in _LINE_END.finditer(text):
                 ends.append(match.start())
