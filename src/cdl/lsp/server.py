@@ -18,7 +18,9 @@ answers nothing (``_session.guarded``).
 
 from __future__ import annotations
 
+import ctypes
 import logging
+import os
 
 from ._session import DEBOUNCE, CdlServer
 from .features import completion, definition, diagnostics, documents, hover, lenses, references, symbols, workspace
@@ -38,7 +40,34 @@ def build_server() -> CdlServer:
 def serve() -> None:
     """Run the server on stdin and stdout until the client ends it."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s")  # stderr: the client's log
+    fast_bins_off()
     build_server().start_io()
 
 
-__all__ = ["DEBOUNCE", "FEATURES", "CdlServer", "build_server", "serve"]
+#: glibc's ``mallopt`` parameter for the largest request served from fast bins.
+_M_MXFAST = 1
+
+
+def fast_bins_off() -> bool:
+    """Turn glibc's fast bins off in this process (``mallopt(M_MXFAST, 0)``,
+    what ``GLIBC_TUNABLES=glibc.malloc.mxfast=0`` does at start); whether it did.
+
+    An analysis frees millions of small libxml2 nodes. glibc keeps them in
+    fast bins and merges them all at once (``malloc_consolidate``) inside a
+    later allocation of any thread, which holds the interpreter meanwhile: in
+    the analysis worker or on the request loop, a request waited for it.
+    ``cdl lsp`` owns its process, so it makes the choice the README leaves to
+    a process's owner (the engine, a library, never changes its caller's
+    allocator). Elsewhere than glibc, nothing is done.
+    """
+    try:
+        if not os.confstr("CS_GNU_LIBC_VERSION"):
+            return False
+        mallopt = ctypes.CDLL(None).mallopt
+    except (ValueError, OSError, AttributeError):  # not glibc
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    return bool(mallopt(_M_MXFAST, 0))
+
+
+__all__ = ["DEBOUNCE", "FEATURES", "CdlServer", "build_server", "fast_bins_off", "serve"]
