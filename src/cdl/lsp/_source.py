@@ -41,6 +41,10 @@ class Source:
         """The tags in tag ``index``, in order."""
         return self.tags[index].children if self._index is None else self._index.children(index)
 
+    def element_end(self, index: int) -> int:
+        """Where tag ``index``'s element ends (after its end tag; see ``Tag.element_end``)."""
+        return self.tags[index].element_end if self._index is None else self._index.element_ends[index]
+
     def local(self, index: int) -> str:
         """The local part of tag ``index``'s name."""
         name = self.tags[index].name if self._index is None else self._index.name(index)
@@ -96,7 +100,7 @@ class Source:
         after it), outermost first. The last tag begun before it is in the
         innermost of them, if it is not that one."""
         index = self.first_from(offset) - 1
-        while index >= 0 and self.tags[index].element_end <= offset:
+        while index >= 0 and self.element_end(index) <= offset:
             index = self.parent(index)
         chain = []
         while index >= 0:
