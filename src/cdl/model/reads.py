@@ -20,7 +20,7 @@ lists read in turn: :func:`reaching` follows the records transitively.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 
 from lxml import etree
 
@@ -85,6 +85,14 @@ class ListReads:
         for node in way:
             known[node] = lst
         return lst
+
+    def carry(self, earlier: ListReads, lists: Container[etree._Element]) -> None:
+        """Take ``earlier``'s records of the ``lists`` it names (elements taken
+        over from an earlier resolution, which read what they read there)."""
+        for lst, key in earlier._read:
+            if lst in lists:
+                self._names[key] = earlier._names[key]
+                self._read.add((lst, key))
 
     def by_name(self, lists: Mapping[str, etree._Element]) -> dict[str, set[str]]:
         """The records by the name of each list (``lists``: the workspace's,
