@@ -20,7 +20,7 @@ import copy
 import dataclasses
 import gc
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -138,8 +138,9 @@ def take_over(earlier: Earlier, loaded: Loaded, rounds: Sequence[Round], recorde
             return None
         kept |= in_place
     names = set(before.registry.slots) | set(loaded.registry.slots)
-    kept -= reaching(names - kept, [ws.reads.by_name(ws.lists)])
-    return Taken(earlier, loaded, kept)
+    read = ws.reads.by_name(ws.lists)
+    kept -= reaching(names - kept, [read])
+    return Taken(earlier, loaded, kept, read)
 
 
 def _imports(loaded: Loaded) -> list[tuple[object, ...]]:
@@ -153,7 +154,7 @@ class Taken:
     copied from the loaded documents, which it resolves: that earlier
     resolution's trees, each list not taken over replaced by its copy."""
 
-    def __init__(self, earlier: Earlier, loaded: Loaded, kept: set[str]) -> None:
+    def __init__(self, earlier: Earlier, loaded: Loaded, kept: set[str], read: Mapping[str, set[str]]) -> None:
         before, self._resolver, left = earlier.working
         self.loaded = loaded
         #: The lists taken over, by name.
@@ -173,9 +174,8 @@ class Taken:
             variables=before.variables,
             item_tags=set(loaded.tables.item_tags) | before.item_tags,
         )
-        assert before.reads is not None  # take_over asks
         self.ws.reads = ListReads()
-        self.ws.reads.carry(before.reads, self._kept)
+        self.ws.reads.carry(read, kept)
         self._left = [el for el in left if top_level_of(el) in self._kept]
 
     def __repr__(self) -> str:

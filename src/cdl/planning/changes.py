@@ -163,10 +163,17 @@ def lists_in_place(old: SourceDoc, new: SourceDoc) -> set[str] | None:
     unchanged = _Unchanged(old.data, new.data)
     found: set[str] = set()
     for a, b in zip(old.list_parents(), new.list_parents()):
-        pairs = pair_by_name(_children(a), _children(b))
-        same = unchanged.alike(a, b, pairs)
-        for x, y in pairs:
-            if x is not None and y is not None and x.sourceline == y.sourceline and same(x, y):
+        xs, ys = _children(a), _children(b)
+        # Each name is one list's: the k-th list before the first difference
+        # is the k-th in both, and the k-th from the end after the last.
+        for x, y in zip(xs, ys):
+            if x.tag != y.tag or not unchanged.before(x, y):
+                break
+            found.add(list_name(y, names[1]))
+        if unchanged.parents_before(a, b):
+            for x, y in zip(reversed(xs), reversed(ys)):
+                if x.tag != y.tag or not unchanged.after(x, y) or x.sourceline != y.sourceline:
+                    break
                 found.add(list_name(y, names[1]))
     return found
 
@@ -311,18 +318,29 @@ class _Unchanged:
         versions have as many children of that name (it is as far from the
         end in both) and the parents' start tags come before the first
         difference (in scope, the same namespaces)."""
-        first, last = self.first, self.last
         counted: set[object] = set()
-        if _line(a[0] if len(a) else None) < first and _line(b[0] if len(b) else None) < first:
+        if self.parents_before(a, b):
             counts = [Counter(x.tag for x, _ in pairs if x is not None), Counter(y.tag for _, y in pairs if y is not None)]
             counted = {name for name, n in counts[0].items() if counts[1].get(name) == n}
 
         def same(x: etree._Element, y: etree._Element) -> bool:
-            if _line(_after(x)) < first and _line(_after(y)) < first:
-                return True
-            return x.tag in counted and _line(x.getprevious(), 0) > last[0] and _line(y.getprevious(), 0) > last[1]
+            return self.before(x, y) or (x.tag in counted and self.after(x, y))
 
         return same
+
+    def parents_before(self, a: etree._Element, b: etree._Element) -> bool:
+        """Whether the start tags of parents ``a`` and ``b`` come before the first difference."""
+        return _line(a[0] if len(a) else None) < self.first and _line(b[0] if len(b) else None) < self.first
+
+    def before(self, x: etree._Element, y: etree._Element) -> bool:
+        """Whether ``x`` and ``y`` (one version's each) are written wholly
+        before the first difference (the node after each begins before it)."""
+        return _line(_after(x)) < self.first and _line(_after(y)) < self.first
+
+    def after(self, x: etree._Element, y: etree._Element) -> bool:
+        """Whether ``x`` and ``y`` are written wholly after the last difference
+        (the node before each begins after it)."""
+        return _line(x.getprevious(), 0) > self.last[0] and _line(y.getprevious(), 0) > self.last[1]
 
 
 def _after(el: etree._Element) -> etree._Element | None:
