@@ -310,7 +310,7 @@ def test_an_update_compares_only_the_lists_whose_values_do_not_carry_to_the_same
     deployment = system("1").deploy()
     for path in ("/B", "/C", "/A", "/D", "/E"):
         comp = deployment.status(path).components[0]
-        deployment.deployed(path, {p: "x" for p in comp.supplies}, list(comp.releases))
+        deployment.deployed(path, dict.fromkeys(comp.supplies, "x"), list(comp.releases))
     assert [(dict(r.set), r.release) for r in deployment.rounds] == [({"/B/q": "x"}, ()), ({}, ("/C/r",)), ({"/A/p": "x"}, ())]
     reached: list[set[str]] = []
     real = state_module.reaching

@@ -223,13 +223,11 @@ class DeploymentState:
     def _carried(
         self, fresh: DeploymentState, pairs: Counterparts, replacing: Mapping[etree._Element, str]
     ) -> tuple[tuple[dict[str, str], list[str]], tuple[list[str | None], list[str | None]]]:
-        """The values supplied so far (those of ``replacing`` with their new
-        values) and the references released, each by the path of its
-        property's pair in ``fresh`` (the new documents), given to ``fresh``
-        as one round; a value whose property has no pair is dropped, one that
-        no longer fits refuses the update (the round's error, saying so).
-        Then the paths of those pairs (``carried_paths``), in the order of
-        ``supplied`` (then any of ``replacing`` not in it) and of ``released``."""
+        """The values supplied so far (those of ``replacing`` with their new values) and the
+        references released, each by the path of its property's pair in ``fresh`` (the new
+        documents), given to ``fresh`` as one round, and those paths (in the order of ``supplied``,
+        then of ``released``); a value whose property has no pair is dropped, one that no longer
+        fits refuses the update (the round's error, saying so)."""
         prefixes = fresh.ws.ctx.prefixes
         given = {el: value for el, (value, _) in self.supplied.items()}
         given.update(replacing)
