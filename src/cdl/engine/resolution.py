@@ -29,7 +29,7 @@ from ..resolution.explain import select as select_paths
 from ..resolution.laziness import Pending, PendingItem, Round, pending_items, pending_report, still_pending
 from ..resolution.output import build_output, to_bytes, to_data
 from ..resolution.references import ReferenceResolver, items_in
-from .phases import LIST_TAGS, Loaded, Working, cyclic_gc_paused, resolve_working
+from .phases import LIST_TAGS, Earlier, Loaded, Working, cyclic_gc_paused, resolve_working
 
 
 class Resolution:
@@ -295,6 +295,14 @@ class Resolution:
         """
         self._ws, self._resolver, self._left = None, None, None
 
+    def _hand_over(self) -> Earlier | None:
+        """:func:`hand_over`."""
+        ws, resolver, left = self._ws, self._resolver, self._left
+        if ws is None or resolver is None or left is None or ws.reads is None or self.rounds:
+            return None
+        self._give_up_working_trees()
+        return Earlier(self._loaded, (ws, resolver, left))
+
     def _working(self) -> Workspace:
         """The resolved working trees, resolved again if an output took them."""
         if self._ws is None:
@@ -305,6 +313,26 @@ class Resolution:
     def write(self, path: str | os.PathLike[str], system_only: bool = False) -> None:
         """Write the resolved document to ``path`` atomically (never a partial file)."""
         write_atomically(path, self.to_bytes(system_only))
+
+
+def resolution_after(loaded: Loaded, earlier: Earlier | None = None) -> Resolution:
+    """A static resolution of ``loaded`` (as :meth:`cdl.Document.resolve`
+    makes) that records what each top level list reads, so that the next
+    one may take its lists over (:func:`hand_over`), and that takes over
+    what it can of ``earlier``, the working trees of such a resolution of an
+    earlier version of the documents (``phases.resolve_working``).
+
+    What ``cdl lsp`` resolves for each version of a document being edited."""
+    return resolution_of(loaded, (), working=resolve_working(loaded, (), reads=True, earlier=earlier))
+
+
+def hand_over(resolution: Resolution) -> Earlier | None:
+    """The working trees of ``resolution`` (made by :func:`resolution_after`),
+    for the resolution of a later version to take over, given up by it (it
+    resolves again if asked for what needs them); None when they cannot be
+    handed over (taken apart by an output, or made with deploy-time values
+    or without recording what each list reads)."""
+    return resolution._hand_over()
 
 
 def resolution_of(loaded: Loaded, rounds: Sequence[Round], validate: bool = False, working: Working | None = None) -> Resolution:
