@@ -306,3 +306,27 @@ async def test_symbols_read_each_start_tag_they_list_once(held: LanguageClient, 
     assert found is not None and len(found) == 100 and all(len(symbol.children or []) == 2 for symbol in found)  # type: ignore[union-attr]
     # 300 listed, their parents and the root: a tag is read when asked for (text.tags.TagIndex), once here.
     assert (await command(held, "test.log"))["read"] - before <= 310
+
+
+@pytest.mark.asyncio
+async def test_an_edit_resolves_again_only_what_it_reaches(held: LanguageClient, tmp_path: Path) -> None:
+    body = "\n".join(f'    <Web{i} cdl:extends="Server"><host>h{i}</host><url cdl:ref="host"/></Web{i}>' for i in range(200))
+    uri = await opened(held, tmp_path, system("v1", body))
+    first = (await command(held, "test.log"))["attempted"]
+    # Typed into a list that no other reads (the marker outside the lists
+    # stays: a change there may change what any list means): the next
+    # analysis takes every other list over from the last one, resolved.
+    change(held, uri, system("v1", body.replace("<host>h100<", "<host>x100<")), 2)
+    log = await until(held, lambda log: len(log["attempted"]) == 2)
+    assert first[0] >= 200 and log["attempted"][1] < 10
+    # An error: the documents are resolved whole again, for the errors a
+    # whole resolution finds, and the next has nothing to take over.
+    change(held, uri, system("v1", body.replace("<host>h100</host>", '<host cdl:ref="nowhere"/>')), 3)
+    await published(held, uri, lambda found: [d.code for d in found] == ["REF_NOT_FOUND"])
+    change(held, uri, system("v1", body.replace("<host>h100<", "<host>y100<")), 4)
+    await published(held, uri, lambda found: found == [])
+    log = await until(held, lambda log: len(log["attempted"]) == 4)
+    assert log["attempted"][2] >= 200 and log["attempted"][3] >= 200
+    change(held, uri, system("v1", body.replace("<host>h100<", "<host>z100<")), 5)
+    log = await until(held, lambda log: len(log["attempted"]) == 5)
+    assert log["attempted"][4] < 10

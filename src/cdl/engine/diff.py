@@ -32,7 +32,7 @@ from ..resolution.explain import Recorder, explain_elements
 from ..resolution.laziness import Round
 from ..resolution.output import build_output
 from ..resolution.references import items_in
-from .phases import Loaded, cyclic_gc_paused, resolve_working
+from .phases import Earlier, Loaded, copy_main, cyclic_gc_paused, resolve_working
 
 
 def diff_loaded(old: Loaded, new: Loaded, rounds: Sequence[Round], select: str | None = None) -> Diff:
@@ -46,8 +46,8 @@ def diff_loaded(old: Loaded, new: Loaded, rounds: Sequence[Round], select: str |
         # specialisation: CDL_NO_FAST_PATHS compares every list).
         changes = written_changes(old.docs, new.docs, (old.prefixes(), new.prefixes()), new.options.limits)
         changed = changed_names((old, new), changes)
-    kept_old, reached = _kept(old, rounds, warnings, changed)
-    kept_new, _ = _kept(new, rounds, warnings, changed, reached, keep=True)
+    kept_old, reached, earlier = _kept(old, rounds, warnings, changed, hand_over=True)
+    kept_new, _, _ = _kept(new, rounds, warnings, changed, reached, keep=True, earlier=earlier)
     return diff_kept((old, new), (rounds, rounds), (kept_old, kept_new), list(warnings), select, changes)
 
 
@@ -129,7 +129,9 @@ def _kept(
     changed: set[str] | None,
     reached: set[str] | None = None,
     keep: bool = False,
-) -> tuple[Kept, set[str] | None]:
+    earlier: Earlier | None = None,
+    hand_over: bool = False,
+) -> tuple[Kept, set[str] | None, Earlier | None]:
     """``loaded`` resolved with ``rounds``, its system kept as serializations
     (with ``keep``, its trees too: the old version's are freed before the new
     one resolves, since resolving beside them cost up to a third more), only
@@ -138,19 +140,30 @@ def _kept(
     is recorded, and the lists reached are those ``changed`` and those that
     read one (``model.reads.reaching``), which it returns.
 
+    With ``hand_over`` (the old version), and what each list reads recorded
+    without rounds, the trees are handed on whole, for the new version's
+    resolution to take over what the changes do not reach (``earlier``:
+    ``phases.resolve_working``); the lists compared are copied for the
+    output instead.
+
     One version's reads decide for both: a list whose text is the same in
     both, and reads none of the lists written differently, reads the same
     in both (what a list reads is named by its text and by what the lists
     it reads name), so the other version's reads reach no other list of it."""
-    ws, resolver, left = resolve_working(loaded, rounds, reads=changed is not None and reached is None)
+    working = resolve_working(loaded, rounds, reads=changed is not None and reached is None, earlier=earlier)
+    ws, resolver, left = working
     warnings.update(dict.fromkeys(resolver.warnings))
     if ws.reads is not None and changed is not None:
         reached = reaching(changed, [ws.reads.by_name(ws.lists)])
+    handed = None
     with cyclic_gc_paused():
-        # Written out whole: a consuming output of every list costs less than
-        # copying those compared for an output of them (callgrind at 2,000).
+        if hand_over and ws.reads is not None and not rounds:
+            handed = Earlier(loaded, working)
+            ws, left = copy_main(working, compared_lists(loaded, reached))
+        # Else written out whole: a consuming output of every list costs less
+        # than copying those compared for an output of them (callgrind at 2,000).
         out = build_output(ws, system_only=True, consume=True, unresolved=left, facts=loaded.output_facts)
-        return Kept(out.find(T_SYSTEM), loaded.options.limits, keep, compared_lists(loaded, reached)), reached
+        return Kept(out.find(T_SYSTEM), loaded.options.limits, keep, compared_lists(loaded, reached)), reached, handed
 
 
 class _Explainer:

@@ -17,27 +17,31 @@ The public classes built on them (``Document``, ``Resolution``,
 from __future__ import annotations
 
 import copy
+import dataclasses
 import gc
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from lxml import etree
 
+from ..errors import CdlError
 from ..loading.imports import LoadOptions, load_set
 from ..loading.registry import Registry, build_registry
-from ..model.naming import Prefixes
-from ..model.reads import ListReads
+from ..model.elements import top_level_of
+from ..model.naming import Prefixes, list_name
+from ..model.reads import ListReads, reaching
 from ..model.switch import fast_paths_enabled
 from ..model.tables import Tables
 from ..model.vocabulary import T_CONFIGURATION, T_SYSTEM
 from ..model.workspace import Budget, Context, Problems, SourceDoc, Workspace
+from ..planning.changes import lists_in_place
 from ..resolution.explain import Recorder
-from ..resolution.inherit import resolve_prototypes
+from ..resolution.inherit import extended_names, resolve_prototypes
 from ..resolution.laziness import Round, apply_round, check_required, left_unresolved, required_tags
 from ..resolution.output import OutputFacts, prepare_output
-from ..resolution.references import ReferenceResolver, copied_resolver, find_candidates, record_left_reads
+from ..resolution.references import ReferenceResolver, candidates_in, copied_resolver, find_candidates, record_left_reads
 
 #: Resolved working trees: the workspace, its resolver, and the main
 #: document's items left unresolved, in document order.
@@ -73,12 +77,190 @@ class Loaded:
 
     def workspace(self) -> Workspace:
         """Fresh working copies of the documents, for one resolution."""
-        ctx = Context(self.docs, self.tables, self.prefixes(), self.options.limits, fast_paths_enabled())
         roots = [copy.deepcopy(d.root) for d in self.docs]
+        return Workspace(self.context(), roots, self.lists_in(roots), Budget(self.options.limits), item_tags=set(self.tables.item_tags))
+
+    def context(self) -> Context:
+        """What the phases of one resolution of these documents consult."""
+        return Context(self.docs, self.tables, self.prefixes(), self.options.limits, fast_paths_enabled())
+
+    def lists_in(self, roots: Sequence[etree._Element]) -> dict[str, etree._Element]:
+        """The top level lists of working trees of these documents (``roots``), by name."""
         # Children as Python lists: indexing an lxml element walks its children.
         parents = [[list(p) for p in d.list_parents(root)] for d, root in zip(self.docs, roots)]
-        lists = {name: parents[s.doc][s.parent][s.position] for name, s in self.registry.slots.items()}
-        return Workspace(ctx, roots, lists, Budget(self.options.limits), item_tags=set(self.tables.item_tags))
+        return {name: parents[s.doc][s.parent][s.position] for name, s in self.registry.slots.items()}
+
+    def list_as_loaded(self, name: str) -> etree._Element:
+        """The top level list ``name`` as loaded (never to be changed)."""
+        slot = self.registry.slots[name]
+        return self.docs[slot.doc].list_parents()[slot.parent][slot.position]
+
+
+@dataclass(frozen=True, eq=False)
+class Earlier:
+    """A resolution of an earlier version of some documents, without
+    deploy-time values, whose lists a resolution of the next version may
+    take over (:func:`resolve_working`'s ``earlier``): its loaded documents
+    and its working trees, which recorded what each list read
+    (``Workspace.reads``). The resolution that takes them over takes the
+    trees apart (the Loaded is never changed)."""
+
+    loaded: Loaded
+    working: Working
+
+
+def take_over(earlier: Earlier, loaded: Loaded, rounds: Sequence[Round], recorder: Recorder | None) -> Taken | None:
+    """What a resolution of ``loaded`` takes over from ``earlier``, or None:
+    nothing, it resolves everything.
+
+    It takes over only without deploy-time rounds or provenance, with the
+    fast paths on, from a resolution that recorded what each list read and
+    warned of nothing, when both versions load as many documents, importing each other alike, with the
+    same options (wherever they are) into tables that agree (``Tables.extends``). Then it takes
+    each top level list written where it was (``planning.changes.lists_in_place``)
+    that reads, by the earlier version's records, no list that is not
+    (``model.reads.reaching``), and nothing when a document writes
+    something else differently outside its lists."""
+    before = earlier.loaded
+    ws, resolver, _ = earlier.working
+    if rounds or recorder is not None or ws.reads is None or resolver.warnings:
+        return None
+    if not (loaded.options.fast_paths and fast_paths_enabled()) or _imports(before) != _imports(loaded):
+        return None
+    if dataclasses.replace(before.options, overlay={}) != dataclasses.replace(loaded.options, overlay={}):
+        return None
+    if not loaded.tables.extends(before.tables):
+        return None
+    kept: set[str] = set()
+    for old, new in zip(before.docs, loaded.docs):
+        in_place = lists_in_place(old, new)
+        if in_place is None:
+            return None
+        kept |= in_place
+    names = set(before.registry.slots) | set(loaded.registry.slots)
+    read = ws.reads.by_name(ws.lists)
+    kept -= reaching(names - kept, [read])
+    return Taken(earlier, loaded, kept, read)
+
+
+def _imports(loaded: Loaded) -> list[tuple[object, ...]]:
+    """How the documents import each other (where each was imported, what each imports)."""
+    return [(d.importer, tuple(d.loaded_imports)) for d in loaded.docs]
+
+
+class Taken:
+    """The top level lists a resolution takes over from an earlier one
+    (:func:`take_over`), and the workspace they make with the others,
+    copied from the loaded documents, which it resolves: that earlier
+    resolution's trees, each list not taken over replaced by its copy."""
+
+    def __init__(self, earlier: Earlier, loaded: Loaded, kept: set[str], read: Mapping[str, set[str]]) -> None:
+        before, self._resolver, left = earlier.working
+        self.loaded = loaded
+        #: The lists taken over, by name.
+        self.kept = {name: before.lists[name] for name in kept}
+        self._kept = set(self.kept.values())
+        #: The lists copied to be resolved, by name, in the trees.
+        self.fresh: dict[str, etree._Element] = {}
+        roots = before.roots
+        for doc, root in zip(loaded.docs, roots):
+            for as_loaded, parent in zip(doc.list_parents(), doc.list_parents(root)):
+                self._place(as_loaded, parent, doc.target_ns)
+        self.ws = Workspace(
+            loaded.context(),
+            roots,
+            loaded.lists_in(roots),
+            copy.copy(before.budget),  # what the lists taken over charged: never less than a whole resolution would
+            variables=before.variables,
+            item_tags=set(loaded.tables.item_tags) | before.item_tags,
+        )
+        self.ws.reads = ListReads()
+        self.ws.reads.carry(read, kept)
+        self._left = [el for el in left if top_level_of(el) in self._kept]
+
+    def __repr__(self) -> str:
+        return f"<Taken {len(self.kept)} lists, resolving {len(self.fresh)}>"
+
+    def _place(self, as_loaded: etree._Element, parent: etree._Element, target_ns: str) -> None:
+        """Give the list parent ``parent`` of the earlier trees the lists of
+        ``as_loaded`` (the same parent, loaded): each taken over, or a copy."""
+        lists: list[etree._Element] = []
+        for lst in as_loaded:
+            name = list_name(lst, target_ns)
+            found = self.kept.get(name)
+            if found is None:
+                found = self.fresh[name] = copy.deepcopy(lst)
+            lists.append(found)
+        current = list(parent)
+        if len(current) == len(lists) and all(a is b for a, b in zip(current, lists) if b in self._kept):
+            for a, b in zip(current, lists):
+                if a is not b:
+                    parent.replace(a, b)
+        else:
+            parent[:] = lists
+
+    def resolve_prototypes(self) -> None:
+        """Phase 4 for the lists copied: their prototypes merged as a whole
+        resolution merges them, from the prototypes as loaded (a list taken
+        over is resolved; its references resolve in its own context, where an
+        inheritor's resolve in the inheritor's). A prototype taken over is
+        copied again, apart from the trees, for the merges."""
+        ws = self.ws
+        fresh = list(self.fresh.values())
+        apart: dict[str, etree._Element] = {}
+        merging = set(fresh)
+        stack = list(fresh)
+        while stack:
+            for name in extended_names(ws, stack.pop()):
+                target = ws.lookup(name)
+                if target is None or target in merging:
+                    continue
+                found = next(c for c in name.candidates if ws.lists.get(c) is target)
+                apart[found] = ws.lists[found] = self._copy_apart(found)
+                merging.add(apart[found])
+                stack.append(apart[found])
+        try:
+            resolve_prototypes(ws, [*fresh, *apart.values()])
+        finally:
+            ws.lists.update((name, self.kept[name]) for name in apart)
+
+    def _copy_apart(self, name: str) -> etree._Element:
+        """A copy of list ``name`` as loaded, in a document of its own that has
+        its document's root and list parent (where it is, it sees what it would
+        see in the trees)."""
+        slot = self.loaded.registry.slots[name]
+        doc = self.loaded.docs[slot.doc]
+        root = etree.Element(doc.root.tag, dict(doc.root.attrib), nsmap=doc.root.nsmap)
+        parent = etree.SubElement(root, doc.list_parents()[slot.parent].tag)
+        lst = copy.deepcopy(self.loaded.list_as_loaded(name))
+        parent.append(lst)
+        return lst
+
+    def main_fresh(self) -> list[etree._Element]:
+        """The lists copied of the main document, in document order."""
+        fresh = set(self.fresh.values())
+        return [lst for part in self.ws.roots[0].iterchildren(*LIST_TAGS) for lst in part if lst in fresh]
+
+    def resolver(self) -> ReferenceResolver:
+        """A resolver for the workspace that knows what the earlier one knew
+        of the lists taken over (their pending items, what they wait for)."""
+        kept = self._kept
+        return copied_resolver(self._resolver, self.ws, lambda el: el if top_level_of(el) in kept else None)
+
+    def left_with(self, left: list[etree._Element]) -> list[etree._Element]:
+        """The items left unresolved in the main document: those of the lists
+        taken over and ``left`` (those of the lists copied), in document order."""
+        if not self._left:
+            return left
+        order = {lst: i for i, lst in enumerate(lst for part in self.ws.roots[0].iterchildren(*LIST_TAGS) for lst in part)}
+
+        def position(item: etree._Element) -> int:
+            top = top_level_of(item)
+            assert top is not None  # an item left is in a list of the main document
+            return order[top]
+
+        # Stable: the items of one list come from one of the two, in order.
+        return sorted([*self._left, *left], key=position)
 
 
 @dataclass
@@ -96,27 +278,38 @@ class Run:
     items: list[etree._Element] = field(init=False)
     #: The main document's items left unresolved, in document order.
     left: list[etree._Element] = field(init=False)
+    #: An earlier resolution whose lists this one may take over.
+    earlier: Earlier | None = None
+    #: What was taken over from it (None: nothing, everything is resolved).
+    taken: Taken | None = field(default=None, init=False)
 
 
 def _copy_documents(run: Run) -> None:
-    run.ws = run.loaded.workspace()
+    run.taken = None if run.earlier is None else take_over(run.earlier, run.loaded, run.rounds, run.recorder)
+    run.ws = run.loaded.workspace() if run.taken is None else run.taken.ws
     run.ws.recorder = run.recorder
-    if run.reads:
+    if run.reads and run.ws.reads is None:
         run.ws.reads = ListReads()
 
 
 def _prototypes(run: Run) -> None:
-    resolve_prototypes(run.ws)
+    if run.taken is None:
+        resolve_prototypes(run.ws)
+    else:
+        run.taken.resolve_prototypes()
 
 
 def _find_items(run: Run) -> None:
     # Every item, among other elements of their names: the resolver tells
     # them apart as it goes (find_candidates).
-    run.items = find_candidates(run.ws, run.ws.roots[0].iterchildren(*LIST_TAGS))
+    if run.taken is None:
+        run.items = find_candidates(run.ws, run.ws.roots[0].iterchildren(*LIST_TAGS))
+    else:
+        run.items = candidates_in(run.ws, run.taken.main_fresh())
 
 
 def _references(run: Run) -> None:
-    run.resolver = ReferenceResolver(run.ws)
+    run.resolver = ReferenceResolver(run.ws) if run.taken is None else run.taken.resolver()
     run.resolver.run(run.items, candidates=True)
 
 
@@ -134,6 +327,8 @@ def _required(run: Run) -> None:
 def _left_unresolved(run: Run) -> None:
     run.left = left_unresolved(run.resolver, run.items)
     record_left_reads(run.ws, run.left)
+    if run.taken is not None:
+        run.left = run.taken.left_with(run.left)
     # Freed here, while the collector is paused: nothing resolves these
     # trees again (explain resolves its own).
     run.items = []
@@ -153,20 +348,37 @@ RESOLUTION_PHASES: tuple[tuple[str, Callable[[Run], None]], ...] = (
 )
 
 
-def resolve_working(loaded: Loaded, rounds: Sequence[Round], recorder: Recorder | None = None, reads: bool = False) -> Working:
+def resolve_working(
+    loaded: Loaded, rounds: Sequence[Round], recorder: Recorder | None = None, reads: bool = False, earlier: Earlier | None = None
+) -> Working:
     """Run the resolution phases on fresh copies of the ``loaded`` documents: the resolved
     workspace, its resolver and the main document's items left unresolved,
     in document order. With a ``recorder``, the phases record provenance
     (``Resolution.explain``); with ``reads``, what each top level list
     reads of the others (``Workspace.reads``, ``model.reads``).
 
+    With ``earlier``, a resolution of an earlier version of the documents,
+    each top level list that is written as it was there and reads no list
+    that is not is taken over from it, resolved, instead of being copied
+    and resolved again (:func:`take_over`, which says when it does; off
+    with ``CDL_NO_FAST_PATHS``): the result is the same (what a list's
+    resolution makes of it depends on its text and on what the lists it
+    reads make of theirs: ``model.reads``). ``earlier``'s trees are taken
+    apart. Should the rest raise an error, the documents are resolved
+    again whole, so that the errors are those of a whole resolution.
+
     Only the few items left are kept: holding all of them until an output
     took the trees cost a collection over their proxies once the collector
     was back on."""
-    run = Run(loaded, rounds, recorder, reads)
+    run = Run(loaded, rounds, recorder, reads, earlier=earlier)
     with cyclic_gc_paused():
-        for _, phase in RESOLUTION_PHASES:
-            phase(run)
+        try:
+            for _, phase in RESOLUTION_PHASES:
+                phase(run)
+        except CdlError:
+            if run.taken is None:
+                raise
+            return resolve_working(loaded, rounds, recorder, reads)
     return run.ws, run.resolver, run.left
 
 
@@ -191,7 +403,7 @@ def copy_working(working: Working) -> Working:
             variables=dict(ws.variables),
             item_tags=set(ws.item_tags),
         )
-        return copied, copied_resolver(resolver, copied, twin), [twin[el] for el in left]
+        return copied, copied_resolver(resolver, copied, twin.__getitem__), [twin[el] for el in left]
 
 
 def copy_main(

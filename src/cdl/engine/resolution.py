@@ -29,7 +29,7 @@ from ..resolution.explain import select as select_paths
 from ..resolution.laziness import Pending, PendingItem, Round, pending_items, pending_report, still_pending
 from ..resolution.output import build_output, to_bytes, to_data
 from ..resolution.references import ReferenceResolver, items_in
-from .phases import LIST_TAGS, Loaded, Working, cyclic_gc_paused, resolve_working
+from .phases import LIST_TAGS, Earlier, Loaded, Working, cyclic_gc_paused, resolve_working
 
 
 class Resolution:
@@ -295,6 +295,17 @@ class Resolution:
         """
         self._ws, self._resolver, self._left = None, None, None
 
+    def _hand_over(self) -> Earlier | None:
+        """This resolution's working trees, for a resolution of a later version
+        to take over (:func:`resolution_after`), given up here; None when they
+        cannot be (taken apart by an output, made with deploy-time values or
+        without recording what each list reads)."""
+        ws, resolver, left = self._ws, self._resolver, self._left
+        if ws is None or resolver is None or left is None or ws.reads is None or self.rounds:
+            return None
+        self._give_up_working_trees()
+        return Earlier(self._loaded, (ws, resolver, left))
+
     def _working(self) -> Workspace:
         """The resolved working trees, resolved again if an output took them."""
         if self._ws is None:
@@ -305,6 +316,20 @@ class Resolution:
     def write(self, path: str | os.PathLike[str], system_only: bool = False) -> None:
         """Write the resolved document to ``path`` atomically (never a partial file)."""
         write_atomically(path, self.to_bytes(system_only))
+
+
+def resolution_after(loaded: Loaded, earlier: Resolution | None = None) -> Resolution:
+    """A static resolution of ``loaded`` (as :meth:`cdl.Document.resolve`
+    makes) that records what each top level list reads, so that the next
+    one may take its lists over, and that takes over what it can of
+    ``earlier``, a resolution made so of an earlier version of the documents
+    (``phases.resolve_working``'s ``earlier``): ``earlier`` gives up its
+    working trees (it resolves again if asked for what needs them).
+
+    What ``cdl lsp`` resolves for each version of a document being edited,
+    and ``Document.diff`` for the new version."""
+    handed = None if earlier is None else earlier._hand_over()
+    return resolution_of(loaded, (), working=resolve_working(loaded, (), reads=True, earlier=handed))
 
 
 def resolution_of(loaded: Loaded, rounds: Sequence[Round], validate: bool = False, working: Working | None = None) -> Resolution:

@@ -19,13 +19,27 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._diagnostics import Loaded, Problem, by_url, problems_of
-from ._engine import CdlError, Document, Lines, LoadOptions, SourceDoc, decode, encode, load_with, loaded_of, local_path
+from ._engine import (
+    CdlError,
+    Document,
+    Lines,
+    LoadOptions,
+    Resolution,
+    SourceDoc,
+    decode,
+    encode,
+    load_with,
+    loaded_of,
+    local_path,
+    resolution_after,
+)
 
 #: How many symbols a ``documentSymbol`` answer lists, and how many items a
 #: completion offers, unless the client's settings say otherwise (0: no limit).
@@ -222,11 +236,40 @@ def text_of(url: str, buffers: Mapping[str, str], read: Iterable[Mapping[str, st
         return None
 
 
-def analyse(path: str, buffers: Mapping[str, str], settings: Settings, lines: Mapping[str, Lines] | None = None) -> Analysis:
+class Earlier:
+    """The last resolution of one open document, which its next analysis
+    takes over what it can of (``resolution_after``: what an edit does not
+    reach is not resolved again). Taken and put back by the analyses, in
+    whichever thread they run."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._resolution: Resolution | None = None
+
+    def __repr__(self) -> str:
+        return f"<Earlier {'held' if self._resolution is not None else 'empty'}>"
+
+    def take(self) -> Resolution | None:
+        """The resolution held, no longer held (None: none)."""
+        with self._lock:
+            found, self._resolution = self._resolution, None
+            return found
+
+    def put(self, resolution: Resolution | None) -> None:
+        """Hold ``resolution`` for the next analysis."""
+        with self._lock:
+            self._resolution = resolution
+
+
+def analyse(
+    path: str, buffers: Mapping[str, str], settings: Settings, lines: Mapping[str, Lines] | None = None, earlier: Earlier | None = None
+) -> Analysis:
     """Load and resolve the document at ``path`` (a real path, or an
     ``untitled:`` URI, then read from its buffer as if it were in the
     workspace's root directory), reading ``buffers`` (path -> text) instead
-    of files; ``lines``: the lines of some of those texts, already found."""
+    of files; ``lines``: the lines of some of those texts, already found;
+    ``earlier``: the document's last resolution, taken over where it can be
+    and replaced by this one."""
     overlay = _Overlay(buffers)
     options = LoadOptions(
         allow_remote=settings.allow_remote,
@@ -241,10 +284,12 @@ def analyse(path: str, buffers: Mapping[str, str], settings: Settings, lines: Ma
             document = load_with(encode(buffers[path]), options, name=path, base=settings.root)
         else:
             document = load_with(path, options)
-        resolution = document.resolve()
+        resolution = resolution_after(loaded_of(document), None if earlier is None else earlier.take())
         resolution.plan()  # a plan's cycle is an error of the document too
     except CdlError as error:
         errors.append(error)
+    if earlier is not None and document is not None:  # it was taken (else it stays for the next)
+        earlier.put(resolution)
     texts: Mapping[str, str] = {}
     loaded = None
     if document is not None:
@@ -283,6 +328,8 @@ class Buffers:
         self._lines: dict[str, Lines] = {}
         #: File -> the open documents whose last analysis read it.
         self._readers: dict[str, set[str]] = {}
+        #: The last resolution of each open document, for its next analysis.
+        self._earlier: dict[str, Earlier] = {}
 
     def put(self, uri: str, text: str, lines: Lines | None = None) -> str | None:
         """Hold ``text`` as the document at ``uri`` (``lines``: its lines,
@@ -318,6 +365,7 @@ class Buffers:
         self.uris.pop(path, None)
         self._lines.pop(path, None)  # its text
         self.answering.pop(path, None)
+        self._earlier.pop(path, None)
         return self._forget(path)
 
     def texts_now(self, document: Document) -> Mapping[str, str]:
@@ -343,7 +391,8 @@ class Buffers:
         texts = dict(self.texts)
         # The lines the request loop found (kept up to date as the editor types) serve the worker too.
         lines = {key: found for key, found in self._lines.items() if texts.get(key) is found.text}
-        return functools.partial(analyse, path, texts, self.settings, lines)
+        earlier = self._earlier.setdefault(path, Earlier())
+        return functools.partial(analyse, path, texts, self.settings, lines, earlier)
 
     def analyse(self, path: str) -> set[str]:
         """Analyse the open document ``path`` again, here and now; the documents whose diagnostics changed."""

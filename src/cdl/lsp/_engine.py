@@ -7,7 +7,8 @@ depends on is this list:
 
 - loading and resolving a document as the editor holds it (``load_with``
   with ``LoadOptions.overlay``, ``Document``, ``Resolution``, ``loaded_of``
-  for the loaded set behind a Document, ``CdlError``);
+  for the loaded set behind a Document, ``resolution_after`` to take over
+  what an edit did not reach of the last resolution, ``CdlError``);
 - the texts and their positions (``text``: encodings, lines, start tags);
 - the loaded trees and what the loader parsed into them (``model``: names,
   elements, paths and their walks, tables, prefixes);
@@ -22,7 +23,7 @@ from __future__ import annotations
 from .. import __version__
 from ..engine.document import Document, load_with, loaded_of
 from ..engine.phases import Loaded, resolve_working
-from ..engine.resolution import Resolution, resolution_of
+from ..engine.resolution import Resolution, resolution_after, resolution_of
 from ..errors import CdlError
 from ..loading.imports import LoadOptions
 from ..loading.urls import join_url, local_path
@@ -129,6 +130,7 @@ __all__ = [
     "path_start_in",
     "read_start_tag",
     "relative_ref",
+    "resolution_after",
     "resolution_of",
     "resolve_working",
     "scan",

@@ -20,7 +20,7 @@ lists read in turn: :func:`reaching` follows the records transitively.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 
 from lxml import etree
 
@@ -33,7 +33,7 @@ class ListReads:
     """For each top level list of one resolution's working trees (the element),
     the names of the lists its resolution looked up."""
 
-    __slots__ = ("_list_of", "_names", "_read")
+    __slots__ = ("_list_of", "_names", "_read", "_taken")
 
     def __init__(self) -> None:
         #: Each list, with each name it looked up (by identity: one table holds each name once).
@@ -42,6 +42,8 @@ class ListReads:
         #: The top level list holding each element met on the way up from
         #: the parent of an element recorded (lists and their parents left out).
         self._list_of: dict[etree._Element | None, etree._Element | None] = {}
+        #: The records of lists taken over from an earlier resolution, by name (:meth:`carry`).
+        self._taken: dict[str, set[str]] = {}
 
     def __repr__(self) -> str:
         return f"<ListReads of {len({lst for lst, _ in self._read})} lists>"
@@ -86,15 +88,28 @@ class ListReads:
             known[node] = lst
         return lst
 
+    def carry(self, read: Mapping[str, set[str]], names: Container[str]) -> None:
+        """Take the records of the lists ``names`` from ``read`` (an earlier
+        resolution's, :meth:`by_name`): lists taken over from it, which read
+        what they read there. Kept by name, as :meth:`by_name` gives them, so
+        that what a resolution that takes lists over records is only what
+        it resolves."""
+        self._taken = {name: found for name, found in read.items() if name in names}
+
     def by_name(self, lists: Mapping[str, etree._Element]) -> dict[str, set[str]]:
         """The records by the name of each list (``lists``: the workspace's,
-        name to element), each name read with every candidate its lookup may try."""
-        names = {el: name for name, el in lists.items()}
+        name to element), each name read with every candidate its lookup may
+        try (the sets are not to be changed: some are shared with the
+        records of the next resolution)."""
+        names = {el: name for name, el in lists.items()} if self._read else {}
         found: dict[str, set[str]] = {}
         for lst, key in self._read:
             reader = names.get(lst)
             if reader is not None:
                 found.setdefault(reader, set()).update(self._names[key].candidates)
+        for name, taken in self._taken.items():
+            own = found.get(name)
+            found[name] = taken if own is None else own | taken
         return found
 
 

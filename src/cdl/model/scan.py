@@ -72,6 +72,10 @@ class ListScan:
                     found.extend(self.per_list(lst, **variables))
         return found
 
+    def within(self, lst: etree._Element, **variables: XPathVariable) -> list[etree._Element]:
+        """Matches in one top level list (itself included), in document order."""
+        return list(self.per_list(lst, **variables))
+
 
 class AttributeScan(ListScan):
     """The elements of some top level lists that carry one attribute.
@@ -93,6 +97,10 @@ class AttributeScan(ListScan):
             assert element is not None  # an attribute's node always has its element
             found.append(element)
         return found
+
+    def within(self, lst: etree._Element, **variables: XPathVariable) -> list[etree._Element]:
+        """Elements carrying the attribute in one top level list (itself included), in document order."""
+        return [value.getparent() for value in self.per_list(lst, **variables)]
 
 
 def elements_bound(data: bytes) -> int:

@@ -112,3 +112,17 @@ class Tables:
         self.exprs.append(expr)
         return str(len(self.exprs) - 1)
 
+    def extends(self, earlier: Tables) -> bool:
+        """Whether every entry of ``earlier`` (another load's tables) is here,
+        at the same index, meaning the same: then an element of a working
+        tree made from ``earlier`` reads here what it read there (an
+        expression is compared by what it was parsed from; its namespaces
+        are the documents' own, compared by the caller)."""
+        n = len(earlier.exprs)
+        return (
+            self.refs[: len(earlier.refs)] == earlier.refs
+            and self.names[: len(earlier.names)] == earlier.names
+            and len(self.exprs) >= n
+            and all(a.text == b.text and a.variables == b.variables for a, b in zip(self.exprs[:n], earlier.exprs))
+        )
+

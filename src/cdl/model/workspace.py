@@ -98,7 +98,10 @@ def strip_variables(ws: Workspace, copies: etree._Element) -> None:
         variables = list(expression)
         for variable in variables:
             expression.remove(variable)
-        kept.setdefault(index, variables)
+        # Every copy of one expression has the same variables; the last
+        # taken out stands (a resolution that takes lists over from an
+        # earlier one starts from that one's, engine.phases).
+        kept[index] = variables
         del expression.attrib["value-of"]
 
 

@@ -47,7 +47,7 @@ from ..model.workspace import SourceDoc
 from ..text.tags import start_line
 from .pairing import pair_by_name
 
-__all__ = ["Place", "Written", "WrittenChange", "changed_lists", "place", "written_changes"]
+__all__ = ["Place", "Written", "WrittenChange", "changed_lists", "lists_in_place", "place", "written_changes"]
 
 #: A place in a version's documents: (document, path without ``[k]``, line
 #: of the start tag), as an explanation's step names it (:func:`place`).
@@ -140,6 +140,54 @@ def changed_lists(changes: Sequence[WrittenChange]) -> set[str] | None:
                 return None
             names.add(list_name(lst, doc.target_ns))
     return names
+
+
+def lists_in_place(old: SourceDoc, new: SourceDoc) -> set[str] | None:
+    """The names of the top level lists of document ``new`` written in the
+    same bytes, on the same lines, as in ``old`` (an earlier version of it),
+    among namespaces declared alike: what either version loads of such a
+    list, and what a resolution makes of it, is the same, line numbers
+    included. None when something written outside the lists differs (their
+    namespaces, the document's imports or types, its parts), which may
+    change what any list means.
+
+    A list is where it was when the bytes before it and the lines it starts
+    on are the same, or the bytes after it (:class:`_Unchanged`); the
+    namespace declarations must all be on the root element (else where each
+    list sees which is not compared)."""
+    if not (old.uniform_namespaces and new.uniform_namespaces) or _outside_lists(old) != _outside_lists(new):
+        return None
+    names = (old.target_ns, new.target_ns)
+    if old.data == new.data:
+        return {list_name(el, names[1]) for parent in new.list_parents() for el in _children(parent)}
+    unchanged = _Unchanged(old.data, new.data)
+    found: set[str] = set()
+    for a, b in zip(old.list_parents(), new.list_parents()):
+        xs, ys = _children(a), _children(b)
+        # Each name is one list's: the k-th list before the first difference
+        # is the k-th in both, and the k-th from the end after the last.
+        for x, y in zip(xs, ys):
+            if x.tag != y.tag or not unchanged.before(x, y):
+                break
+            found.add(list_name(y, names[1]))
+        if unchanged.parents_before(a, b):
+            for x, y in zip(reversed(xs), reversed(ys)):
+                if x.tag != y.tag or not unchanged.after(x, y) or x.sourceline != y.sourceline:
+                    break
+                found.add(list_name(y, names[1]))
+    return found
+
+
+def _outside_lists(doc: SourceDoc) -> tuple[object, ...]:
+    """What document ``doc`` writes outside its top level lists, as loaded."""
+    root = doc.root
+    parts: list[object] = [doc.target_ns, root.tag, dict(root.attrib), dict(root.nsmap), root.text]
+    for child in root:
+        if child.tag in LIST_PARENTS:
+            parts.append((child.tag, dict(child.attrib), child.text, child.tail))
+        else:
+            parts.append(etree.tostring(child))
+    return tuple(parts)
 
 
 def _list_holding(el: etree._Element) -> etree._Element | None:
@@ -265,23 +313,45 @@ class _Unchanged:
     ) -> Callable[[etree._Element, etree._Element], bool]:
         """For the children of list parents ``a`` and ``b`` (paired as
         ``pairs``): whether a pair of them is written in the same place of
-        the same bytes. Before the first difference, the k-th child of a
-        name is the same element in both; after the last, it is when both
+        the same bytes. Before the first difference (the node after it
+        begins before it), the k-th child of a name is the same element in both; after the last, it is when both
         versions have as many children of that name (it is as far from the
         end in both) and the parents' start tags come before the first
         difference (in scope, the same namespaces)."""
-        first, last = self.first, self.last
         counted: set[object] = set()
-        if _line(a[0] if len(a) else None) < first and _line(b[0] if len(b) else None) < first:
+        if self.parents_before(a, b):
             counts = [Counter(x.tag for x, _ in pairs if x is not None), Counter(y.tag for _, y in pairs if y is not None)]
             counted = {name for name, n in counts[0].items() if counts[1].get(name) == n}
 
         def same(x: etree._Element, y: etree._Element) -> bool:
-            if _line(x.getnext()) < first and _line(y.getnext()) < first:
-                return True
-            return x.tag in counted and _line(x.getprevious(), 0) > last[0] and _line(y.getprevious(), 0) > last[1]
+            return self.before(x, y) or (x.tag in counted and self.after(x, y))
 
         return same
+
+    def parents_before(self, a: etree._Element, b: etree._Element) -> bool:
+        """Whether the start tags of parents ``a`` and ``b`` come before the first difference."""
+        return _line(a[0] if len(a) else None) < self.first and _line(b[0] if len(b) else None) < self.first
+
+    def before(self, x: etree._Element, y: etree._Element) -> bool:
+        """Whether ``x`` and ``y`` (one version's each) are written wholly
+        before the first difference (the node after each begins before it)."""
+        return _line(_after(x)) < self.first and _line(_after(y)) < self.first
+
+    def after(self, x: etree._Element, y: etree._Element) -> bool:
+        """Whether ``x`` and ``y`` are written wholly after the last difference
+        (the node before each begins after it)."""
+        return _line(x.getprevious(), 0) > self.last[0] and _line(y.getprevious(), 0) > self.last[1]
+
+
+def _after(el: etree._Element) -> etree._Element | None:
+    """The node that begins after ``el`` and all it holds (None: none does)."""
+    node: etree._Element | None = el
+    while node is not None:
+        following = node.getnext()
+        if following is not None:
+            return following
+        node = node.getparent()
+    return None
 
 
 def _line(el: etree._Element | None, unknown: int = 1 << 62) -> int:

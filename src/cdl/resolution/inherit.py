@@ -22,6 +22,8 @@ a template (``model.workspace.stamp``) that leaves out the variables of expressi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from lxml import etree
 
 from ..errors import InheritanceError
@@ -29,6 +31,7 @@ from ..model.elements import copies_mark, depth_of, doc_index_of, has_value, sta
 from ..model.places import located, located_at
 from ..model.scan import AttributeScan
 from ..model.suggest import near_lists
+from ..model.tables import NameRef
 from ..model.vocabulary import A_EXTENDS, A_LAZY, P_COPIES, P_DOC, P_EXT, P_PROV, P_REF, T_COPIES
 from ..model.workspace import Problems, Recorder, Workspace, strip_variables
 
@@ -65,20 +68,24 @@ _TEMPLATE_MAX = 256
 _WRAPPER = T_COPIES
 
 
-def resolve_prototypes(ws: Workspace) -> None:
-    """Resolve every cdl:extends of every document; raise CdlError on failure."""
+def resolve_prototypes(ws: Workspace, lists: Sequence[etree._Element] | None = None) -> None:
+    """Resolve every cdl:extends of every document; raise CdlError on failure.
+
+    ``lists``: only those top level lists, as loaded, every prototype they
+    need among them (a resolution that takes the other lists over from an
+    earlier one, resolved: ``engine.phases``)."""
     ctx = ws.ctx
     problems = Problems(ctx.limits.max_errors)
     state: dict[etree._Element, int] = {}
     shapes: dict[etree._Element, _Shape] = {}
-    extending = _extending_by_list(ws)
+    extending = _extending_by_list(ws) if lists is None else _extending_in(lists)
     if ws.reads is not None:
         for lst, elements in extending.items():
             for el in elements:  # each is looked up (an unknown name is an error)
                 ws.reads.add(lst, ctx.tables.names[table_index(el, P_EXT)])
     #: Prototypes by the value of P_EXT (an index into the names table).
     prototypes: dict[str, etree._Element | None] = {}
-    for start in ws.lists.values():
+    for start in ws.lists.values() if lists is None else lists:
         if state.get(start) == _DONE:
             continue
         if ctx.fast_paths and _merge_complete(extending.get(start), ws, state, shapes, prototypes):
@@ -189,6 +196,24 @@ def _extending_by_list(ws: Workspace) -> dict[etree._Element, list[etree._Elemen
             # The scan looks below list parents only, so every element found has its list.
             assert lst is not None
             found.setdefault(lst, []).append(el)
+    return found
+
+
+def extended_names(ws: Workspace, lst: etree._Element) -> list[NameRef]:
+    """The names the cdl:extends of top level list ``lst`` name, its own
+    and those below it, as loaded (before its prototypes are merged)."""
+    names = ws.ctx.tables.names
+    return [names[table_index(el, P_EXT)] for el in _EXTENDING.within(lst)]
+
+
+def _extending_in(lists: Sequence[etree._Element]) -> dict[etree._Element, list[etree._Element]]:
+    """:func:`_extending_by_list` for some top level lists only (each list's
+    own cdl:extends among them)."""
+    found: dict[etree._Element, list[etree._Element]] = {}
+    for lst in lists:
+        elements = _EXTENDING.within(lst)
+        if elements:
+            found[lst] = elements
     return found
 
 

@@ -29,7 +29,7 @@ proportional to the output.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -125,15 +125,33 @@ def find_candidates(ws: Workspace, parents: Iterable[etree._Element]) -> list[et
     The resolver's specialisation reads the attributes an item's test reads
     anyway; told apart there, only the elements it gives up on are tested.
     """
-    tags = ws.item_tags
-    if not ws.ctx.fast_paths or len(tags) > _MAX_ITEM_TAGS:
+    names = _item_names(ws)
+    if names is None:
         # The general form: the definition itself, as one scan (no item names).
         return _ALL_ITEMS(parents, ws.size_bound())
-    names = (T_EXPRESSION, *tags)
     found: list[etree._Element] = []
     for parent in parents:
         found.extend(parent.iterdescendants(*names))
     return found
+
+
+def candidates_in(ws: Workspace, lists: Iterable[etree._Element]) -> list[etree._Element]:
+    """:func:`find_candidates` in some top level lists (each list itself
+    included), in the order given."""
+    names = _item_names(ws)
+    if names is None:
+        return [el for lst in lists for el in _ALL_ITEMS.within(lst)]
+    return [el for lst in lists for el in lst.iter(*names)]
+
+
+def _item_names(ws: Workspace) -> tuple[str, ...] | None:
+    """The names an item of ``ws`` may have, for lxml to pick them in C; None
+    when the scan by the definition itself is to be used (the fast paths
+    off, or too many names)."""
+    tags = ws.item_tags
+    if not ws.ctx.fast_paths or len(tags) > _MAX_ITEM_TAGS:
+        return None
+    return (T_EXPRESSION, *tags)
 
 
 @dataclass
@@ -739,17 +757,30 @@ def _refroot_hint(ws: Workspace, ref: Ref, step: int, what: str, written: etree.
 
 
 def copied_resolver(
-    resolver: ReferenceResolver, ws: Workspace, twin: Mapping[etree._Element, etree._Element]
+    resolver: ReferenceResolver, ws: Workspace, copy_of: Callable[[etree._Element], etree._Element | None]
 ) -> ReferenceResolver:
-    """A resolver for ``ws``, a copy of ``resolver``'s working trees (``twin``
-    maps each element to its copy), holding what is read of a resolution once
-    resolving is over: the pending and template states, what each pending item
-    waits for, the templates' gaps and the warnings (``engine.document.live_resolution``)."""
+    """A resolver for ``ws``, a copy of ``resolver``'s working trees
+    (``copy_of`` gives each element's copy), holding what is read of a
+    resolution once resolving is over: the pending and template states,
+    what each pending item waits for, the templates' gaps and the warnings
+    (``engine.document.live_resolution``).
+
+    An element without a copy (None) is left out, with what waits for it: a
+    resolution that takes some lists over from an earlier one
+    (``engine.phases``) gives each element of those itself and resolves
+    the others again."""
     other = ReferenceResolver(ws)
-    other._state = {twin[el]: s for el, s in resolver._state.items() if s is _PENDING or s is _TEMPLATE}
+    get = copy_of
+    for el, s in resolver._state.items():
+        if s is _PENDING or s is _TEMPLATE:
+            copy = get(el)
+            if copy is not None:
+                other._state[copy] = s
     for el, blockers in resolver._waits.on.items():
-        other._waits.add(twin[el], [twin[b] for b in blockers])
-    other.gaps = {twin[el]: error for el, error in resolver.gaps.items()}
+        copies = [get(each) for each in (el, *blockers)]
+        if all(copy is not None for copy in copies):
+            other._waits.add(copies[0], copies[1:])  # type: ignore[arg-type]  # none is None
+    other.gaps = {copy: error for el, error in resolver.gaps.items() if (copy := get(el)) is not None}
     other.warnings = list(resolver.warnings)
     return other
 

@@ -15,7 +15,8 @@ objects the cyclic collector holds frozen, and how many it walks), and
 ``test.log``, which answers what was recorded: ``analysed`` (the markers,
 in order), ``on_loop`` (how many ran on the request loop), ``shown`` (each
 publication of diagnostics: the document and the codes shown),
-``events``, all of it in one order (``ask vN``: an analysis asked of the
+``attempted`` (for each analysis, how many elements its resolution handed
+the resolver: what it resolved), ``events``, all of it in one order (``ask vN``: an analysis asked of the
 worker; ``analyse vN``, ``show vN [codes]``, ``pair vN``, ``resolve vN``),
 ``scanned`` (the length of each text the requests' navigation scanned for
 its start tags, ``cdl.lsp._source.scan`` and ``index_tags``) and, on the request loop,
@@ -42,6 +43,7 @@ from cdl.lsp._targets import Resolved
 from cdl.lsp._written import Written
 from cdl.lsp.server import build_server
 from cdl.model.naming import Prefixes
+from cdl.resolution.references import ReferenceResolver
 from cdl.text.lines import Lines
 
 #: Set while analyses may run, and while preparations may.
@@ -49,7 +51,7 @@ free = threading.Event()
 free.set()
 preparing = threading.Event()
 preparing.set()
-log: dict[str, Any] = {"analysed": [], "on_loop": 0, "shown": [], "events": [], "scanned": [], "split": [], "qnames": 0, "read": 0}
+log: dict[str, Any] = {"analysed": [], "attempted": [], "on_loop": 0, "shown": [], "events": [], "scanned": [], "split": [], "qnames": 0, "read": 0}
 analyse = buffers_module.analyse
 
 
@@ -58,7 +60,7 @@ def marker_of(text: str | None) -> str | None:
     return found.group(1) if found else None
 
 
-def held_analyse(path: str, texts: Mapping[str, str], settings: Any, lines: Any = None) -> Any:
+def held_analyse(path: str, texts: Mapping[str, str], settings: Any, lines: Any = None, earlier: Any = None) -> Any:
     marker = marker_of(texts.get(path))
     log["analysed"].append(marker)
     log["events"].append(f"analyse {marker}")
@@ -66,7 +68,27 @@ def held_analyse(path: str, texts: Mapping[str, str], settings: Any, lines: Any 
         log["on_loop"] += 1
     else:
         free.wait(120)  # a test that forgets to release does not hang the process
-    return analyse(path, texts, settings, lines)
+    log["attempted"].append(0)
+    analysing.active = True
+    try:
+        return analyse(path, texts, settings, lines, earlier)
+    finally:
+        analysing.active = False
+
+
+#: Whether this thread is in an analysis (what its resolver is handed is counted).
+analysing = threading.local()
+run = ReferenceResolver.run
+
+
+def counted_run(self: ReferenceResolver, items: Any, **options: Any) -> None:
+    if getattr(analysing, "active", False):
+        items = list(items)
+        log["attempted"][-1] += len(items)
+    run(self, items, **options)
+
+
+ReferenceResolver.run = counted_run  # type: ignore[method-assign]
 
 
 def main_text(written: Written) -> str | None:

@@ -1,0 +1,243 @@
+"""A resolution that takes over the top level lists of a resolution of an
+earlier version (``engine.phases.take_over``, ``resolution_after``; issues 31
+and 32: an edit costs what it reaches) gives what a whole resolution gives:
+held to one on random documents and chains of random edits (values, lines
+added, lists added and dropped, prototypes and refroots pointed elsewhere,
+new references, errors made and mended), in the output, the pending report,
+the warnings, the plan, the errors and what each list read.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cdl
+from cdl.engine.document import loaded_of
+from cdl.engine.resolution import Resolution, resolution_after
+from test_diff import fast_paths
+
+from .inside import counted_attempts
+
+EXAMPLES = int(os.environ.get("CDL_TAKEOVER_EXAMPLES", "60"))
+CDL = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
+
+
+def _list(rng: random.Random, name: str, protos: list[str], others: list[str], lazy: bool) -> str:
+    """One top level list over a few lines: values (same-named siblings among
+    them), and perhaps a prototype, references to other lists, an expression."""
+    extends = f' cdl:extends="{rng.choice(protos)}"' if protos and rng.random() < 0.7 else ""
+    body = [f"<a>{rng.randint(0, 3)}</a>"]
+    if rng.random() < 0.5:
+        body.append(f"<b>{rng.randint(0, 3)}</b><b>{rng.randint(0, 3)}</b>")
+    if others and rng.random() < 0.6:
+        body.append(f'<r cdl:refroot="{rng.choice(others)}" cdl:ref="/a"/>')
+    if others and rng.random() < 0.3:
+        body.append(
+            '<e><cdl:expression value-of="concat($x, \'-\', $y)">'
+            f'<cdl:variable name="x" refroot="{rng.choice(others)}" ref="/a"/>'
+            '<cdl:variable name="y" ref="/a"/></cdl:expression></e>'
+        )
+    if rng.random() < 0.3:
+        body.append('<n><c>1</c><d cdl:ref="../a"/></n>')
+    if lazy and rng.random() < 0.3:
+        body.append('<p cdl:lazy="true"/>')
+    if lazy and rng.random() < 0.2:
+        body.append('<w cdl:ref="/p"/>')
+    return f"  <{name}{extends}>\n    {''.join(body)}\n  </{name}>\n"
+
+
+def documents(rng: random.Random) -> dict[str, str]:
+    """An imported document of templates and a main document with templates
+    of its own and a system, a list or a few lines each."""
+    lib_names = [f"T{i}" for i in range(rng.randint(1, 4))]
+    lib = [_list(rng, n, lib_names[:i], lib_names[:i], False) for i, n in enumerate(lib_names)]
+    qualified = [f"l:{n}" for n in lib_names]
+    conf_names = [f"C{i}" for i in range(rng.randint(0, 3))]
+    conf = [_list(rng, n, qualified + conf_names[:i], qualified + conf_names[:i], rng.random() < 0.3) for i, n in enumerate(conf_names)]
+    sys_names = [f"S{i}" for i in range(rng.randint(2, 8))]
+    readable = qualified + conf_names
+    system = [_list(rng, n, qualified + conf_names, readable + sys_names[:i], True) for i, n in enumerate(sys_names)]
+    return {
+        "lib.cdl": f'<cdl:cdl xmlns:cdl="{CDL}" targetNamespace="urn:lib">\n<cdl:configuration>\n{"".join(lib)}'
+        "</cdl:configuration>\n</cdl:cdl>\n",
+        "main.cdl": f'<cdl:cdl xmlns:cdl="{CDL}" xmlns:l="urn:lib">\n<cdl:import location="lib.cdl"/>\n'
+        f"<cdl:configuration>\n{''.join(conf)}</cdl:configuration>\n<cdl:system>\n{''.join(system)}</cdl:system>\n</cdl:cdl>\n",
+    }
+
+
+def _at(rng: random.Random, text: str, what: str) -> int | None:
+    places = [i for i in range(len(text)) if text.startswith(what, i)]
+    return rng.choice(places) if places else None
+
+
+def edit(rng: random.Random, files: dict[str, str]) -> dict[str, str]:
+    """One or two edits of either document."""
+    files = dict(files)
+    for _ in range(rng.randint(1, 2)):
+        name = rng.choice(sorted(files))
+        text = files[name]
+        kind = rng.choice(["value", "value", "value", "line", "sibling", "drop", "extends", "refroot", "list", "unlist", "ref", "error", "lazy"])
+        at = _at(rng, text, {"value": "<a>", "line": "<a>", "sibling": "<b>", "drop": "<b>", "ref": "<a>", "lazy": "<a>"}.get(kind, "<"))
+        if at is None:
+            continue
+        if kind == "value":
+            text = text[: at + 3] + str(rng.randint(4, 9)) + text[at + 4 :]
+        elif kind == "line":
+            text = text[: at + 3] + "\n" + text[at + 3 :]
+        elif kind == "sibling":
+            text = text[:at] + "<b>7</b>" + text[at:]
+        elif kind == "drop":
+            end = text.index("</b>", at) + 4
+            text = text[:at] + text[end:]
+        elif kind == "extends":
+            old, new = rng.sample(["l:T0", "l:T1", "l:T2", "C0", "C1"], 2)
+            text = text.replace(f'cdl:extends="{old}"', f'cdl:extends="{new}"', 1)
+        elif kind == "refroot":
+            old, new = rng.sample(["l:T0", "l:T1", "C0", "S0", "S1"], 2)
+            text = text.replace(f'refroot="{old}"', f'refroot="{new}"', 1)
+        elif kind == "list":
+            part = rng.choice(["</cdl:configuration>", "</cdl:system>"])
+            text = text.replace(part, f"  <Extra{rng.randint(0, 3)}>\n    <a>{rng.randint(0, 9)}</a>\n  </Extra{rng.randint(0, 3)}>\n{part}", 1)
+        elif kind == "unlist":
+            lines = text.split("\n")
+            starts = [i for i, line in enumerate(lines) if line.startswith("  <") and not line.startswith("  </")]
+            if starts:
+                i = rng.choice(starts)
+                text = "\n".join(lines[:i] + lines[i + 3 :])
+        elif kind == "ref":
+            text = text[:at] + f'<q cdl:ref="../a{rng.randint(0, 2)}"/><a0>{rng.randint(0, 2)}</a0>' + text[at:]
+        elif kind == "error":
+            text = text.replace('cdl:ref="/a"', 'cdl:ref="/nothing"', 1) if rng.random() < 0.5 else text.replace('extends="', 'extends="Nope', 1)
+        elif kind == "lazy":
+            text = text[:at] + '<z cdl:lazy="true"/><y cdl:ref="../z"/>' + text[at:]
+        files[name] = text
+    return files
+
+
+def _write(files: dict[str, str], directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (directory / name).write_text(text, encoding="utf-8")
+    return directory / "main.cdl"
+
+
+def _seen(resolution: Resolution | str) -> Any:
+    """What a user can read of a resolution (or its error)."""
+    if isinstance(resolution, str):
+        return resolution
+    try:
+        plan: Any = [(c.path, sorted(c.waits_for)) for c in resolution.plan().components()]
+    except cdl.CdlError as error:
+        plan = str(error)
+    return (
+        resolution.warnings,
+        [str(p) for p in resolution.pending],
+        [str(p) for p in resolution.system_pending],
+        plan,
+        resolution.to_bytes(),
+    )
+
+
+def _resolved(main: Path, earlier: Resolution | None) -> tuple[Resolution | None, Any, Any]:
+    """The resolution taking over from ``earlier``, what it shows and what each list read;
+    the error when it fails."""
+    try:
+        loaded = loaded_of(cdl.load(str(main)))
+    except cdl.CdlError as error:
+        return None, str(error), None
+    try:
+        resolution = resolution_after(loaded, earlier)
+    except cdl.CdlError as error:
+        return None, str(error), None
+    ws = resolution._working()
+    assert ws.reads is not None
+    reads = ws.reads.by_name(ws.lists)
+    return resolution, None, reads
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 1 << 30), st.lists(st.integers(0, 1 << 30), min_size=1, max_size=4))
+def test_taking_over_is_resolving_whole(seed: int, edits: list[int]) -> None:
+    files = documents(random.Random(seed))
+    with tempfile.TemporaryDirectory() as tmp:
+        earlier, _, _ = _resolved(_write(files, Path(tmp) / "v0"), None)
+        for step, number in enumerate(edits, 1):
+            files = edit(random.Random(number), files)
+            main = _write(files, Path(tmp) / f"v{step}")
+            whole, whole_error, whole_reads = _resolved(main, None)
+            taking, taking_error, taking_reads = _resolved(main, earlier)
+            assert taking_error == whole_error
+            if whole is not None:
+                assert taking is not None
+                assert taking_reads == whole_reads
+                assert _seen(taking) == _seen(whole)
+            earlier = taking
+
+
+def _system(n: int, value: int, extra_line: bool = False) -> str:
+    """``n`` components over a few lines each, each reading the one before it."""
+    lists = []
+    for i in range(n):
+        ref = f'<peer cdl:refroot="S{i - 1}" cdl:ref="/port"/>' if i else ""
+        port = f"<port>{value if i == n // 2 else i}</port>"
+        if extra_line and i == n // 2:
+            port = port.replace("<port>", "<port>\n")
+        lists.append(f'  <S{i} cdl:extends="T">\n    {port}{ref}\n  </S{i}>\n')
+    return (
+        f'<cdl:cdl xmlns:cdl="{CDL}">\n<cdl:configuration>\n  <T>\n    <host>h</host><pid cdl:lazy="true"/>\n  </T>\n'
+        f"</cdl:configuration>\n<cdl:system>\n{''.join(lists)}</cdl:system>\n</cdl:cdl>\n"
+    )
+
+
+def _attempts(tmp: Path, before: str, after: str) -> tuple[int, int]:
+    """Items the resolver was handed for ``after``: resolving it whole, and
+    taking over from a resolution of ``before``; the outputs agree."""
+    first, second = tmp / "a.cdl", tmp / "b.cdl"
+    first.write_text(before)
+    second.write_text(after)
+    earlier = resolution_after(loaded_of(cdl.load(str(first))))
+    loaded = loaded_of(cdl.load(str(second)))
+    with counted_attempts() as whole:
+        expected = resolution_after(loaded).to_bytes()
+    with counted_attempts() as taking:
+        got = resolution_after(loaded, earlier)
+    assert got.to_bytes() == expected
+    return whole[0], taking[0]
+
+
+def test_an_edit_resolves_the_lists_it_reaches(tmp_path: Path) -> None:
+    # A value of S50 is read by S51, which is read by S52, ...: the lists
+    # from S50 on are resolved again (with S49, whose closing line the edit
+    # is next to), the 49 before it are taken over.
+    whole, taking = _attempts(tmp_path, _system(100, 7), _system(100, 8))
+    assert taking < whole * 0.6
+    # A line added moves every list after it: those are resolved again.
+    whole, taking = _attempts(tmp_path, _system(100, 7), _system(100, 7, extra_line=True))
+    assert taking < whole * 0.6
+    # The same text: nothing is resolved again.
+    whole, taking = _attempts(tmp_path, _system(100, 7), _system(100, 7))
+    assert taking == 0 < whole
+
+
+def test_no_take_over_without_the_fast_paths(tmp_path: Path) -> None:
+    with fast_paths(False):
+        whole, taking = _attempts(tmp_path, _system(20, 7), _system(20, 8))
+    assert taking == whole
+
+
+def test_an_earlier_resolution_gives_up_its_trees_and_still_answers(tmp_path: Path) -> None:
+    path = tmp_path / "a.cdl"
+    path.write_text(_system(10, 7))
+    loaded = loaded_of(cdl.load(str(path)))
+    earlier = resolution_after(loaded)
+    expected = earlier.to_bytes()
+    earlier = resolution_after(loaded)
+    resolution_after(loaded, earlier)
+    assert earlier.to_bytes() == expected  # resolved again
