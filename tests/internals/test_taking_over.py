@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 import cdl
 from cdl.engine.document import loaded_of
-from cdl.engine.resolution import Resolution, resolution_after
+from cdl.engine.phases import Earlier, copy_working
+from cdl.engine.resolution import Resolution, hand_over, resolution_after, resolution_of
 from test_diff import fast_paths
 
 from .inside import counted_attempts
@@ -128,10 +129,8 @@ def _write(files: dict[str, str], directory: Path) -> Path:
     return directory / "main.cdl"
 
 
-def _seen(resolution: Resolution | str) -> Any:
-    """What a user can read of a resolution (or its error)."""
-    if isinstance(resolution, str):
-        return resolution
+def _seen(resolution: Resolution) -> Any:
+    """What a user can read of a resolution."""
     try:
         plan: Any = [(c.path, sorted(c.waits_for)) for c in resolution.plan().components()]
     except cdl.CdlError as error:
@@ -145,9 +144,10 @@ def _seen(resolution: Resolution | str) -> Any:
     )
 
 
-def _resolved(main: Path, earlier: Resolution | None) -> tuple[Resolution | None, Any, Any]:
-    """The resolution taking over from ``earlier``, what it shows and what each list read;
-    the error when it fails."""
+def _resolved(main: Path, earlier: Earlier | None) -> tuple[Earlier | None, Any, Any]:
+    """What the resolution of ``main`` taking over from ``earlier`` shows
+    (seen on a copy of its trees), what each list read, and its trees, for
+    the next; the error when it fails."""
     try:
         loaded = loaded_of(cdl.load(str(main)))
     except cdl.CdlError as error:
@@ -156,10 +156,12 @@ def _resolved(main: Path, earlier: Resolution | None) -> tuple[Resolution | None
         resolution = resolution_after(loaded, earlier)
     except cdl.CdlError as error:
         return None, str(error), None
-    ws = resolution._working()
+    trees = hand_over(resolution)
+    assert trees is not None
+    ws = trees.working[0]
     assert ws.reads is not None
-    reads = ws.reads.by_name(ws.lists)
-    return resolution, None, reads
+    seen = _seen(resolution_of(loaded, (), working=copy_working(trees.working)))
+    return trees, seen, ws.reads.by_name(ws.lists)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -171,14 +173,10 @@ def test_taking_over_is_resolving_whole(seed: int, edits: list[int]) -> None:
         for step, number in enumerate(edits, 1):
             files = edit(random.Random(number), files)
             main = _write(files, Path(tmp) / f"v{step}")
-            whole, whole_error, whole_reads = _resolved(main, None)
-            taking, taking_error, taking_reads = _resolved(main, earlier)
-            assert taking_error == whole_error
-            if whole is not None:
-                assert taking is not None
-                assert taking_reads == whole_reads
-                assert _seen(taking) == _seen(whole)
-            earlier = taking
+            _, whole, whole_reads = _resolved(main, None)
+            earlier, taking, taking_reads = _resolved(main, earlier)
+            assert taking == whole
+            assert taking_reads == whole_reads
 
 
 def _system(n: int, value: int, extra_line: bool = False) -> str:
@@ -207,7 +205,7 @@ def _attempts(tmp: Path, before: str, after: str) -> tuple[int, int]:
     with counted_attempts() as whole:
         expected = resolution_after(loaded).to_bytes()
     with counted_attempts() as taking:
-        got = resolution_after(loaded, earlier)
+        got = resolution_after(loaded, hand_over(earlier))
     assert got.to_bytes() == expected
     return whole[0], taking[0]
 
@@ -239,5 +237,32 @@ def test_an_earlier_resolution_gives_up_its_trees_and_still_answers(tmp_path: Pa
     earlier = resolution_after(loaded)
     expected = earlier.to_bytes()
     earlier = resolution_after(loaded)
-    resolution_after(loaded, earlier)
+    resolution_after(loaded, hand_over(earlier))
+    assert hand_over(earlier) is None  # given up once
     assert earlier.to_bytes() == expected  # resolved again
+
+
+def _waiting_on_each_other(first_value: str) -> str:
+    return (
+        f'<cdl:cdl xmlns:cdl="{CDL}">\n<cdl:system>\n  <Z>\n    <v>{first_value}</v>\n  </Z>\n  <Y>\n    <v>2</v>\n  </Y>\n'
+        '  <A>\n    <p cdl:lazy="true"/><w cdl:refroot="B" cdl:ref="/p"/>\n  </A>\n'
+        '  <B>\n    <p cdl:lazy="true"/><w cdl:refroot="A" cdl:ref="/p"/>\n  </B>\n</cdl:system>\n</cdl:cdl>\n'
+    )
+
+
+def test_a_list_moved_to_other_lines_is_resolved_again(tmp_path: Path) -> None:
+    # The plan's cycle names A and B by their lines: a line added in Z moves
+    # them (Y, right after Z, is resolved again anyway), and what names them
+    # must say where they are now.
+    first, second = tmp_path / "a.cdl", tmp_path / "b.cdl"
+    first.write_text(_waiting_on_each_other("1"))
+    second.write_text(_waiting_on_each_other("1\n"))
+    earlier = resolution_after(loaded_of(cdl.load(str(first))))
+    loaded = loaded_of(cdl.load(str(second)))
+    messages = []
+    for resolution in (resolution_after(loaded), resolution_after(loaded, hand_over(earlier))):
+        try:
+            resolution.plan()
+        except cdl.CdlError as error:
+            messages.append(str(error))
+    assert len(messages) == 2 and "b.cdl:11:" in messages[0] and "b.cdl:14)" in messages[0] and messages[0] == messages[1]

@@ -115,12 +115,13 @@ def take_over(earlier: Earlier, loaded: Loaded, rounds: Sequence[Round], recorde
 
     It takes over only without deploy-time rounds or provenance, with the
     fast paths on, from a resolution that recorded what each list read and
-    warned of nothing, when both versions load as many documents, importing each other alike, with the
-    same options (wherever they are) into tables that agree (``Tables.extends``). Then it takes
-    each top level list written where it was (``planning.changes.lists_in_place``)
-    that reads, by the earlier version's records, no list that is not
-    (``model.reads.reaching``), and nothing when a document writes
-    something else differently outside its lists."""
+    warned of nothing, when both versions load as many documents, importing
+    each other alike, with the same options (wherever they are) into tables
+    that agree (``Tables.extends``). Then it takes each top level list
+    written where it was (``planning.changes.lists_in_place``) that reads,
+    by the earlier version's records, no list that is not
+    (``model.reads.reaching``), and nothing when a document writes something
+    else differently outside its lists."""
     before = earlier.loaded
     ws, resolver, _ = earlier.working
     if rounds or recorder is not None or ws.reads is None or resolver.warnings:

@@ -296,10 +296,7 @@ class Resolution:
         self._ws, self._resolver, self._left = None, None, None
 
     def _hand_over(self) -> Earlier | None:
-        """This resolution's working trees, for a resolution of a later version
-        to take over (:func:`resolution_after`), given up here; None when they
-        cannot be (taken apart by an output, made with deploy-time values or
-        without recording what each list reads)."""
+        """:func:`hand_over`."""
         ws, resolver, left = self._ws, self._resolver, self._left
         if ws is None or resolver is None or left is None or ws.reads is None or self.rounds:
             return None
@@ -318,18 +315,24 @@ class Resolution:
         write_atomically(path, self.to_bytes(system_only))
 
 
-def resolution_after(loaded: Loaded, earlier: Resolution | None = None) -> Resolution:
+def resolution_after(loaded: Loaded, earlier: Earlier | None = None) -> Resolution:
     """A static resolution of ``loaded`` (as :meth:`cdl.Document.resolve`
     makes) that records what each top level list reads, so that the next
-    one may take its lists over, and that takes over what it can of
-    ``earlier``, a resolution made so of an earlier version of the documents
-    (``phases.resolve_working``'s ``earlier``): ``earlier`` gives up its
-    working trees (it resolves again if asked for what needs them).
+    one may take its lists over (:func:`hand_over`), and that takes over
+    what it can of ``earlier``, the working trees of such a resolution of an
+    earlier version of the documents (``phases.resolve_working``).
 
-    What ``cdl lsp`` resolves for each version of a document being edited,
-    and ``Document.diff`` for the new version."""
-    handed = None if earlier is None else earlier._hand_over()
-    return resolution_of(loaded, (), working=resolve_working(loaded, (), reads=True, earlier=handed))
+    What ``cdl lsp`` resolves for each version of a document being edited."""
+    return resolution_of(loaded, (), working=resolve_working(loaded, (), reads=True, earlier=earlier))
+
+
+def hand_over(resolution: Resolution) -> Earlier | None:
+    """The working trees of ``resolution`` (made by :func:`resolution_after`),
+    for the resolution of a later version to take over, given up by it (it
+    resolves again if asked for what needs them); None when they cannot be
+    handed over (taken apart by an output, or made with deploy-time values
+    or without recording what each list reads)."""
+    return resolution._hand_over()
 
 
 def resolution_of(loaded: Loaded, rounds: Sequence[Round], validate: bool = False, working: Working | None = None) -> Resolution:

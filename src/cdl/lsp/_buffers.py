@@ -29,12 +29,13 @@ from ._diagnostics import Loaded, Problem, by_url, problems_of
 from ._engine import (
     CdlError,
     Document,
+    Earlier,
     Lines,
     LoadOptions,
-    Resolution,
     SourceDoc,
     decode,
     encode,
+    hand_over,
     load_with,
     loaded_of,
     local_path,
@@ -236,33 +237,33 @@ def text_of(url: str, buffers: Mapping[str, str], read: Iterable[Mapping[str, st
         return None
 
 
-class Earlier:
-    """The last resolution of one open document, which its next analysis
-    takes over what it can of (``resolution_after``: what an edit does not
-    reach is not resolved again). Taken and put back by the analyses, in
-    whichever thread they run."""
+class LastResolved:
+    """The working trees of the last resolution of one open document, which
+    its next analysis takes over what it can of (``resolution_after``: what
+    an edit does not reach is not resolved again). Taken and put back by the
+    analyses, in whichever thread they run."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._resolution: Resolution | None = None
+        self._trees: Earlier | None = None
 
     def __repr__(self) -> str:
-        return f"<Earlier {'held' if self._resolution is not None else 'empty'}>"
+        return f"<LastResolved {'held' if self._trees is not None else 'empty'}>"
 
-    def take(self) -> Resolution | None:
-        """The resolution held, no longer held (None: none)."""
+    def take(self) -> Earlier | None:
+        """The trees held, no longer held (None: none)."""
         with self._lock:
-            found, self._resolution = self._resolution, None
+            found, self._trees = self._trees, None
             return found
 
-    def put(self, resolution: Resolution | None) -> None:
-        """Hold ``resolution`` for the next analysis."""
+    def put(self, trees: Earlier | None) -> None:
+        """Hold ``trees`` for the next analysis."""
         with self._lock:
-            self._resolution = resolution
+            self._trees = trees
 
 
 def analyse(
-    path: str, buffers: Mapping[str, str], settings: Settings, lines: Mapping[str, Lines] | None = None, earlier: Earlier | None = None
+    path: str, buffers: Mapping[str, str], settings: Settings, lines: Mapping[str, Lines] | None = None, earlier: LastResolved | None = None
 ) -> Analysis:
     """Load and resolve the document at ``path`` (a real path, or an
     ``untitled:`` URI, then read from its buffer as if it were in the
@@ -289,7 +290,8 @@ def analyse(
     except CdlError as error:
         errors.append(error)
     if earlier is not None and document is not None:  # it was taken (else it stays for the next)
-        earlier.put(resolution)
+        # Only the trees are kept (the plan was read): nothing asks this resolution again.
+        earlier.put(None if resolution is None else hand_over(resolution))
     texts: Mapping[str, str] = {}
     loaded = None
     if document is not None:
@@ -329,7 +331,7 @@ class Buffers:
         #: File -> the open documents whose last analysis read it.
         self._readers: dict[str, set[str]] = {}
         #: The last resolution of each open document, for its next analysis.
-        self._earlier: dict[str, Earlier] = {}
+        self._earlier: dict[str, LastResolved] = {}
 
     def put(self, uri: str, text: str, lines: Lines | None = None) -> str | None:
         """Hold ``text`` as the document at ``uri`` (``lines``: its lines,
@@ -391,7 +393,7 @@ class Buffers:
         texts = dict(self.texts)
         # The lines the request loop found (kept up to date as the editor types) serve the worker too.
         lines = {key: found for key, found in self._lines.items() if texts.get(key) is found.text}
-        earlier = self._earlier.setdefault(path, Earlier())
+        earlier = self._earlier.setdefault(path, LastResolved())
         return functools.partial(analyse, path, texts, self.settings, lines, earlier)
 
     def analyse(self, path: str) -> set[str]:

@@ -7,8 +7,9 @@ depends on is this list:
 
 - loading and resolving a document as the editor holds it (``load_with``
   with ``LoadOptions.overlay``, ``Document``, ``Resolution``, ``loaded_of``
-  for the loaded set behind a Document, ``resolution_after`` to take over
-  what an edit did not reach of the last resolution, ``CdlError``);
+  for the loaded set behind a Document, ``resolution_after`` and
+  ``hand_over`` to take over what an edit did not reach of the last
+  resolution, ``Earlier``, ``CdlError``);
 - the texts and their positions (``text``: encodings, lines, start tags);
 - the loaded trees and what the loader parsed into them (``model``: names,
   elements, paths and their walks, tables, prefixes);
@@ -22,8 +23,8 @@ from __future__ import annotations
 
 from .. import __version__
 from ..engine.document import Document, load_with, loaded_of
-from ..engine.phases import Loaded, resolve_working
-from ..engine.resolution import Resolution, resolution_after, resolution_of
+from ..engine.phases import Earlier, Loaded, resolve_working
+from ..engine.resolution import Resolution, hand_over, resolution_after, resolution_of
 from ..errors import CdlError
 from ..loading.imports import LoadOptions
 from ..loading.urls import join_url, local_path
@@ -85,6 +86,7 @@ __all__ = [
     "CdlError",
     "ChildIndex",
     "Document",
+    "Earlier",
     "Explanation",
     "Lines",
     "LoadOptions",
@@ -115,6 +117,7 @@ __all__ = [
     "engine",
     "explain",
     "holder_of",
+    "hand_over",
     "index_tags",
     "is_unresolved",
     "items_in",
