@@ -51,6 +51,8 @@ def _list(rng: random.Random, name: str, protos: list[str], others: list[str], l
         body.append('<p cdl:lazy="true"/>')
     if lazy and rng.random() < 0.2:
         body.append('<w cdl:ref="/p"/>')
+    if rng.random() < 0.3:
+        body.append('<u cdl:use="required">1</u>')
     return f"  <{name}{extends}>\n    {''.join(body)}\n  </{name}>\n"
 
 
@@ -84,7 +86,7 @@ def edit(rng: random.Random, files: dict[str, str]) -> dict[str, str]:
     for _ in range(rng.randint(1, 2)):
         name = rng.choice(sorted(files))
         text = files[name]
-        kind = rng.choice(["value", "value", "value", "line", "sibling", "drop", "extends", "refroot", "list", "unlist", "ref", "error", "lazy"])
+        kind = rng.choice(["value", "value", "value", "line", "sibling", "drop", "extends", "refroot", "list", "unlist", "ref", "error", "lazy", "required"])
         at = _at(rng, text, {"value": "<a>", "line": "<a>", "sibling": "<b>", "drop": "<b>", "ref": "<a>", "lazy": "<a>"}.get(kind, "<"))
         if at is None:
             continue
@@ -116,6 +118,8 @@ def edit(rng: random.Random, files: dict[str, str]) -> dict[str, str]:
             text = text[:at] + f'<q cdl:ref="../a{rng.randint(0, 2)}"/><a0>{rng.randint(0, 2)}</a0>' + text[at:]
         elif kind == "error":
             text = text.replace('cdl:ref="/a"', 'cdl:ref="/nothing"', 1) if rng.random() < 0.5 else text.replace('extends="', 'extends="Nope', 1)
+        elif kind == "required":
+            text = text.replace('<u cdl:use="required">1</u>', '<u cdl:use="required"/>', 1)
         elif kind == "lazy":
             text = text[:at] + '<z cdl:lazy="true"/><y cdl:ref="../z"/>' + text[at:]
         files[name] = text
