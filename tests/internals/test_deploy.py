@@ -290,3 +290,31 @@ def test_an_event_copies_nothing_as_long_as_the_deployment() -> None:
             peaks[i] = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
     assert peaks[n - 1] < peaks[100] + 4000  # the log of 2,000 events, copied: 16,000 bytes more
+
+
+def test_an_update_compares_only_the_lists_whose_values_do_not_carry_to_the_same_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update compares the lists written differently and those whose
+    deploy-time values or released references do not carry over to the
+    same place of the new version (then those that read them): values and
+    a release carried each to its property's pair at the same path leave
+    their lists out, whichever order they were given in."""
+    import cdl.engine.deployment_state as state_module
+
+    def system(edited: str) -> cdl.Document:
+        lists = (
+            "<A><p cdl:lazy='true'/></A><B><q cdl:lazy='true'/></B><C><r cdl:refroot='E' cdl:ref='w' cdl:lazy='true'/></C>"
+            f"<D><v>{edited}</v></D><E><w>1</w></E>"
+        )
+        return cdl.load(f"<cdl:cdl xmlns:cdl='{cdl.CDL_NS}'><cdl:system>{lists}</cdl:system></cdl:cdl>".encode(), name="s.cdl")
+
+    deployment = system("1").deploy()
+    for path in ("/B", "/C", "/A", "/D", "/E"):
+        comp = deployment.status(path).components[0]
+        deployment.deployed(path, dict.fromkeys(comp.supplies, "x"), list(comp.releases))
+    assert [(dict(r.set), r.release) for r in deployment.rounds] == [({"/B/q": "x"}, ()), ({}, ("/C/r",)), ({"/A/p": "x"}, ())]
+    reached: list[set[str]] = []
+    real = state_module.reaching
+    monkeypatch.setattr(state_module, "reaching", lambda changed, reads: reached.append(set(changed)) or real(changed, reads))
+    deployment.update(system("2"))
+    assert reached == [{"D"}]
+    assert {c.path: c.state for c in deployment.status().components} == {"/A": "deployed", "/B": "deployed", "/C": "deployed", "/D": "changed", "/E": "deployed"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -109,6 +110,58 @@ def test_the_children_of_an_indexed_tag_are_the_tags_whose_parent_it_is(text: st
     index = index_tags(text)
     for tag in range(len(index)):
         assert index.children(tag) == [child for child in range(len(index)) if index.parents[child] == tag]
+
+
+#: An attribute as written: its name, the space around its '=', its quote and a value ('>' and '/>' end no tag).
+_WRITTEN_ATTRIBUTE = st.tuples(st.sampled_from(["x", "y", "p:z"]), st.sampled_from(["", " ", "\n "]), st.sampled_from("\"'"), st.sampled_from(["", "v", ">", "/>", "a/>b"]))
+#: An element as written: its name, its attributes, its children (None: written empty, ``<name/>``).
+_Element = tuple[str, list[tuple[str, str, str, str]], list[Any] | None]
+_WRITTEN_ELEMENT: st.SearchStrategy[_Element] = st.recursive(
+    st.tuples(st.sampled_from(["a", "b", "c"]), st.lists(_WRITTEN_ATTRIBUTE, max_size=3, unique_by=lambda a: a[0]), st.sampled_from([None, []])),
+    lambda inner: st.tuples(st.sampled_from(["a", "b", "c"]), st.lists(_WRITTEN_ATTRIBUTE, max_size=3, unique_by=lambda a: a[0]), st.lists(inner, max_size=4)),
+    max_leaves=12,
+)
+
+
+def _written(element: _Element, bare: bool = False) -> str:
+    """``element`` as written; ``bare``: an attribute with an empty value as typed, its name alone (not well-formed)."""
+    name, attrs, children = element
+    tag = "<" + name + "".join(f" {a}" if bare and not value else f" {a}{space}={space}{quote}{value}{quote}" for a, space, quote, value in attrs)
+    if children is None:
+        return tag + " />" if attrs else tag + "/>"
+    return tag + ">" + "t".join(_written(child, bare) for child in children) + f"</{name}>"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_WRITTEN_ELEMENT, st.integers(0, 10**6))
+def test_the_index_nests_tags_as_the_parser_and_a_cut_text_as_far_as_it_goes(element: _Element, cut: int) -> None:
+    """Where each indexed start tag ends and whether it opens an element (a
+    value may hold '>' or '/>'; a tag may be empty): the tags nest as lxml
+    nests their elements, each element's text parsing alone, and the index
+    of the text cut anywhere, a tag being typed at its end, keeps every tag
+    begun before the cut as the whole text's index has it, the elements
+    still open at the cut ending there. Attributes written without their
+    values (read as typed) change none of it."""
+    text = f'<r xmlns:p="urn:p">{_written(element)}</r>'
+    index = index_tags(text)
+    elements = list(etree.fromstring(text).iter())
+    assert len(index) == len(elements)
+    position = {el: i for i, el in enumerate(elements)}
+    assert list(index.parents) == [position.get(el.getparent(), -1) for el in elements]  # type: ignore[arg-type]
+    bare = f'<r xmlns:p="urn:p">{_written(element, bare=True)}</r>'
+    as_typed = index_tags(bare)
+    assert list(as_typed.parents) == list(index.parents) and [t.empty for t in as_typed] == [t.empty for t in index]
+    assert all(bare[end - 1] == ">" for end in as_typed.element_ends)
+    for i, el in enumerate(elements[1:], 1):
+        alone = etree.fromstring(f'<r xmlns:p="urn:p">{text[index.starts[i] : index.element_ends[i]]}</r>')[0]
+        assert (alone.tag, sum(1 for _ in alone.iter())) == (el.tag, sum(1 for _ in el.iter()))
+    cut %= len(text) + 1
+    typed = index_tags(text[:cut])
+    begun = bisect.bisect_left(index.starts, cut - 1)  # a tag is found once its '<' and a letter of its name are
+    assert len(typed) == begun
+    assert list(typed.parents) == list(index.parents[:begun])
+    assert list(typed.element_ends) == [min(end, cut) for end in index.element_ends[:begun]]
+    assert [(t.end, t.empty) for t in typed] == [(t.end, t.empty) if t.end <= cut else (cut, False) for t in index[:begun]]
 
 
 def test_the_encoding_is_the_byte_order_marks_then_the_declarations() -> None:

@@ -10,9 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cdl
 from cdl.lsp._navigate import Navigation, Spot
+from cdl.lsp._source import Source
 from cdl.lsp._written import Region
 from cdl.lsp.features import symbols as symbols_module
 from cdl.lsp.features.completion import Completion, completion
@@ -21,6 +24,7 @@ from cdl.lsp.features.hover import hover
 from cdl.lsp.features.lenses import code_lenses
 from cdl.lsp.features.references import references
 from cdl.lsp.features.symbols import listed, symbols
+from cdl.text.tags import scan
 from conftest import CDL_DECL, CDL_NS
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -402,6 +406,16 @@ def test_a_text_changed_since_loading_pairs_what_still_matches(webapp: tuple[cdl
     assert [s.name for s in symbols(nav, doc.url)[0].children][:2] == ["new", "t:application"]
     shown = hover(nav, doc.url, *find(edited, "<t:dbuser>", 2))
     assert shown is not None and "/WebApplication/t:dbuser = myapp" in shown.markdown
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["<a>", "</a>", "<b x='/>'>", "</b>", "<c/>", "<d x='", "'>", "<!--", "-->", "t"]), max_size=30).map("".join))
+def test_a_source_of_read_tags_nests_as_one_of_the_index(text: str) -> None:
+    """A Source reads its tags' nesting from the text's ``TagIndex`` when it
+    has one, from the tags themselves when given them (those carried around
+    what was typed): the two tell the same elements open at every offset."""
+    indexed, read = Source(text), Source(text, scan(text))
+    assert [read.open_at(offset) for offset in range(len(text) + 1)] == [indexed.open_at(offset) for offset in range(len(text) + 1)]
 
 
 def test_hover_and_definitions_tell_elements_of_one_name_apart() -> None:

@@ -222,12 +222,12 @@ class DeploymentState:
 
     def _carried(
         self, fresh: DeploymentState, pairs: Counterparts, replacing: Mapping[etree._Element, str]
-    ) -> tuple[dict[str, str], list[str]]:
-        """The values supplied so far (those of ``replacing`` with their new
-        values) and the references released, each by the path of its
-        property's pair in ``fresh`` (the new documents), given to ``fresh``
-        as one round; a value whose property has no pair is dropped, one that
-        no longer fits refuses the update (the round's error, saying so)."""
+    ) -> tuple[tuple[dict[str, str], list[str]], tuple[list[str | None], list[str | None]]]:
+        """The values supplied so far (those of ``replacing`` with their new values) and the
+        references released, each by the path of its property's pair in ``fresh`` (the new
+        documents), given to ``fresh`` as one round, and those paths (in the order of ``supplied``,
+        then of ``released``); a value whose property has no pair is dropped, one that no longer
+        fits refuses the update (the round's error, saying so)."""
         prefixes = fresh.ws.ctx.prefixes
         given = {el: value for el, (value, _) in self.supplied.items()}
         given.update(replacing)
@@ -240,7 +240,7 @@ class DeploymentState:
         except CdlError as exc:
             _not_fitting(exc)
             raise
-        return values, release
+        return (values, release), (paths, released)
 
     def _update_record(
         self,
@@ -489,8 +489,8 @@ class DeploymentState:
             components = (set(elements), set(new_elements))
             pairs = Counterparts(components, paired, _tops(fresh), set(self.supplied).union(self.released))
             later = _later_carried(self, fresh, pairs)
-            carried = self._carried(fresh, pairs, replacing)
-            compared = _compared(self, fresh, pairs, replacing, carried)
+            carried, pair_paths = self._carried(fresh, pairs, replacing)
+            compared = _compared(self, fresh, replacing, carried, pair_paths)
             self.spoiled = True  # from here on: its trees are taken apart
             record, named = self._update_record(fresh, header, carried, (found, later), compared)
             fresh._carry_states(record, named.__getitem__)
@@ -501,17 +501,18 @@ class DeploymentState:
 def _compared(
     running: DeploymentState,
     fresh: DeploymentState,
-    pairs: Counterparts,
     replacing: Mapping[etree._Element, str],
     carried: tuple[dict[str, str], list[str]],
+    pair_paths: tuple[list[str | None], list[str | None]],
 ) -> tuple[Callable[[etree._Element], bool] | None, list[WrittenChange] | None]:
     """Which lists an update compares (``engine.diff.compared_lists``), and
     the documents' written changes when they were needed for it: the lists
     written differently, those of ``running`` whose deploy-time values do not
     carry over to the same place of ``fresh`` alike (``carried``: the values
-    and releases given to ``fresh``, by the paths of their pairs; a value
-    given anew, ``replacing``, or one not carried), and those that read one of
-    them, by either version's reads. Every list (None) without the reads."""
+    and releases given to ``fresh``, by the paths of their pairs, and those
+    paths, ``pair_paths``, as ``_carried`` made them; a value given anew,
+    ``replacing``, or one not carried), and those that read one of them, by
+    either version's reads. Every list (None) without the reads."""
     old_reads, new_reads = running.ws.reads, fresh.ws.reads
     if old_reads is None or new_reads is None:
         return None, None
@@ -522,16 +523,17 @@ def _compared(
     if changed is None:
         return None, changes
     values, release = carried
-    old_prefixes, new_prefixes = running.ws.ctx.prefixes, fresh.ws.ctx.prefixes
+    supplied_pairs, released_pairs = pair_paths
+    old_prefixes = running.ws.ctx.prefixes
     supplied, released, carried_release = list(running.supplied), list(running.released), set(release)
     moved = [
         el
-        for el, path, pair in zip(supplied, value_paths(supplied, old_prefixes), carried_paths(supplied, pairs, new_prefixes))
+        for el, path, pair in zip(supplied, value_paths(supplied, old_prefixes), supplied_pairs)
         if el in replacing or pair != path or values.get(path) != running.supplied[el][0]
     ]
     moved += [
         el
-        for el, path, pair in zip(released, value_paths(released, old_prefixes), carried_paths(released, pairs, new_prefixes))
+        for el, path, pair in zip(released, value_paths(released, old_prefixes), released_pairs)
         if pair != path or path not in carried_release
     ]
     names: dict[etree._Element | None, str] = {el: name for name, el in running.ws.lists.items()}

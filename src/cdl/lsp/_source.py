@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from lxml import etree
 
@@ -40,6 +40,10 @@ class Source:
     def children(self, index: int) -> list[int]:
         """The tags in tag ``index``, in order."""
         return self.tags[index].children if self._index is None else self._index.children(index)
+
+    def element_end(self, index: int) -> int:
+        """Where tag ``index``'s element ends (after its end tag; see ``Tag.element_end``)."""
+        return self.tags[index].element_end if self._index is None else self._index.element_ends[index]
 
     def local(self, index: int) -> str:
         """The local part of tag ``index``'s name."""
@@ -82,12 +86,9 @@ class Source:
         stack = [(tops, [i for i in range(lo, hi) if old.parent(i) == (chain[-1] if chain else -1)])]
         while stack:
             news, olds = stack.pop()
-            j = 0
-            for index in news:
-                if j < len(olds) and old.local(olds[j]) == tags[index].local:
-                    was[index] = olds[j]
-                    stack.append((tags[index].children, old.children(olds[j])))
-                    j += 1
+            for k, j in _in_order((tags[index].local for index in news), [old.local(i) for i in olds]):
+                was[news[k]] = olds[j]
+                stack.append((tags[news[k]].children, old.children(olds[j])))
         return cls(text, tags, lines), was
 
     def first_from(self, offset: int) -> int:
@@ -99,7 +100,7 @@ class Source:
         after it), outermost first. The last tag begun before it is in the
         innermost of them, if it is not that one."""
         index = self.first_from(offset) - 1
-        while index >= 0 and self.tags[index].element_end <= offset:
+        while index >= 0 and self.element_end(index) <= offset:
             index = self.parent(index)
         chain = []
         while index >= 0:
@@ -133,6 +134,21 @@ class Source:
     def root(self) -> int | None:
         """The first tag that has no parent: the document's root element."""
         return next((i for i in range(len(self.tags)) if self.parent(i) < 0), None)
+
+
+def _in_order(names: Iterable[str], others: Sequence[str]) -> Iterator[tuple[int, int]]:
+    """The pairs (k, j) of ``names[k]`` and ``others[j]``, matched in order
+    by name: each of ``names`` with the next of ``others`` when that one has
+    its name, one without a match passed over (a tag typed since, or one the
+    loader dropped). Stops when ``others`` are all paired: ``names`` may read
+    each name as it goes."""
+    j = 0
+    for k, name in enumerate(names):
+        if j == len(others):
+            return
+        if name == others[j]:
+            yield k, j
+            j += 1
 
 
 def _moved_by(offset: int | None, by: int) -> int | None:
@@ -233,8 +249,7 @@ class Pairing:
             return
         self._unmatched.discard(index)
         loaded = [(child, child.tag.rpartition("}")[2]) for child in self._element[index] if isinstance(child.tag, str)]
-        j = 0
-        for child in self.source.children(index):
-            if j < len(loaded) and self.source.local(child) == loaded[j][1]:
-                self._add(child, loaded[j][0])
-                j += 1
+        children = self.source.children(index)
+        names = (self.source.local(child) for child in children)
+        for k, j in _in_order(names, [name for _, name in loaded]):
+            self._add(children[k], loaded[j][0])

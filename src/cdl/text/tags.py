@@ -141,14 +141,33 @@ def read_start_tag(text: str, pos: int, *, tolerant: bool = False, parent: int =
     name = named.group()
     if local is not None and name.rpartition(":")[2] != local:
         return None  # before its attributes are read: a line may hold thousands of tags
-    whole = _ATTRIBUTES.match(text, named.end())
-    if whole is not None:  # well-formed: its attributes at once
-        attrs = []
-        for written in _ATTRIBUTE.finditer(text, whole.start(1), whole.end(1)):
-            value = 2 if written.start(2) >= 0 else 3
-            attrs.append(Attr(written.group(1), written.start(1), written.start(value), written.end(value)))
-        return Tag(name, pos, whole.end(), attrs, parent, empty=bool(whole.group(2)))
-    return _typed_tag(text, pos, name, parent) if tolerant else None
+    extent = _extent(text, pos, name, tolerant=tolerant)
+    if extent is None:
+        return None
+    end, opens, read = extent
+    if isinstance(read, Tag):
+        read.parent = parent
+        return read
+    attrs = []
+    for written in _ATTRIBUTE.finditer(text, read.start(1), read.end(1)):
+        value = 2 if written.start(2) >= 0 else 3
+        attrs.append(Attr(written.group(1), written.start(1), written.start(value), written.end(value)))
+    return Tag(name, pos, end, attrs, parent, empty=not opens)
+
+
+def _extent(text: str, pos: int, name: str, *, tolerant: bool = True) -> tuple[int, bool, re.Match[str] | Tag] | None:
+    """Where the start tag whose ``<name`` is at ``pos`` ends, whether it
+    opens an element (its ``>`` written, and no ``/`` before it), and what
+    it was read from: a well-formed tag at once, the match of its attributes
+    (group 1); else, when ``tolerant``, the tag being typed, read attribute
+    by attribute (None when not)."""
+    whole = _ATTRIBUTES.match(text, pos + 1 + len(name))
+    if whole is not None:
+        return whole.end(), not whole.group(2), whole
+    if not tolerant:
+        return None
+    typed = _typed_tag(text, pos, name, -1)
+    return typed.end, typed.terminated and not typed.empty, typed
 
 
 def _typed_tag(text: str, pos: int, name: str, parent: int) -> Tag:
@@ -217,12 +236,7 @@ class TagIndex(Sequence[Tag]):
             name = token.group("open")
             if name is not None:
                 start, index = token.start(), len(starts)
-                whole = _ATTRIBUTES.match(text, token.end())
-                if whole is not None:
-                    end, opens = whole.end(), not whole.group(2)
-                else:
-                    typed = _typed_tag(text, start, name, -1)
-                    end, opens = typed.end, typed.terminated and not typed.empty
+                end, opens, _ = _extent(text, start, name)  # type: ignore[misc]  # tolerant: always read
                 starts.append(start)
                 parents.append(open_tags[-1][0] if open_tags else -1)
                 ends.append(end)
