@@ -36,7 +36,6 @@ from ._engine import (
     ReferenceResolver,
     Workspace,
     doc_index_of,
-    engine,
     explain,
     holder_of,
     items_in,
@@ -54,23 +53,15 @@ from ._written import Written
 _SETTLE_ROUNDS = 16
 
 
-#: Where an element of the stamped trees was written: "DOC INDEX", its document
-#: and its place among that loaded document's elements in document order.
-#: Like the engine's own marks, lxml copies it with the element.
-_STAMP = engine("written")
-
-
 class Resolved:
     """One resolution of the document with provenance recorded (what
     ``Resolution.explain`` makes for each call, made once here and reused).
 
-    It resolves a copy of the loaded trees whose every element is stamped
-    with where it is written (:data:`_STAMP`): inheritance and references
-    copy the stamp with the element, so any element of the resolved trees
-    names the loaded element it was copied from (:meth:`origin`). The stamp
-    is an attribute of the engine's namespace, which no document may use;
-    inheritance gives an element only the prototype's attributes it lacks
-    (7.2.2.2), and every element has its own stamp.
+    It resolves a copy of the loaded trees whose every element is marked
+    with where it is written (``Recorder.mark_written``, in the recorder's
+    own mark): inheritance and references copy the mark with the element,
+    so any element of the resolved trees names the loaded element it was
+    copied from (:meth:`origin`).
     """
 
     def __init__(self, written: Written) -> None:
@@ -78,7 +69,7 @@ class Resolved:
         self.recorder = Recorder()
         self.ws: Workspace
         self.resolver: ReferenceResolver
-        self.ws, self.resolver, self._left = resolve_working(_Stamping.of(written.loaded), (), self.recorder)
+        self.ws, self.resolver, self._left = resolve_working(_Stamping.of(written.loaded, self.recorder), (), self.recorder)
         self._loaded: dict[int, list[etree._Element]] = {}
         self._plan: Plan | None = None
         #: The error planning raised (then it is not tried again).
@@ -102,14 +93,14 @@ class Resolved:
     def origin(self, el: etree._Element) -> etree._Element | None:
         """The loaded element that ``el``, an element of the resolved trees, was
         copied from (itself as written, or through inheritance or references)."""
-        stamp = el.get(_STAMP)
-        if stamp is None:
+        where = self.recorder.written_at(el)
+        if where is None:
             return None
-        doc, _, index = stamp.partition(" ")
-        loaded = self._loaded.get(int(doc))
+        doc, index = where
+        loaded = self._loaded.get(doc)
         if loaded is None:
-            loaded = self._loaded[int(doc)] = list(self.written.docs[int(doc)].root.iter(etree.Element))
-        return loaded[int(index)]
+            loaded = self._loaded[doc] = list(self.written.docs[doc].root.iter(etree.Element))
+        return loaded[index]
 
     def settle(self, nodes: list[etree._Element]) -> None:
         """Resolve the items in and below ``nodes`` (raises CdlError). The
@@ -184,23 +175,24 @@ class Resolved:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class _Stamping(Loaded):
-    """A loaded document set whose working copies are stamped with where
+    """A loaded document set whose working copies are marked with where
     each element is written (see :class:`Resolved`): the copies the
     resolution makes anyway, so the loaded trees are copied once, as for any
     resolution, and never changed."""
 
+    recorder: Recorder | None = None
+
     @classmethod
-    def of(cls, loaded: Loaded) -> _Stamping:
+    def of(cls, loaded: Loaded, recorder: Recorder) -> _Stamping:
         fields = {f.name: getattr(loaded, f.name) for f in dataclasses.fields(loaded)}
         # No output facts: nothing is written out of these trees.
-        return cls(**{**fields, "output_facts": None})
+        return cls(**{**fields, "output_facts": None, "recorder": recorder})
 
     def workspace(self) -> Workspace:
         ws = super().workspace()
-        # Fresh copies: their elements stand in the loaded documents' order.
-        for doc, root in zip(self.docs, ws.roots):
-            for index, el in enumerate(root.iter(etree.Element)):
-                el.set(_STAMP, f"{doc.index} {index}")
+        assert self.recorder is not None  # (a field with a default: Loaded's last ones have one)
+        for doc, root in zip(self.docs, ws.roots):  # fresh copies: in the loaded documents' order
+            self.recorder.mark_written(doc.index, root)
         return ws
 
 
@@ -348,4 +340,3 @@ class Targets:
                     yield el
             for expression in doc.root.iter(T_EXPRESSION):
                 yield from expression.iterchildren(T_VARIABLE)
-

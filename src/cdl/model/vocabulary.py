@@ -52,7 +52,7 @@ P_DOC = engine("doc")  # which document the element (and its subtree) came from
 #: document: "DOC TAG TAG ...", the document of its children of those tags
 #: (see copies_mark).
 P_COPIES = engine("copies")
-P_PROV = engine("prov")  # explain only: index of the element's latest provenance event (_explain)
+P_PROV = engine("prov")  # explain only: index of the element's latest provenance event, then where it is written if marked (_explain)
 
 #: A path step that climbs to the parent; every other step is a Clark name.
 UP = ".."

@@ -22,10 +22,12 @@ recorder on, so one explanation costs about one and a half resolutions
 (docs/performance.md, "Provenance").
 
 Each event is appended to a table (so its index is the order in which things
-happened). During inheritance, the element it concerns gets the private
-attribute ``P_PROV``: the index of its latest event. Every event holds the
-index of the element's previous one (or, for the first, the element as it was
-written), so an element's history is a chain read back from its final state.
+happened), kept in columns (:class:`_Events`). During inheritance, the
+element it concerns gets the private attribute ``P_PROV``: the index of its
+latest event (then where it is written, when the documents were marked so:
+:meth:`Recorder.mark_written`). Every event holds the index of the
+element's previous one (or, for the first, the element as it was written),
+so an element's history is a chain read back from its final state.
 The mark is an attribute, like ``P_REF``, so it travels with lxml copies;
 keying by element identity would lose the history at each inherited copy. A
 copied subtree gets one event, on its root: the first time a source is copied,
@@ -47,8 +49,10 @@ the text: ``text.tags.element_line``) in the document marked by ``P_DOC``. The s
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from lxml import etree
@@ -230,11 +234,93 @@ class _Event:
         self.ref = ref
         #: (document index, line) of an expression, which resolution removes.
         self.at = at
-        self.variables = variables or {}
+        self.variables = variables or _NO_VARIABLES
         self.round = round
         #: supplied: the path as given, and the value.
         self.text = text
         self.value = value
+
+
+_NO_VARIABLES: Mapping[str, etree._Element] = MappingProxyType({})
+
+#: What only some events have: (at, variables, round, text, value), and that of all others.
+_More = tuple[tuple[int | None, int | None], Mapping[str, etree._Element], int | None, str | None, str | None]
+_PLAIN: _More = ((None, None), _NO_VARIABLES, None, None, None)
+
+#: The kinds of events, by their codes in :class:`_Events`.
+_KINDS = ("written", "inherited", "overrides", "extends", "reference", "copied", "expression", "supplied")
+_CODES = {kind: code for code, kind in enumerate(_KINDS)}
+
+
+class _Events:
+    """The events of one resolution, in the order they happened (so an
+    event's index is its place in that order), kept in columns: a few slots
+    of arrays and lists per event rather than an :class:`_Event` object
+    with its tuple and mapping, as a resolution records about 25 events per
+    component and the language server keeps two resolutions alive. What
+    only expressions and deploy-time values have is kept apart, by index.
+    Reading one (``events[i]``, or iterating) makes its :class:`_Event`."""
+
+    __slots__ = ("_kinds", "_more", "_origin", "_other", "_prev", "_ref", "_via")
+
+    def __init__(self) -> None:
+        self._kinds = bytearray()
+        self._prev = array("i")  # -1: none
+        self._origin: list[etree._Element | None] = []
+        self._via: list[etree._Element | None] = []
+        #: The one element of ``other`` (most have one), else the tuple.
+        self._other: list[etree._Element | tuple[etree._Element, ...]] = []
+        self._ref: list[Ref | None] = []
+        #: What only some events have (:data:`_More`), by index.
+        self._more: dict[int, _More] = {}
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def append(self, event: _Event) -> None:
+        """Record ``event`` (it is not kept: its fields are)."""
+        more = (event.at, event.variables, event.round, event.text, event.value)
+        if more != _PLAIN:
+            self._more[len(self._kinds)] = more
+        self._kinds.append(_CODES[event.kind])
+        self._prev.append(-1 if event.prev is None else event.prev)
+        self._origin.append(event.origin)
+        self._via.append(event.via)
+        other = event.other
+        self._other.append(other[0] if len(other) == 1 else other)
+        self._ref.append(event.ref)
+
+    def __getitem__(self, index: int) -> _Event:
+        prev = self._prev[index]
+        other = self._other[index]
+        at, variables, round, text, value = self._more.get(index, _PLAIN)
+        return _Event(
+            _KINDS[self._kinds[index]],
+            None if prev < 0 else prev,
+            self._origin[index],
+            self._via[index],
+            other if isinstance(other, tuple) else (other,),
+            self._ref[index],
+            at,
+            variables,
+            round,
+            text,
+            value,
+        )
+
+    def __iter__(self) -> Iterator[_Event]:
+        return (self[index] for index in range(len(self)))
+
+
+#: The head of a mark whose element has no event yet: only :meth:`Recorder.mark_written` makes one.
+_NO_EVENT = "-"
+
+
+def _remarked(mark: str | None, index: int) -> str:
+    """``mark`` (an element's :data:`P_PROV`, or None) naming event ``index``
+    as the latest, and still where the element is written, if it says so."""
+    where = None if mark is None else mark.partition(" ")[2]
+    return f"{index} {where}" if where else str(index)
 
 
 def latest_event(el: etree._Element, in_place: Mapping[etree._Element, int]) -> int | None:
@@ -242,7 +328,9 @@ def latest_event(el: etree._Element, in_place: Mapping[etree._Element, int]) -> 
     index = in_place.get(el)
     if index is None:
         mark = el.get(P_PROV)
-        index = int(mark) if mark is not None else None
+        if mark is not None:
+            head = mark.partition(" ")[0]
+            index = None if head == _NO_EVENT else int(head)
     return index
 
 
@@ -250,7 +338,7 @@ class Recorder:
     """Records the events of one resolution (implements ``model.workspace.Recorder``)."""
 
     def __init__(self) -> None:
-        self.events: list[_Event] = []
+        self.events = _Events()
         self._premarked: set[etree._Element] = set()
         #: The latest event of elements whose latest event happened after
         #: inheritance: references, copies of targets' children, expressions,
@@ -262,9 +350,31 @@ class Recorder:
         #: The deploy-time round being applied (from 1), or None.
         self.round: int | None = None
 
+    def mark_written(self, doc: int, root: etree._Element) -> None:
+        """Mark every element of ``root``, a fresh copy of the loaded document
+        ``doc`` whose elements stand in that document's order, with where it
+        is written, before anything is resolved: :meth:`written_at` then says
+        it of any copy of it too (lxml copies the mark with the element). It
+        is the events' own mark, ``EVENT DOC INDEX`` (``-`` for no event
+        yet): one attribute per element, where a mark of its own doubled
+        their number (each costs lxml as much memory as an element)."""
+        for index, el in enumerate(root.iter(etree.Element)):
+            el.set(P_PROV, f"{_NO_EVENT} {doc} {index}")
+
+    @staticmethod
+    def written_at(el: etree._Element) -> tuple[int, int] | None:
+        """(document, place among its elements in document order) of the loaded
+        element that ``el`` was copied from, or is; None where the documents
+        were not marked (:meth:`mark_written`) or ``el`` was made by resolving."""
+        mark = el.get(P_PROV)
+        where = None if mark is None else mark.split(" ")
+        if where is None or len(where) != 3:
+            return None
+        return int(where[1]), int(where[2])
+
     def _add(self, el: etree._Element, event: _Event) -> None:
         """An event that copies of ``el`` must carry (inheritance): in its mark."""
-        el.set(P_PROV, str(len(self.events)))
+        el.set(P_PROV, _remarked(el.get(P_PROV), len(self.events)))
         self.events.append(event)
 
     def _add_in_place(self, el: etree._Element, event: _Event) -> None:
@@ -288,8 +398,9 @@ class Recorder:
             return
         self._premarked.add(source)
         for src, dst in zip(source.iter(etree.Element), copy.iter(etree.Element)):
-            if src.get(P_PROV) is None:
-                mark = str(len(self.events))
+            old = src.get(P_PROV)
+            if old is None or old.startswith(_NO_EVENT):
+                mark = _remarked(old, len(self.events))
                 self.events.append(_Event("written", None, src))
                 src.set(P_PROV, mark)
                 dst.set(P_PROV, mark)
