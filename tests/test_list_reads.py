@@ -25,9 +25,11 @@ EXAMPLES = int(os.environ.get("CDL_READS_EXAMPLES", "60"))
 CDL = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
 
 
-def _list(rng: random.Random, name: str, protos: list[str], others: list[str], lazy: bool) -> str:
+def list_text(rng: random.Random, name: str, protos: list[str], others: list[str], lazy: bool, lines: bool = False) -> str:
     """One top level list: a few values (same-named siblings among them), and
-    perhaps a prototype, references to other lists and an expression."""
+    perhaps a prototype, references to other lists and an expression; with
+    ``lines``, over three lines, and perhaps a reference to a lazy value and
+    a required property too."""
     extends = f' cdl:extends="{rng.choice(protos)}"' if protos and rng.random() < 0.7 else ""
     body = [f"<a>{rng.randint(0, 3)}</a>"]
     if rng.random() < 0.5:
@@ -44,25 +46,36 @@ def _list(rng: random.Random, name: str, protos: list[str], others: list[str], l
         body.append('<n><c>1</c><d cdl:ref="../a"/></n>')
     if lazy and rng.random() < 0.3:
         body.append('<p cdl:lazy="true"/>')
-    return f"<{name}{extends}>{''.join(body)}</{name}>"
+    if not lines:
+        return f"<{name}{extends}>{''.join(body)}</{name}>"
+    if lazy and rng.random() < 0.2:
+        body.append('<w cdl:ref="/p"/>')
+    if rng.random() < 0.3:
+        body.append('<u cdl:use="required">1</u>')
+    return f"  <{name}{extends}>\n    {''.join(body)}\n  </{name}>\n"
 
 
-def documents(rng: random.Random) -> dict[str, str]:
+def documents(rng: random.Random, lines: bool = False) -> dict[str, str]:
     """An imported document of templates (in ``urn:lib``, written ``l:``) and
-    a main document with templates of its own and a system."""
+    a main document with templates of its own and a system; with ``lines``,
+    each part and each list on lines of its own, and more lists."""
     lib_names = [f"T{i}" for i in range(rng.randint(1, 4))]
-    lib = [_list(rng, n, lib_names[:i], lib_names[:i], False) for i, n in enumerate(lib_names)]
+    lib = [list_text(rng, n, lib_names[:i], lib_names[:i], False, lines) for i, n in enumerate(lib_names)]
     qualified = [f"l:{n}" for n in lib_names]
-    conf_names = [f"C{i}" for i in range(rng.randint(0, 2))]
-    conf = [_list(rng, n, qualified + conf_names[:i], qualified + conf_names[:i], False) for i, n in enumerate(conf_names)]
-    sys_names = [f"S{i}" for i in range(rng.randint(2, 6))]
+    conf_names = [f"C{i}" for i in range(rng.randint(0, 3 if lines else 2))]
+    conf = [
+        list_text(rng, n, qualified + conf_names[:i], qualified + conf_names[:i], lines and rng.random() < 0.3, lines)
+        for i, n in enumerate(conf_names)
+    ]
+    sys_names = [f"S{i}" for i in range(rng.randint(2, 8 if lines else 6))]
     readable = qualified + conf_names
-    system = [_list(rng, n, qualified + conf_names, readable + sys_names[:i], True) for i, n in enumerate(sys_names)]
+    system = [list_text(rng, n, qualified + conf_names, readable + sys_names[:i], True, lines) for i, n in enumerate(sys_names)]
+    nl = "\n" if lines else ""
     return {
-        "lib.cdl": f'<cdl:cdl xmlns:cdl="{CDL}" targetNamespace="urn:lib"><cdl:configuration>{"".join(lib)}'
-        "</cdl:configuration></cdl:cdl>",
-        "main.cdl": f'<cdl:cdl xmlns:cdl="{CDL}" xmlns:l="urn:lib"><cdl:import location="lib.cdl"/>'
-        f"<cdl:configuration>{''.join(conf)}</cdl:configuration><cdl:system>{''.join(system)}</cdl:system></cdl:cdl>",
+        "lib.cdl": f'<cdl:cdl xmlns:cdl="{CDL}" targetNamespace="urn:lib">{nl}<cdl:configuration>{nl}{"".join(lib)}'
+        f"</cdl:configuration>{nl}</cdl:cdl>{nl}",
+        "main.cdl": f'<cdl:cdl xmlns:cdl="{CDL}" xmlns:l="urn:lib">{nl}<cdl:import location="lib.cdl"/>{nl}'
+        f"<cdl:configuration>{nl}{''.join(conf)}</cdl:configuration>{nl}<cdl:system>{nl}{''.join(system)}</cdl:system>{nl}</cdl:cdl>{nl}",
     }
 
 
@@ -92,7 +105,8 @@ def edit(rng: random.Random, files: dict[str, str]) -> dict[str, str]:
     return files
 
 
-def _write(files: dict[str, str], directory: Path) -> Path:
+def write_files(files: dict[str, str], directory: Path) -> Path:
+    """``files`` (name -> text) written in ``directory``; the main document's path."""
     directory.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (directory / name).write_text(text, encoding="utf-8")
@@ -122,7 +136,7 @@ def test_diff_and_update_compare_what_the_reads_reach_as_every_list(seed: int, e
     old = documents(random.Random(seed))
     new = edit(random.Random(edits), old)
     with tempfile.TemporaryDirectory() as tmp:
-        old_main, new_main = _write(old, Path(tmp) / "old"), _write(new, Path(tmp) / "new")
+        old_main, new_main = write_files(old, Path(tmp) / "old"), write_files(new, Path(tmp) / "new")
         check_exact(old_main, new_main, [])  # the oracle, and both modes alike
         fast = _updated(old_main, new_main, edits)
         with fast_paths(False):

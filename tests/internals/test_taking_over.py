@@ -23,54 +23,12 @@ from cdl.engine.document import loaded_of
 from cdl.engine.phases import Earlier, copy_working
 from cdl.engine.resolution import Resolution, hand_over, resolution_after, resolution_of
 from test_diff import fast_paths
+from test_list_reads import documents, write_files
 
 from .inside import counted_attempts
 
 EXAMPLES = int(os.environ.get("CDL_TAKEOVER_EXAMPLES", "60"))
 CDL = "http://www.gridforum.org/namespaces/2005/02/cddlm/CDL-1.0"
-
-
-def _list(rng: random.Random, name: str, protos: list[str], others: list[str], lazy: bool) -> str:
-    """One top level list over a few lines: values (same-named siblings among
-    them), and perhaps a prototype, references to other lists, an expression."""
-    extends = f' cdl:extends="{rng.choice(protos)}"' if protos and rng.random() < 0.7 else ""
-    body = [f"<a>{rng.randint(0, 3)}</a>"]
-    if rng.random() < 0.5:
-        body.append(f"<b>{rng.randint(0, 3)}</b><b>{rng.randint(0, 3)}</b>")
-    if others and rng.random() < 0.6:
-        body.append(f'<r cdl:refroot="{rng.choice(others)}" cdl:ref="/a"/>')
-    if others and rng.random() < 0.3:
-        body.append(
-            '<e><cdl:expression value-of="concat($x, \'-\', $y)">'
-            f'<cdl:variable name="x" refroot="{rng.choice(others)}" ref="/a"/>'
-            '<cdl:variable name="y" ref="/a"/></cdl:expression></e>'
-        )
-    if rng.random() < 0.3:
-        body.append('<n><c>1</c><d cdl:ref="../a"/></n>')
-    if lazy and rng.random() < 0.3:
-        body.append('<p cdl:lazy="true"/>')
-    if lazy and rng.random() < 0.2:
-        body.append('<w cdl:ref="/p"/>')
-    return f"  <{name}{extends}>\n    {''.join(body)}\n  </{name}>\n"
-
-
-def documents(rng: random.Random) -> dict[str, str]:
-    """An imported document of templates and a main document with templates
-    of its own and a system, a list or a few lines each."""
-    lib_names = [f"T{i}" for i in range(rng.randint(1, 4))]
-    lib = [_list(rng, n, lib_names[:i], lib_names[:i], False) for i, n in enumerate(lib_names)]
-    qualified = [f"l:{n}" for n in lib_names]
-    conf_names = [f"C{i}" for i in range(rng.randint(0, 3))]
-    conf = [_list(rng, n, qualified + conf_names[:i], qualified + conf_names[:i], rng.random() < 0.3) for i, n in enumerate(conf_names)]
-    sys_names = [f"S{i}" for i in range(rng.randint(2, 8))]
-    readable = qualified + conf_names
-    system = [_list(rng, n, qualified + conf_names, readable + sys_names[:i], True) for i, n in enumerate(sys_names)]
-    return {
-        "lib.cdl": f'<cdl:cdl xmlns:cdl="{CDL}" targetNamespace="urn:lib">\n<cdl:configuration>\n{"".join(lib)}'
-        "</cdl:configuration>\n</cdl:cdl>\n",
-        "main.cdl": f'<cdl:cdl xmlns:cdl="{CDL}" xmlns:l="urn:lib">\n<cdl:import location="lib.cdl"/>\n'
-        f"<cdl:configuration>\n{''.join(conf)}</cdl:configuration>\n<cdl:system>\n{''.join(system)}</cdl:system>\n</cdl:cdl>\n",
-    }
 
 
 def _at(rng: random.Random, text: str, what: str) -> int | None:
@@ -84,7 +42,7 @@ def edit(rng: random.Random, files: dict[str, str]) -> dict[str, str]:
     for _ in range(rng.randint(1, 2)):
         name = rng.choice(sorted(files))
         text = files[name]
-        kind = rng.choice(["value", "value", "value", "line", "sibling", "drop", "extends", "refroot", "list", "unlist", "ref", "error", "lazy"])
+        kind = rng.choice(["value", "value", "value", "line", "sibling", "drop", "extends", "refroot", "list", "unlist", "ref", "error", "lazy", "required"])
         at = _at(rng, text, {"value": "<a>", "line": "<a>", "sibling": "<b>", "drop": "<b>", "ref": "<a>", "lazy": "<a>"}.get(kind, "<"))
         if at is None:
             continue
@@ -116,17 +74,12 @@ def edit(rng: random.Random, files: dict[str, str]) -> dict[str, str]:
             text = text[:at] + f'<q cdl:ref="../a{rng.randint(0, 2)}"/><a0>{rng.randint(0, 2)}</a0>' + text[at:]
         elif kind == "error":
             text = text.replace('cdl:ref="/a"', 'cdl:ref="/nothing"', 1) if rng.random() < 0.5 else text.replace('extends="', 'extends="Nope', 1)
+        elif kind == "required":
+            text = text.replace('<u cdl:use="required">1</u>', '<u cdl:use="required"/>', 1)
         elif kind == "lazy":
             text = text[:at] + '<z cdl:lazy="true"/><y cdl:ref="../z"/>' + text[at:]
         files[name] = text
     return files
-
-
-def _write(files: dict[str, str], directory: Path) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (directory / name).write_text(text, encoding="utf-8")
-    return directory / "main.cdl"
 
 
 def _seen(resolution: Resolution) -> Any:
@@ -167,12 +120,12 @@ def _resolved(main: Path, earlier: Earlier | None) -> tuple[Earlier | None, Any,
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 1 << 30), st.lists(st.integers(0, 1 << 30), min_size=1, max_size=4))
 def test_taking_over_is_resolving_whole(seed: int, edits: list[int]) -> None:
-    files = documents(random.Random(seed))
+    files = documents(random.Random(seed), lines=True)
     with tempfile.TemporaryDirectory() as tmp:
-        earlier, _, _ = _resolved(_write(files, Path(tmp) / "v0"), None)
+        earlier, _, _ = _resolved(write_files(files, Path(tmp) / "v0"), None)
         for step, number in enumerate(edits, 1):
             files = edit(random.Random(number), files)
-            main = _write(files, Path(tmp) / f"v{step}")
+            main = write_files(files, Path(tmp) / f"v{step}")
             _, whole, whole_reads = _resolved(main, None)
             earlier, taking, taking_reads = _resolved(main, earlier)
             assert taking == whole

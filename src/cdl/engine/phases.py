@@ -323,7 +323,8 @@ def _deploy_time_rounds(run: Run) -> None:
 
 
 def _required(run: Run) -> None:
-    check_required(run.ws, run.resolver, run.loaded.required_tags)
+    fresh = None if run.taken is None else run.taken.main_fresh()
+    check_required(run.ws, run.resolver, run.loaded.required_tags, fresh)
 
 
 def _left_unresolved(run: Run) -> None:

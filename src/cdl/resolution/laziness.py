@@ -345,12 +345,19 @@ def required_tags(docs: Sequence[SourceDoc]) -> frozenset[str] | None:
     return frozenset(tags)
 
 
-def check_required(ws: Workspace, resolver: ReferenceResolver, tags: frozenset[str] | None = None) -> None:
+def check_required(
+    ws: Workspace, resolver: ReferenceResolver, tags: frozenset[str] | None = None, lists: Sequence[etree._Element] | None = None
+) -> None:
     """7.4.2: every required property of the main system has a value, or waits for a lazy one.
 
     ``tags`` (:func:`required_tags`, when known) are the only tags a required
-    property can have (see :func:`_required_candidates`).
+    property can have (see :func:`_required_candidates`). ``lists``: only
+    in those top level lists (the others were checked by the resolution
+    they were taken over from, ``engine.phases``).
     """
+    if lists is not None:
+        _check_required_below(ws, lists)
+        return
     problems = Problems(ws.ctx.limits.max_errors)
     for el in _required_candidates(ws, tags):
         if _required_unmet(el):
