@@ -8,7 +8,8 @@ Generates the synthetic system (``benchmarks/synthetic.py``) and runs one
 analysis of it as ``cdl lsp``'s worker does (``cdl.lsp._buffers.analyse``:
 load, resolve, plan; then ``Navigation.prepare``: the text paired, the
 resolution with provenance, its plan), in a thread, without the cyclic
-garbage collector and glibc's fast bins (as ``cdl lsp`` runs). Beside it a sampler thread sleeps
+garbage collector and glibc's fast bins, with ``cdl lsp``'s switch interval
+(as the server runs). Beside it a sampler thread sleeps
 1 ms at a time and measures how long each sleep took to come back past the
 1 ms (**waits**: what a request waits for the interpreter, the machine's
 other work included), and the analysis thread's CPU time meanwhile
@@ -37,7 +38,7 @@ from types import FrameType
 
 from cdl.lsp._buffers import Settings, analyse
 from cdl.lsp._navigate import navigation_of
-from cdl.lsp.server import fast_bins_off
+from cdl.lsp.server import SWITCH_INTERVAL, fast_bins_off
 from synthetic import generate
 
 #: How many frames of the analysis thread's stack a gap is told by.
@@ -145,14 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--switch",
         type=float,
-        help="the interpreter's switch interval (seconds; default 0.005, as in cdl lsp); shorter places the stacks closer to the calls",
+        help="the interpreter's switch interval (seconds; default cdl lsp's, lsp.server.SWITCH_INTERVAL; Python's is 0.005)",
     )
     parser.add_argument("--fast-bins", action="store_true", help="keep glibc's fast bins (cdl lsp turns them off: server.fast_bins_off)")
     args = parser.parse_args(argv)
     if not args.fast_bins:
         fast_bins_off()
-    if args.switch is not None:
-        sys.setswitchinterval(args.switch)
+    sys.setswitchinterval(SWITCH_INTERVAL if args.switch is None else args.switch)
     for rep in range(args.reps):
         print(f"N = {args.n}, run {rep + 1}; load {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} cores", flush=True)
         report(measure(args.n, args.over), args.top)

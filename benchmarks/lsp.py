@@ -17,6 +17,8 @@ the client's side:
 - **hover / definition / completion, during**: the slowest of these
   requests sent one after another while that analysis runs (from the
   burst's first change to its diagnostics), on components away from the edit;
+  **answered during** counts them (the server's interpreter answers them
+  while it analyses: the more answered, the longer the change takes);
 - **completion, typed**: completion in a ``cdl:extends`` value just typed
   (its quote is the trigger character), answered from the text being typed;
 - **hover / definition / completion, idle**: the slowest of a few once the
@@ -60,7 +62,7 @@ from synthetic import generate
 ROOT = Path(__file__).resolve().parent.parent
 #: The figures, in the order they are shown, and their targets (seconds, or a ratio) by N.
 FIGURES = (
-    "open", "ready", "symbols", "symbols listed", "change",
+    "open", "ready", "symbols", "symbols listed", "change", "answered during",
     "hover, during", "definition, during", "completion, during", "completion, typed",
     "hover, idle", "definition, idle", "completion, idle",
     "peak MB", "resident MB", "resolution MB", "peak / resolution",
@@ -191,7 +193,9 @@ async def _during(session: _Session, analysed: asyncio.Task[None]) -> dict[str, 
             found.append(await session.timed(kind, k % 8))
         k += 1
     await analysed
-    return {f"{kind}, during": max(found) for kind, found in times.items() if found}
+    figures = {f"{kind}, during": max(found) for kind, found in times.items() if found}
+    figures["answered during"] = sum(len(found) for found in times.values())
+    return figures
 
 
 async def _measure(n: int, directory: str) -> dict[str, float]:

@@ -1,6 +1,9 @@
-"""``cdl lsp`` turns glibc's fast bins off in its process (``lsp.server.fast_bins_off``):
-the freed nodes of an analysis are never merged all at once inside a later
-allocation, which holds the interpreter while a request waits."""
+"""What ``cdl lsp`` sets in its process so that a request does not wait for
+the analysis worker: glibc's fast bins off (``lsp.server.fast_bins_off``: the
+freed nodes of an analysis are never merged all at once inside a later
+allocation, which holds the interpreter), and a short switch interval
+(``lsp.server.SWITCH_INTERVAL``: lxml's copies let go of the interpreter for
+a moment, which kept restarting a waiting thread's wait)."""
 
 from __future__ import annotations
 
@@ -51,7 +54,7 @@ def test_fast_bins_are_off_once_turned_off() -> None:
     assert _fast_bin_bytes("off") == 0
 
 
-def test_serve_turns_them_off_before_it_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_serve_sets_both_before_it_serves(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
 
     class _Server:
@@ -60,5 +63,10 @@ def test_serve_turns_them_off_before_it_serves(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(server_module, "fast_bins_off", lambda: calls.append("off") or True)
     monkeypatch.setattr(server_module, "build_server", _Server)
-    server_module.serve()
+    interval = sys.getswitchinterval()
+    try:
+        server_module.serve()
+        assert sys.getswitchinterval() == pytest.approx(server_module.SWITCH_INTERVAL) != pytest.approx(interval)
+    finally:
+        sys.setswitchinterval(interval)
     assert calls == ["off", "served"]

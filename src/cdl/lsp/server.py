@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import sys
 
 from ._session import DEBOUNCE, CdlServer
 from .features import completion, definition, diagnostics, documents, hover, lenses, references, symbols, workspace
@@ -41,7 +42,19 @@ def serve() -> None:
     """Run the server on stdin and stdout until the client ends it."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s")  # stderr: the client's log
     fast_bins_off()
+    sys.setswitchinterval(SWITCH_INTERVAL)
     build_server().start_io()
+
+
+#: The interpreter's switch interval in ``cdl lsp`` (seconds; Python's default
+#: is 0.005). A thread waiting for the interpreter asks its holder to let go
+#: only after this long without any switch; but every lxml copy of an element
+#: lets go of it for a moment (libxml2 copies without it) and takes it back
+#: before the waiting thread wakes, which starts that wait again. So while
+#: the analysis worker copies the targets of references, thousands a second,
+#: the request loop's wait never ran out and a request waited until it won a
+#: race. Asked within this interval, the worker lets go at its next step.
+SWITCH_INTERVAL = 2e-5
 
 
 #: glibc's ``mallopt`` parameter for the largest request served from fast bins.
@@ -70,4 +83,4 @@ def fast_bins_off() -> bool:
     return bool(mallopt(_M_MXFAST, 0))
 
 
-__all__ = ["DEBOUNCE", "FEATURES", "CdlServer", "build_server", "fast_bins_off", "serve"]
+__all__ = ["DEBOUNCE", "FEATURES", "SWITCH_INTERVAL", "CdlServer", "build_server", "fast_bins_off", "serve"]
