@@ -179,6 +179,7 @@ class Taken:
         self.ws.reads = ListReads()
         self.ws.reads.carry(read, kept)
         self._left = [el for el in left if top_level_of(el) in self._kept]
+        self._main_fresh: list[etree._Element] | None = None
 
     def __repr__(self) -> str:
         return f"<Taken {len(self.kept)} lists, resolving {len(self.fresh)}>"
@@ -240,8 +241,14 @@ class Taken:
 
     def main_fresh(self) -> list[etree._Element]:
         """The lists copied of the main document, in document order."""
-        fresh = set(self.fresh.values())
-        return [lst for part in self.ws.roots[0].iterchildren(*LIST_TAGS) for lst in part if lst in fresh]
+        if self._main_fresh is None:
+            fresh = set(self.fresh.values())
+            self._main_fresh = [lst for lst in self._main_lists() if lst in fresh]
+        return self._main_fresh
+
+    def _main_lists(self) -> list[etree._Element]:
+        """The top level lists of the main document, in document order."""
+        return [lst for part in self.ws.roots[0].iterchildren(*LIST_TAGS) for lst in part]
 
     def resolver(self) -> ReferenceResolver:
         """A resolver for the workspace that knows what the earlier one knew
@@ -254,7 +261,7 @@ class Taken:
         taken over and ``left`` (those of the lists copied), in document order."""
         if not self._left:
             return left
-        order = {lst: i for i, lst in enumerate(lst for part in self.ws.roots[0].iterchildren(*LIST_TAGS) for lst in part)}
+        order = {lst: i for i, lst in enumerate(self._main_lists())}
 
         def position(item: etree._Element) -> int:
             top = top_level_of(item)
