@@ -2,7 +2,7 @@
 (issue 31, point 2: a request waits for the interpreter while the analysis
 worker is inside one C call, which does not let go of it).
 
-    python benchmarks/gaps.py N [--over 0.015] [--top 12] [--reps 1] [--switch S] [--fast-bins]
+    python benchmarks/gaps.py N [--shape base|fanin|fanout|wide] [--over 0.015] [--top 12] [--reps 1] [--switch S] [--fast-bins]
 
 Generates the synthetic system (``benchmarks/synthetic.py``) and runs one
 analysis of it as ``cdl lsp``'s worker does (``cdl.lsp._buffers.analyse``:
@@ -39,7 +39,7 @@ from types import FrameType
 from cdl.lsp._buffers import Settings, analyse
 from cdl.lsp._navigate import navigation_of
 from cdl.lsp.server import SWITCH_INTERVAL, fast_bins_off
-from synthetic import generate
+from synthetic import SHAPES, generate
 
 #: How many frames of the analysis thread's stack a gap is told by.
 _DEPTH = 5
@@ -103,9 +103,9 @@ def _analyse(system: str, text: str) -> None:
     navigation.prepare()
 
 
-def measure(n: int, over: float) -> Sampler:
+def measure(n: int, over: float, shape: str = "base") -> Sampler:
     with tempfile.TemporaryDirectory(prefix="cdl-gaps-") as tmp:
-        _, system = generate(n, tmp)
+        _, system = generate(n, tmp, shape)
         system = os.path.realpath(system)
         text = Path(system).read_text(encoding="utf-8")
         worker = threading.Thread(target=_analyse, args=(system, text), name="analysis")
@@ -143,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--over", type=float, default=0.015, help="record the stack at gaps longer than this (seconds)")
     parser.add_argument("--top", type=int, default=12, help="how many of the largest gaps to show")
     parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument("--shape", choices=SHAPES, default="base", help="the synthetic system's shape (benchmarks/synthetic.py)")
     parser.add_argument(
         "--switch",
         type=float,
@@ -154,8 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         fast_bins_off()
     sys.setswitchinterval(SWITCH_INTERVAL if args.switch is None else args.switch)
     for rep in range(args.reps):
-        print(f"N = {args.n}, run {rep + 1}; load {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} cores", flush=True)
-        report(measure(args.n, args.over), args.top)
+        print(f"N = {args.n}, shape {args.shape}, run {rep + 1}; load {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} cores", flush=True)
+        report(measure(args.n, args.over, args.shape), args.top)
     print(f"load {os.getloadavg()[0]:.1f}")
     return 0
 
