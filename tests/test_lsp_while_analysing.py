@@ -91,6 +91,16 @@ def hover_text(found: types.Hover | None) -> str:
     return found.contents.value
 
 
+def webs(more: str = "") -> str:
+    """200 lists ``Web0``... extending ``Server``, each with its ``host`` (``h0``...) and ``more``, a line each."""
+    return "\n".join(f'    <Web{i} cdl:extends="Server"><host>h{i}</host>{more}</Web{i}>' for i in range(200))
+
+
+async def hovered(client: LanguageClient, uri: str, text: str, needle: str) -> str:
+    """The hover's text one character into ``needle`` in ``text``."""
+    return hover_text(await client.text_document_hover_async(types.HoverParams(ident(uri), where(text, needle, 1))))
+
+
 @pytest.mark.asyncio
 async def test_requests_are_answered_during_an_analysis_from_the_last_one_positions_carried_through_the_edit(
     held: LanguageClient, tmp_path: Path
@@ -269,14 +279,11 @@ async def test_completion_where_text_was_typed_reads_only_what_was_typed(held: L
 
 @pytest.mark.asyncio
 async def test_a_hover_reads_what_it_explains_not_the_whole_document(held: LanguageClient, tmp_path: Path) -> None:
-    body = "\n".join(f'    <Web{i} cdl:extends="Server"><host>h{i}</host></Web{i}>' for i in range(200))
-    text = system("v1", body)
+    text = system("v1", webs())
     uri = await opened(held, tmp_path, text)
-    first = await held.text_document_hover_async(types.HoverParams(ident(uri), where(text, "<host>h7<", 1)))
-    assert "/Web7/host" in hover_text(first)
+    assert "/Web7/host" in await hovered(held, uri, text, "<host>h7<")
     before = await command(held, "test.log")
-    found = await held.text_document_hover_async(types.HoverParams(ident(uri), where(text, "<host>h150<", 1)))
-    assert "/Web150/host" in hover_text(found)
+    assert "/Web150/host" in await hovered(held, uri, text, "<host>h150<")
     log = await command(held, "test.log")
     # No text split into lines on the request loop, not every list's name written.
     assert log["split"] == before["split"] == [] and log["qnames"] - before["qnames"] < 50
@@ -284,11 +291,9 @@ async def test_a_hover_reads_what_it_explains_not_the_whole_document(held: Langu
 
 @pytest.mark.asyncio
 async def test_an_analysis_is_prepared_reading_only_its_top_level_and_a_request_what_it_is_about(held: LanguageClient, tmp_path: Path) -> None:
-    body = "\n".join(f'    <Web{i} cdl:extends="Server"><host>h{i}</host><a>1</a><b>2</b><c>3</c></Web{i}>' for i in range(200))
-    text = system("v1", body)
+    text = system("v1", webs("<a>1</a><b>2</b><c>3</c>"))
     uri = await opened(held, tmp_path, text)
-    found = await held.text_document_hover_async(types.HoverParams(ident(uri), where(text, "<host>h150<", 1)))
-    assert "/Web150/host" in hover_text(found)
+    assert "/Web150/host" in await hovered(held, uri, text, "<host>h150<")
     definition = await held.text_document_definition_async(types.DefinitionParams(ident(uri), where(text, 'Web7 cdl:extends="', 18)))
     assert isinstance(definition, list) and definition[0].uri.endswith("t.cdl")
     log, [paired] = await command(held, "test.log"), await command(held, "test.paired")
