@@ -38,6 +38,7 @@ from ._engine import (
     decode,
     doc_index_of,
     loaded_of,
+    parse_name_ref,
     parse_qname,
     split_clark,
     top_level_of,
@@ -265,8 +266,7 @@ class Written:
 
     def lookup(self, name: NameRef) -> etree._Element | None:
         """The top level list ``name`` finds, trying its candidates in their order."""
-        lists = self.lists()
-        return next((lists[c] for c in name.candidates if c in lists), None)
+        return self.list_names.lookup(name)
 
     def list_name(self, el: etree._Element) -> str | None:
         """The (Clark) name of a top level list."""
@@ -311,6 +311,9 @@ class ListNames:
         #: (casefolded local name, namespace, Clark name), sorted; and by namespace first.
         self._by_local: list[tuple[str, str, str]] | None = None
         self._by_uri: list[tuple[str, str, str]] | None = None
+        #: What each text written as a list's name finds, by the namespaces in
+        #: scope and the document's target namespace (see :meth:`named_by`).
+        self._found: dict[tuple[frozenset[tuple[str | None, str]], str], dict[str, etree._Element | None]] = {}
 
     def lists(self) -> dict[str, etree._Element]:
         if self._lists is None:
@@ -323,6 +326,29 @@ class ListNames:
         if self._names is None:
             self._names = {el: name for name, el in self.lists().items()}
         return self._names.get(el)
+
+    def named_by(self, nsmap: dict[str | None, str], target_ns: str) -> Callable[[str], etree._Element | None]:
+        """The top level list a text names, written where ``nsmap`` is in
+        scope in a document whose target namespace is ``target_ns`` (None:
+        none, or it does not parse): ``model.paths.parse_name_ref`` and the
+        lookup, each text read once per such place (completion asks the same
+        of every list at every request)."""
+        found = self._found.setdefault((frozenset(nsmap.items()), target_ns), {})
+
+        def named(text: str) -> etree._Element | None:
+            if text not in found:
+                try:
+                    found[text] = self.lookup(parse_name_ref(text, nsmap, target_ns))
+                except PrefixError:
+                    found[text] = None
+            return found[text]
+
+        return named
+
+    def lookup(self, name: NameRef) -> etree._Element | None:
+        """See :meth:`Written.lookup`."""
+        lists = self.lists()
+        return next((lists[c] for c in name.candidates if c in lists), None)
 
     def starting(self, start: str, uri: str | None) -> Iterator[str]:
         """See :meth:`Written.lists_from` (``start`` casefolded)."""

@@ -578,26 +578,27 @@ def _copied(state: _State, el: etree._Element) -> tuple[_Event, etree._Element] 
 
     Only the root of a copy has the event; below it, the element is found
     by its position, as the target is fully resolved and never changes
-    after it is copied.
+    after it is copied. Positions are read only below that root: an
+    element's position is a walk over the siblings before it, and above
+    the copy they can be the whole system's lists.
     """
-    best: tuple[int, etree._Element, list[int]] | None = None
-    positions: list[int] = []
+    best: tuple[int, int] | None = None  # (the event, how many of ``chain`` lie below its root)
+    chain: list[etree._Element] = []
     cur: etree._Element | None = el
     while cur is not None and cur.tag not in LIST_PARENTS:
         index = state.in_place.get(cur)
-        if index is not None and state.events[index].kind == "copied":
-            if best is None or index > best[0]:
-                best = (index, cur, list(positions))
-        parent = cur.getparent()
-        if parent is not None:
-            positions.append(parent.index(cur))
-        cur = parent
+        if index is not None and state.events[index].kind == "copied" and (best is None or index > best[0]):
+            best = (index, len(chain))
+        chain.append(cur)
+        cur = cur.getparent()
     if best is None:
         return None
     event = state.events[best[0]]
     target = event.other[0]
-    for position in reversed(best[2]):
-        target = target[position]
+    for below in reversed(chain[: best[1]]):
+        parent = below.getparent()
+        assert parent is not None  # below the copy's root
+        target = target[parent.index(below)]
     return event, target
 
 

@@ -39,7 +39,6 @@ from .._engine import (
     CDL_ATTRIBUTES,
     CDL_NS,
     T_VARIABLE,
-    NameRef,
     PathSyntaxError,
     PrefixError,
     depth_in_list,
@@ -213,11 +212,12 @@ def _templates(written: Written, cursor: Cursor, nsmap: dict[str | None, str], w
     around = _loaded_around(cursor)
     own = None if around is None else top_level_of(around)
     lists = written.lists()
+    named = written.list_names.named_by(nsmap, target_ns)
     for name in _list_names(written, nsmap, wanted):
         el = lists[name]
         if el is own:
             continue
-        text = _writing(name, nsmap, functools.partial(_names_list, written, nsmap=nsmap, target_ns=target_ns, el=el), wanted)
+        text = _writing(name, nsmap, functools.partial(_names, named, el), wanted)
         if text is not None:
             url = written.docs[doc_index_of(el) or 0].url
             yield Completion(text, "template", f"list in {os.path.basename(url)}", text)
@@ -240,13 +240,9 @@ def _list_names(written: Written, nsmap: dict[str | None, str], wanted: Wanted) 
             yield name
 
 
-def _names_list(written: Written, text: str, nsmap: dict[str | None, str], target_ns: str, el: etree._Element) -> bool:
-    """Whether ``text``, written where ``nsmap`` is in scope, names the top level list ``el``."""
-    try:
-        name: NameRef = parse_name_ref(text, nsmap, target_ns)
-    except PrefixError:
-        return False
-    return written.lookup(name) is el
+def _names(named: Callable[[str], etree._Element | None], el: etree._Element, text: str) -> bool:
+    """Whether ``text`` names the top level list ``el`` (``named``: what a text names there)."""
+    return named(text) is el
 
 
 def _writing(name: str, nsmap: dict[str | None, str], reads: Callable[[str], bool], wanted: Wanted) -> str | None:
@@ -360,13 +356,15 @@ def register(server: CdlServer) -> None:
         navigation, analysis, url, line, column = found
         lines = server.lines_of(url, analysis)
         offered, cut = completed(navigation, url, line, column, server.buffers.settings.completion_limit)
+        # The items replace one stretch (what was typed): placed once in the client's encoding.
+        ranges = {spot: server.range_of(spot, lines) for spot in {c.replace for c in offered} if spot is not None}
         items = [
             types.CompletionItem(
                 label=c.label,
                 kind=_KINDS.get(c.kind),
                 detail=c.detail or None,
                 insert_text=c.insert_text or None,
-                text_edit=None if c.replace is None else types.TextEdit(server.range_of(c.replace, lines), c.insert_text),
+                text_edit=None if c.replace is None else types.TextEdit(ranges[c.replace], c.insert_text),
             )
             for c in offered
         ]
