@@ -75,6 +75,28 @@ def test_a_change_to_an_open_import_finds_the_open_documents_that_read_it(tmp_pa
     assert buffers.readers_of(template) == {template}
 
 
+def test_the_first_change_after_an_open_splits_no_text_an_analysis_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "t.cdl").write_text(TEMPLATE)
+    (tmp_path / "a.cdl").write_text(MAIN)
+    buffers = Buffers()
+    path = buffers.put((tmp_path / "a.cdl").resolve().as_uri(), MAIN)  # an open: no lines given
+    assert path is not None
+    buffers.analyse(path)
+    assert buffers.analyses[path].lines_of(path) is not None  # the analysis split the text (its diagnostics are placed with them)
+    split: list[str] = []
+
+    class Counted(Lines):
+        def __init__(self, text: str) -> None:
+            split.append(text)
+            super().__init__(text)
+
+    monkeypatch.setattr("cdl.lsp._buffers.Lines", Counted)
+    lines = buffers.lines(path)
+    assert lines is buffers.analyses[path].lines_of(path) and split == []
+    buffers.put((tmp_path / "a.cdl").resolve().as_uri(), MAIN + " ")  # another text: split anew
+    assert buffers.lines(path) is not lines and len(split) == 1
+
+
 def test_a_buffer_is_encoded_as_its_declaration_says() -> None:
     text = "<?xml version='1.0' encoding='ISO-8859-1'?><x>é</x>"
     assert encode(text) == text.encode("latin-1")

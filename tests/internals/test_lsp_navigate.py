@@ -24,7 +24,8 @@ from cdl.lsp.features.hover import hover
 from cdl.lsp.features.lenses import code_lenses
 from cdl.lsp.features.references import references
 from cdl.lsp.features.symbols import listed, symbols
-from cdl.text.tags import scan
+from cdl.text.lines import Lines
+from cdl.text.tags import TagIndex, scan
 from conftest import CDL_DECL, CDL_NS
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -552,3 +553,43 @@ def test_completion_where_text_was_typed_reads_it_as_reading_the_whole_text_woul
                 assert completion(carried, path, line, column) == completion(whole, path, line, column), (typing, new[offset - 20 : offset])
                 checked += 1
     assert checked > 1000
+
+
+def test_text_typed_in_a_wide_list_parent_lists_the_children_only_of_the_tags_around_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The tags that hold the stretch typed are read again, not their children:
+    # those of cdl:system are every list of the system.
+    lists = "".join(f"<S{k}><v>{k}</v></S{k}>" for k in range(300))
+    old = f"<cdl:cdl {CDL_DECL}><cdl:system>{lists}</cdl:system></cdl:cdl>"
+    at = old.index("<v>150</v>") + len("<v>1")
+    new = old[:at] + "x" + old[at:]
+    listed: list[int] = []
+    children = TagIndex.children
+
+    def counted(self: TagIndex, index: int) -> list[int]:
+        found = children(self, index)
+        listed.append(len(found))
+        return found
+
+    monkeypatch.setattr(TagIndex, "children", counted)
+    source, was = Source.carried(Source(old), new, Lines(new), (at, at, at + 1))
+    assert max(listed, default=0) < 10
+    assert [source.tags[i].name for i in was] == [Source(old).tags[j].name for j in was.values()]
+    assert any(source.tags[i].name == "v" for i in was)  # the tag typed in is matched with its old self
+
+
+def test_completion_reads_what_each_writing_of_a_list_names_once_per_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    lists = "".join(f"<T{k}><v>{k}</v></T{k}>" for k in range(20))
+    text = f"<cdl:cdl {CDL_DECL}><cdl:configuration>{lists}</cdl:configuration><cdl:system><S cdl:extends='T'/></cdl:system></cdl:cdl>"
+    doc, nav = in_memory(text)
+    read: list[str] = []
+    parse = cdl.lsp._written.parse_name_ref
+
+    def counted(written: str, *args: object) -> object:
+        read.append(written)
+        return parse(written, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("cdl.lsp._written.parse_name_ref", counted)
+    first = labels(completion(nav, doc.url, *find(text, "cdl:extends='T'", len("cdl:extends='T"))))
+    assert first == [f"T{k}" for k in sorted(range(20), key=str)] and len(read) == 20
+    again = labels(completion(nav, doc.url, *find(text, "cdl:extends='T'", len("cdl:extends='T"))))
+    assert again == first and len(read) == 20  # the same place: nothing read again

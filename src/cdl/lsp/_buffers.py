@@ -353,7 +353,10 @@ class Buffers:
             return None
         found = self._lines.get(url)
         if found is None or found.text is not text:
-            found = self._lines[url] = Lines(text)
+            # An analysis split this very text already (the first change after an open).
+            split = (analysis.lines.get(url) for analysis in self.analyses.values())
+            found = next((lines for lines in split if lines is not None and lines.text is text), None) or Lines(text)
+            self._lines[url] = found
         return found
 
     def path_of(self, uri: str) -> str | None:

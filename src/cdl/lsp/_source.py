@@ -41,6 +41,10 @@ class Source:
         """The tags in tag ``index``, in order."""
         return self.tags[index].children if self._index is None else self._index.children(index)
 
+    def tag_alone(self, index: int) -> Tag:
+        """Tag ``index``, its children not listed (``TagIndex.read``)."""
+        return self.tags[index] if self._index is None else self._index.read(index)
+
     def element_end(self, index: int) -> int:
         """Where tag ``index``'s element ends (after its end tag; see ``Tag.element_end``)."""
         return self.tags[index].element_end if self._index is None else self._index.element_ends[index]
@@ -73,7 +77,10 @@ class Source:
         tag = read_start_tag(text, after, tolerant=True) if after >= 0 else None
         last = len(text) if after < 0 else tag.end if tag is not None else after
         chain = old.open_at(first)
-        tags = [dataclasses.replace(old.tags[i], parent=k - 1, children=[k + 1] if k + 1 < len(chain) else []) for k, i in enumerate(chain)]
+        tags = [
+            dataclasses.replace(old.tag_alone(i), parent=k - 1, children=[k + 1] if k + 1 < len(chain) else [])
+            for k, i in enumerate(chain)
+        ]
         base = len(tags)
         tags += [_moved(read, first, base) for read in scan(text[first:last])]
         tops = [i for i in range(base, len(tags)) if tags[i].parent == base - 1]

@@ -269,9 +269,15 @@ class TagIndex(Sequence[Tag]):
             return [self[i] for i in range(*index.indices(len(self)))]
         if index < 0:
             index += len(self)
+        tag = self.read(index)
+        tag.children = self.children(index)
+        return tag
+
+    def read(self, index: int) -> Tag:
+        """Tag ``index`` without its children (listing them walks them: a
+        list parent's can be a whole system's lists)."""
         tag = read_start_tag(self.text, self.starts[index], tolerant=True, parent=self.parents[index])
         assert tag is not None  # the index holds a '<' and a name there
-        tag.children = self.children(index)
         tag.element_end = self.element_ends[index]
         return tag
 
