@@ -19,9 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cdl
-from cdl.engine.document import loaded_of
-from cdl.engine.phases import Earlier, copy_working
+from cdl.engine.document import load_with, loaded_of
+from cdl.engine.phases import Earlier, Loaded, copy_working
 from cdl.engine.resolution import Resolution, hand_over, resolution_after, resolution_of
+from cdl.loading.imports import LoadOptions
 from test_diff import fast_paths
 from test_list_reads import documents, write_files
 
@@ -100,9 +101,10 @@ def _seen(resolution: Resolution) -> Any:
 def _resolved(main: Path, earlier: Earlier | None) -> tuple[Earlier | None, Any, Any]:
     """What the resolution of ``main`` taking over from ``earlier`` shows
     (seen on a copy of its trees), what each list read, and its trees, for
-    the next; the error when it fails."""
+    the next; the error when it fails. Taking over, it loads as ``cdl lsp``
+    does: continuing the tables of the load ``earlier`` was made from."""
     try:
-        loaded = loaded_of(cdl.load(str(main)))
+        loaded = loaded_of(cdl.load(str(main)) if earlier is None else load_with(str(main), LoadOptions(), continuing=earlier.loaded))
     except cdl.CdlError as error:
         return None, str(error), None
     try:
@@ -147,14 +149,16 @@ def _system(n: int, value: int, extra_line: bool = False) -> str:
     )
 
 
-def _attempts(tmp: Path, before: str, after: str) -> tuple[int, int]:
+def _attempts(tmp: Path, before: str, after: str, continuing: bool = False) -> tuple[int, int]:
     """Items the resolver was handed for ``after``: resolving it whole, and
-    taking over from a resolution of ``before``; the outputs agree."""
+    taking over from a resolution of ``before`` (its load continuing the
+    tables of ``before``'s, with ``continuing``); the outputs agree."""
     first, second = tmp / "a.cdl", tmp / "b.cdl"
     first.write_text(before)
     second.write_text(after)
-    earlier = resolution_after(loaded_of(cdl.load(str(first))))
-    loaded = loaded_of(cdl.load(str(second)))
+    first_loaded = loaded_of(cdl.load(str(first)))
+    earlier = resolution_after(first_loaded)
+    loaded = loaded_of(load_with(str(second), LoadOptions(), continuing=first_loaded if continuing else None))
     with counted_attempts() as whole:
         expected = resolution_after(loaded).to_bytes()
     with counted_attempts() as taking:
@@ -175,6 +179,20 @@ def test_an_edit_resolves_the_lists_it_reaches(tmp_path: Path) -> None:
     # The same text: nothing is resolved again.
     whole, taking = _attempts(tmp_path, _system(100, 7), _system(100, 7))
     assert taking == 0 < whole
+
+
+def test_a_reference_written_anew_mid_system_is_taken_over_when_the_load_continues_the_tables(tmp_path: Path) -> None:
+    # A reference text no list wrote before gets a new table entry: loaded
+    # afresh, the entries after its place move (the lists after it read
+    # other indexes, and nothing is taken over); continuing the earlier
+    # load's tables, it is appended and only what it reaches is resolved.
+    before = _system(100, 7)
+    at = before.index("<port>", before.index("<S50 "))
+    after = before[:at] + '<seen cdl:refroot="S10" cdl:ref="/host"/>' + before[at:]
+    whole, fresh = _attempts(tmp_path, before, after)
+    assert fresh == whole
+    whole, taking = _attempts(tmp_path, before, after, continuing=True)
+    assert taking < whole * 0.6
 
 
 def test_no_take_over_without_the_fast_paths(tmp_path: Path) -> None:
@@ -219,3 +237,33 @@ def test_a_list_moved_to_other_lines_is_resolved_again(tmp_path: Path) -> None:
         except cdl.CdlError as error:
             messages.append(str(error))
     assert len(messages) == 2 and "b.cdl:11:" in messages[0] and "b.cdl:14)" in messages[0] and messages[0] == messages[1]
+
+
+def _loads(tmp: Path, texts: list[str]) -> list[Loaded]:
+    """``texts`` loaded in turn, each load continuing the tables of the one before."""
+    found: list[Loaded] = []
+    for k, text in enumerate(texts):
+        path = tmp / f"v{k}.cdl"
+        path.write_text(text)
+        found.append(loaded_of(load_with(str(path), LoadOptions(), continuing=found[-1] if found else None)))
+    return found
+
+
+def test_tables_continued_over_versions_hold_what_is_written_once(tmp_path: Path) -> None:
+    # Each version written alike finds every entry again, expressions too
+    # (one entry per place written: their variables are kept per entry).
+    text = (
+        f'<cdl:cdl xmlns:cdl="{CDL}"><cdl:configuration><T><a>1</a><b cdl:ref="/a"/>'
+        '<c><cdl:expression value-of="$x + 1"><cdl:variable name="x" ref="../a"/></cdl:expression></c></T>'
+        '</cdl:configuration><cdl:system><S cdl:extends="T"/></cdl:system></cdl:cdl>'
+    )
+    loads = _loads(tmp_path, [text] * 5)
+    sizes = {(len(t.refs), len(t.names), len(t.exprs)) for t in (loaded.tables for loaded in loads)}
+    assert sizes == {(len(loads[0].tables.refs), len(loads[0].tables.names), 1)}
+    # Text no version writes any more is left behind, and once it is over
+    # half of the tables, the next load begins afresh.
+    versions = [text.replace('ref="/a"', f'ref="/a{k}"').replace("<a>", f"<a{k}>").replace("</a>", f"</a{k}>") for k in range(400)]
+    loads = _loads(tmp_path, versions)
+    # Each finds 4 entries (2 references, T, the expression) and adds 1: continued up to 2 x 4 + 256.
+    assert max(len(t.refs) + len(t.names) + len(t.exprs) for t in (loaded.tables for loaded in loads)) <= 2 * 4 + 256 + 1
+    assert any(len(b.tables.refs) < len(a.tables.refs) for a, b in zip(loads, loads[1:]))  # began afresh

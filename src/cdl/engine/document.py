@@ -163,10 +163,15 @@ def load(
 
 
 def load_with(
-    source: str | os.PathLike[str] | bytes, options: LoadOptions, name: str | None = None, base: str | os.PathLike[str] | None = None
+    source: str | os.PathLike[str] | bytes,
+    options: LoadOptions,
+    name: str | None = None,
+    base: str | os.PathLike[str] | None = None,
+    continuing: Loaded | None = None,
 ) -> Document:
-    """:func:`load` with the options built (``cdl lsp`` adds its open buffers)."""
-    return document_of(load_loaded(source, options, name, base))
+    """:func:`load` with the options built (``cdl lsp`` adds its open buffers);
+    ``continuing``: the load of the version before (``phases.load_loaded``)."""
+    return document_of(load_loaded(source, options, name, base, continuing))
 
 
 def document_of(loaded: Loaded) -> Document:

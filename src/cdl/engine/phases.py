@@ -510,12 +510,26 @@ def cyclic_gc_paused() -> Iterator[None]:
 
 
 def load_loaded(
-    source: str | os.PathLike[str] | bytes, options: LoadOptions, name: str | None = None, base: str | os.PathLike[str] | None = None
+    source: str | os.PathLike[str] | bytes,
+    options: LoadOptions,
+    name: str | None = None,
+    base: str | os.PathLike[str] | None = None,
+    continuing: Loaded | None = None,
 ) -> Loaded:
     """Load a document set (``cdl.load``, with the options built): phases 1-3 and
-    what the output and the required check can know beforehand."""
+    what the output and the required check can know beforehand.
+
+    ``continuing``: the load of an earlier version of the documents, whose
+    tables this one appends to (``Tables.continued``; with the fast paths):
+    what both versions write alike then has the same entries, so a
+    resolution of this version may take over the lists of one of that
+    version wherever they are written alike (:func:`take_over`), not only
+    where they come before the first new entry."""
+    tables = None
+    if continuing is not None and options.fast_paths and fast_paths_enabled():
+        tables = continuing.tables.continued()
     with cyclic_gc_paused():
-        docs, tables = load_set(source, options, name, base)
+        docs, tables = load_set(source, options, name, base, tables)
     problems = Problems(options.limits.max_errors)
     declared = [d.declared for d in docs]
     registry = build_registry(docs, Prefixes(declared, docs[0].nsmap.get(None)), problems)

@@ -74,14 +74,16 @@ def load_set(
     options: LoadOptions,
     name: str | None = None,
     base: str | os.PathLike[str] | None = None,
+    tables: Tables | None = None,
 ) -> tuple[list[SourceDoc], Tables]:
     """Load the main document and, recursively, its imports.
 
     ``source`` is a file path, a URL, or the document's bytes (then ``name`` is
     what errors call it, and relative imports resolve against ``base``, the
-    current directory by default).
+    current directory by default). ``tables``: those to append to (an earlier
+    version's, ``Tables.continued``), else new ones.
     """
-    tables = Tables()
+    tables = Tables() if tables is None else tables
     catalogs = Catalogs(options.catalogs, options.limits.max_bytes)
     directory: Path | None
     if isinstance(source, bytes):

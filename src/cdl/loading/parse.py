@@ -1027,8 +1027,13 @@ def _load_expression(
             raise LazinessError(f"cdl:variable ${name} has both lazy and cdl:lazy, with different values", url=doc.url, line=var.sourceline)
         variables.append(Variable(name, ref))
     namespaces = cache.nsmap(el)
-    token = _expressions.compile_expression(text, [v.name for v in variables], doc.url, el.sourceline, namespaces)
-    el.set(P_EXPR, tables.add_expr(Expression(text, token, tuple(variables))))
+    written = tuple((var.sourceline, var.get(A_LAZY)) for var in el)  # what restore_variables gives back of each
+    place = (doc.index, el.sourceline, text, tuple(variables), written, frozenset(namespaces.items()))
+    index = tables.expr_index(place)  # written so in the version whose tables these continue
+    if index is None:
+        token = _expressions.compile_expression(text, [v.name for v in variables], doc.url, el.sourceline, namespaces)
+        index = tables.add_expr(Expression(text, token, tuple(variables)), place)
+    el.set(P_EXPR, index)
     # value-of now lives in the table; keep the attribute for output of a
     # pending expression.
 

@@ -280,18 +280,22 @@ def analyse(
     )
     errors: list[CdlError] = []
     document = resolution = None
+    taken = None if earlier is None else earlier.take()
+    # The load continues the tables of the version the trees were made from.
+    continuing = None if taken is None else taken.loaded
     try:
         if path.startswith(UNTITLED):
-            document = load_with(encode(buffers[path]), options, name=path, base=settings.root)
+            document = load_with(encode(buffers[path]), options, name=path, base=settings.root, continuing=continuing)
         else:
-            document = load_with(path, options)
-        resolution = resolution_after(loaded_of(document), None if earlier is None else earlier.take())
+            document = load_with(path, options, continuing=continuing)
+        resolution = resolution_after(loaded_of(document), taken)
         resolution.plan()  # a plan's cycle is an error of the document too
     except CdlError as error:
         errors.append(error)
-    if earlier is not None and document is not None:  # it was taken (else it stays for the next)
-        # Only the trees are kept (the plan was read): nothing asks this resolution again.
-        earlier.put(None if resolution is None else hand_over(resolution))
+    if earlier is not None:
+        # Taken over when this loaded (else they stay for the next). Only the
+        # trees are kept (the plan was read): nothing asks this resolution again.
+        earlier.put(taken if document is None else None if resolution is None else hand_over(resolution))
     texts: Mapping[str, str] = {}
     loaded = None
     if document is not None:

@@ -11,6 +11,7 @@ inheritance and reference resolution need; the serializer strips them.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -91,6 +92,13 @@ class Tables:
         default_factory=dict, repr=False
     )
     _name_index: dict[NameRef, str] = field(default_factory=dict, repr=False)
+    # An expression is one entry per place it is written (its variables are
+    # kept per entry, lines and all: ``model.workspace.strip_variables``), so
+    # a load that continues tables (:meth:`continued`) finds its own again.
+    _expr_index: dict[Hashable, str] = field(default_factory=dict, repr=False)
+    #: The entries of each kind (refs, names, exprs) the load that made these
+    #: tables found in its documents; the others are an earlier version's.
+    _found: tuple[set[str], set[str], set[str]] = field(default_factory=lambda: (set(), set(), set()), repr=False)
 
     def add_ref(self, ref: Ref) -> str:
         root = ref.refroot
@@ -99,6 +107,7 @@ class Tables:
         if index is None:
             self.refs.append(ref)
             index = self._ref_index[key] = str(len(self.refs) - 1)
+        self._found[0].add(index)
         return index
 
     def add_name(self, name: NameRef) -> str:
@@ -106,11 +115,44 @@ class Tables:
         if index is None:
             self.names.append(name)
             index = self._name_index[name] = str(len(self.names) - 1)
+        self._found[1].add(index)
         return index
 
-    def add_expr(self, expr: Expression) -> str:
+    def expr_index(self, place: Hashable) -> str | None:
+        """The entry of the expression written at ``place`` (see :meth:`add_expr`), if any."""
+        index = self._expr_index.get(place)
+        if index is not None:
+            self._found[2].add(index)
+        return index
+
+    def add_expr(self, expr: Expression, place: Hashable) -> str:
+        """The entry of ``expr``, written at ``place``: what identifies one
+        written expression (its document, line, text, variables and
+        namespaces), which :meth:`expr_index` finds again."""
         self.exprs.append(expr)
-        return str(len(self.exprs) - 1)
+        index = self._expr_index[place] = str(len(self.exprs) - 1)
+        self._found[2].add(index)
+        return index
+
+    def continued(self) -> Tables | None:
+        """Tables for a load of a later version of the same documents: these
+        entries at their indexes, to which it appends what it does not find.
+        What both versions write alike then reads the same entries, so the
+        trees of a resolution of this version read there what they read here
+        (:meth:`extends`; ``engine.phases.take_over``). None when more than
+        half of these are an earlier version's (not found by the load that
+        made them): that load begins afresh."""
+        found = sum(len(kind) for kind in self._found)
+        if len(self.refs) + len(self.names) + len(self.exprs) > 2 * found + 256:
+            return None
+        return Tables(
+            list(self.refs),
+            list(self.names),
+            list(self.exprs),
+            _ref_index=dict(self._ref_index),
+            _name_index=dict(self._name_index),
+            _expr_index=dict(self._expr_index),
+        )
 
     def extends(self, earlier: Tables) -> bool:
         """Whether every entry of ``earlier`` (another load's tables) is here,
