@@ -335,3 +335,12 @@ async def test_an_edit_resolves_again_only_what_it_reaches(held: LanguageClient,
     change(held, uri, system("v1", body.replace("<host>h100<", "<host>z100<")), 5)
     log = await until(held, lambda log: len(log["attempted"]) == 5)
     assert log["attempted"][4] < 10
+    # A reference no list wrote before, ahead of every other: loaded afresh,
+    # its parsed form would take the first entry of the tables and move the
+    # others; the load continues the last one's tables and adds it after
+    # them, so every other list is taken over all the same.
+    typed = body.replace("<host>h100<", "<host>z100<").replace("<host>h0</host>", '<host>h0</host><seen cdl:ref="url"/>')
+    assert typed.count("<seen ") == 1
+    change(held, uri, system("v1", typed), 6)
+    log = await until(held, lambda log: len(log["attempted"]) == 6)
+    assert log["attempted"][5] < 10, log["attempted"]
