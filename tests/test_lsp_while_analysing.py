@@ -338,9 +338,14 @@ async def test_an_edit_resolves_again_only_what_it_reaches(held: LanguageClient,
     # A reference no list wrote before, ahead of every other: loaded afresh,
     # its parsed form would take the first entry of the tables and move the
     # others; the load continues the last one's tables and adds it after
-    # them, so every other list is taken over all the same.
-    typed = body.replace("<host>h100<", "<host>z100<").replace("<host>h0</host>", '<host>h0</host><seen cdl:ref="url"/>')
+    # them, so the lists after it are taken over all the same. (Written on
+    # a line of the first list below its start tag's: an edit on the line
+    # where a list parent's first list begins takes nothing after it over.)
+    spread = body.replace("<host>h100<", "<host>z100<").replace('<Web0 cdl:extends="Server">', '<Web0 cdl:extends="Server">\n      ')
+    change(held, uri, system("v1", spread), 6)
+    await until(held, lambda log: len(log["attempted"]) == 6)
+    typed = spread.replace("<host>h0</host>", '<host>h0</host><seen cdl:ref="url"/>')
     assert typed.count("<seen ") == 1
-    change(held, uri, system("v1", typed), 6)
-    log = await until(held, lambda log: len(log["attempted"]) == 6)
-    assert log["attempted"][5] < 10, log["attempted"]
+    change(held, uri, system("v1", typed), 7)
+    log = await until(held, lambda log: len(log["attempted"]) == 7)
+    assert log["attempted"][6] < 10, log["attempted"]
