@@ -1,9 +1,10 @@
 """The written comparison of two versions (``planning.changes.written_changes``,
-the causes of ``cdl diff``) is the same with the specialisation that takes the
+the causes of ``cdl diff``) is the same with the specialisations that take the
 top level lists written wholly in the bytes both texts begin or end with as
-equal: edits of random places of a document of many lists, some written on
-one line, some over several, below a list parent that declares a namespace
-they use (documents as written, not loaded: two lists may share a name)."""
+equal and parse only the stretch of the texts that holds every difference:
+edits of random places of a document of many lists, some written on one
+line, some over several, below a list parent that declares a namespace they
+use (documents as written, not loaded: two lists may share a name)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import cdl
+from cdl.loading.parse import parse_written
 from cdl.model.naming import Prefixes
 from cdl.planning.changes import Written, written_changes
 
@@ -57,12 +59,15 @@ EDITS = {
 
 
 class _Written:
-    """A document as the written comparison reads it (its ``url``, ``file``
-    and bytes): not loaded, so that it may name two lists alike."""
+    """A document as the written comparison reads it (its ``url``, ``file``,
+    bytes, target namespace and tree, from which it finds where to cut the
+    stretch it parses): not loaded, so that it may name two lists alike."""
 
     def __init__(self, url: str, data: bytes) -> None:
         self.url = self.file = url
         self.data = data
+        self.target_ns = ""
+        self.root = parse_written(data, url, cdl.Limits())
 
 
 def _changes(old: str, new: str, shortcut: bool) -> list[tuple[str, object, object]]:
@@ -80,6 +85,10 @@ def _changes(old: str, new: str, shortcut: bool) -> list[tuple[str, object, obje
 @example([0, 0, 0], {1, 2}, [("value", 1)])
 @example([1, 1, 1], set(), [("a twin added before", 1), ("a twin added before", 2)])
 @example([1, 1, 1], set(), [("a twin added before", 2), ("a list renamed", 0)])
+# Stretches: two lists apart changed, the last list changed, one added last.
+@example([0, 1, 0, 0, 1], set(), [("value", 2), ("attribute", 3)])
+@example([1, 0, 2], set(), [("value", 2)])
+@example([2, 1], set(), [("the end", 0)])
 @given(
     st.lists(st.integers(0, 2), min_size=1, max_size=8),
     st.sets(st.integers(1, 7)),

@@ -30,6 +30,7 @@ walked.
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections import Counter
@@ -39,6 +40,7 @@ from typing import Any
 
 from lxml import etree
 
+from ..errors import CdlError
 from ..loading.parse import parse_written
 from ..model.limits import Limits
 from ..model.naming import Prefixes, list_name
@@ -62,6 +64,8 @@ def place(url: str, path: str, line: int | None) -> Place:
     an element's siblings as written (here) and in a resolved tree (an
     explanation's step) need not be the same, its line and names are."""
     return url, _RANK.sub("", path), line
+
+
 #: How each version (old, new) writes an element's path.
 _PathsOf = tuple[Callable[[etree._Element], str], Callable[[etree._Element], str]]
 
@@ -96,7 +100,7 @@ class WrittenChange:
         change: str,
         old: Written | None,
         new: Written | None,
-        elements: tuple[tuple[etree._Element, SourceDoc] | None, tuple[etree._Element, SourceDoc] | None],
+        elements: tuple[tuple[etree._Element, _Text] | None, tuple[etree._Element, _Text] | None],
         paths: _PathsOf,
     ) -> None:
         self.change = change
@@ -221,8 +225,9 @@ def written_changes(
             continue
         paired.add(key)
         if before.data != doc.data:
-            trees = (parse_written(before.data, before.url, limits), parse_written(doc.data, doc.url, limits))
-            _compare(trees, (before, doc), paths, found, _Unchanged(before.data, doc.data) if shortcut else None)
+            unchanged = _Unchanged(before.data, doc.data) if shortcut else None
+            (old_tree, old_text), (new_tree, new_text) = _as_written((before, doc), unchanged, limits)
+            _compare((old_tree, new_tree), (old_text, new_text), paths, found, unchanged)
     for key, doc in zip(keys[0], old):
         if key not in paired:
             found.append(_whole(doc, 0, paths, limits))
@@ -244,7 +249,7 @@ def _whole(doc: SourceDoc, side: int, paths: _PathsOf, limits: Limits) -> Writte
     return _one_sided(parse_written(doc.data, doc.url, limits), doc, side, paths)
 
 
-def _one_sided(el: etree._Element, doc: SourceDoc, side: int, paths: _PathsOf) -> WrittenChange:
+def _one_sided(el: etree._Element, doc: _Text, side: int, paths: _PathsOf) -> WrittenChange:
     """``el`` (with everything inside it), which only version ``side`` writes:
     removed (0, the old version) or added (1)."""
     written = _written(el, doc, paths[side])
@@ -255,7 +260,7 @@ def _one_sided(el: etree._Element, doc: SourceDoc, side: int, paths: _PathsOf) -
 
 def _compare(
     trees: tuple[etree._Element, etree._Element],
-    docs: tuple[SourceDoc, SourceDoc],
+    docs: tuple[_Text, _Text],
     paths: _PathsOf,
     found: list[WrittenChange],
     unchanged: _Unchanged | None,
@@ -287,6 +292,199 @@ def _compare(
         stack.extend(reversed(pairs))
 
 
+@dataclass(frozen=True)
+class _Stretch:
+    """The text a version of a document was parsed from for the written
+    comparison when only a stretch of it was (:func:`_stretches`): its
+    document's URL and target namespace, and the bytes parsed, whose lines
+    are the document's (the lines of each element, where its start tag
+    begins, are read from them)."""
+
+    url: str
+    target_ns: str
+    data: bytes
+
+
+#: A document as the written comparison read it: whole, or a stretch of it.
+_Text = SourceDoc | _Stretch
+
+
+def _as_written(
+    docs: tuple[SourceDoc, SourceDoc], unchanged: _Unchanged | None, limits: Limits
+) -> tuple[tuple[etree._Element, _Text], tuple[etree._Element, _Text]]:
+    """Both versions of a document as written (``parse_written``), each with
+    the text it was parsed from: whole, or, with ``unchanged`` (the
+    shortcuts on), only the stretch of one list parent's lists that holds
+    every byte that differs (:func:`_stretches`). Either way the comparison
+    finds the same changes."""
+    stretches = None if unchanged is None else _stretches(docs, unchanged, limits)
+    if stretches is not None:
+        return stretches
+    old, new = docs
+    return (parse_written(old.data, old.url, limits), old), (parse_written(new.data, new.url, limits), new)
+
+
+def _stretches(
+    docs: tuple[SourceDoc, SourceDoc], unchanged: _Unchanged, limits: Limits
+) -> tuple[tuple[etree._Element, _Stretch], tuple[etree._Element, _Stretch]] | None:
+    """Both versions of a document parsed only where they differ: the
+    document's root and one list parent, as written, holding the top level
+    lists from the line where the last list that begins before the first
+    difference begins to the line where the first list after the last one
+    begins, each element on its own line (a specialisation: what is left
+    out is written in the same bytes in both versions, so it holds no
+    change; off with ``CDL_NO_FAST_PATHS``). None when the texts do not
+    allow it: a document not loaded, a text not in UTF-8 or ASCII, lists
+    named alike or text between them, a difference outside one list
+    parent's lists, a list that does not begin its line."""
+    found = []
+    for side, doc in enumerate(docs):
+        root = getattr(doc, "root", None)
+        cut = None if root is None or not _byte_lines(doc.data) else _cut(doc.data, root, unchanged, side)
+        if cut is None:
+            return None
+        found.append(cut)
+    (start, end, parent, lists), (start1, end1, parent1, _) = found
+    if start != start1 or len(docs[0].data) - end != len(docs[1].data) - end1 or parent.tag != parent1.tag:
+        return None
+    trees = []
+    for doc, (start, end, parent, lists) in zip(docs, found):
+        tree = _stretch(doc, (start, end), parent, lists, limits)
+        if tree is None:
+            return None
+        trees.append(tree)
+    return trees[0], trees[1]
+
+
+#: An XML declaration's encoding, and the encodings whose bytes are ASCII's where the
+#: markup and the line ends are (a stretch is cut from the bytes).
+_ENCODING = re.compile(rb"""^(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)""")
+_BYTE_LINES = {"utf-8", "utf8", "us-ascii", "ascii"}
+
+
+def _byte_lines(data: bytes) -> bool:
+    """Whether ``data`` is UTF-8 or ASCII (as an XML parser reads it), so that markup and line ends are its bytes."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in data[:4]:
+        return False
+    declared = _ENCODING.match(data)
+    return declared is None or declared.group(1).decode().lower() in _BYTE_LINES
+
+
+def _cut(
+    data: bytes, root: etree._Element, unchanged: _Unchanged, side: int
+) -> tuple[int, int, etree._Element, list[etree._Element]] | None:
+    """Where the stretch of version ``side`` (``data``, loaded as ``root``)
+    begins and ends, the list parent it is in and the lists it holds, or None."""
+    parents = [c for c in root if c.tag in LIST_PARENTS]
+    before = [p for p in parents if _line(p) < unchanged.first]
+    if not before or sum(1 for p in parents if p.tag == before[-1].tag) != 1:
+        return None
+    parent = before[-1]
+    lists = _children(parent)
+    lines = [x.sourceline or 0 for x in lists]
+    if len({x.tag for x in lists}) != len(lists) or _text_between(parent):
+        return None
+    first = bisect.bisect_right(lines, unchanged.first) - 1
+    after = bisect.bisect_right(lines, unchanged.last[side])
+    if not 0 <= first < after:
+        return None
+    start = _line_start(data, lists[first], (unchanged.begin, unchanged.first))
+    last_offset = max(len(data) - unchanged.end - 1, unchanged.begin)
+    if after < len(lists):
+        end = _line_start(data, lists[after], (last_offset, unchanged.last[side]))
+    else:
+        end = _end_tag_line(data, parent, last_offset)
+    if start is None or end is None or not start <= unchanged.begin < end or end < len(data) - unchanged.end:
+        return None
+    return start, end, parent, lists[first:after]
+
+
+def _text_between(parent: etree._Element) -> bool:
+    """Whether list parent ``parent`` has text that is not blank between its children."""
+    return any(t.strip() for t in (parent.text, *(c.tail for c in parent)) if t)
+
+
+def _written_name(el: etree._Element) -> bytes:
+    """The name of ``el`` as its start tag writes it (its prefix as parsed)."""
+    local = etree.QName(el).localname
+    return (f"{el.prefix}:{local}" if el.prefix else local).encode()
+
+
+#: Spaces and tabs.
+_BLANKS = re.compile(rb"[ \t]*")
+
+
+def _line_start(data: bytes, el: etree._Element, anchor: tuple[int, int]) -> int | None:
+    """Where the line begins whose first markup is the start tag of ``el``
+    (a top level list on the line the parser recorded for it), or None;
+    ``anchor``: an offset of ``data`` and its line, from which lines are
+    counted (one line end at a time: as many as lie between)."""
+    offset, line = anchor
+    target = el.sourceline
+    if not target:
+        return None
+    at = data.rfind(b"\n", 0, offset) + 1
+    for _ in range(line - target):
+        at = data.rfind(b"\n", 0, at - 1) + 1
+    for _ in range(target - line):
+        at = data.find(b"\n", at) + 1
+        if at == 0:
+            return None
+    name = b"<" + _written_name(el)
+    tag = _BLANKS.match(data, at).end()  # type: ignore[union-attr]  # matches the empty string
+    if not data.startswith(name, tag) or data[tag + len(name) : tag + len(name) + 1] not in (b" ", b"\t", b"\r", b"\n", b"/", b">"):
+        return None
+    return at
+
+
+def _end_tag_line(data: bytes, parent: etree._Element, after: int) -> int | None:
+    """Where the line begins whose first markup is the end tag of ``parent``
+    (the first written after offset ``after``), or None."""
+    tag = data.find(b"</" + _written_name(parent), after + 1)
+    at = data.rfind(b"\n", 0, tag) + 1
+    return at if tag > 0 and at > after and not data[at:tag].strip(b" \t") else None
+
+
+#: A start tag that is not empty: its name, and where it ends.
+_START_TAG = re.compile(rb"""<([^\s/>!?]+)(?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*>""")
+_FIRST_ELEMENT = re.compile(rb"<[^?!]")
+
+
+def _stretch(
+    doc: SourceDoc, cut: tuple[int, int], parent: etree._Element, lists: list[etree._Element], limits: Limits
+) -> tuple[etree._Element, _Stretch] | None:
+    """The stretch ``cut`` of ``doc`` as written, below its root's and list
+    parent ``parent``'s start tags as written and as many line ends as put
+    each element on its line; None unless it parses to ``lists``, each on
+    its line."""
+    data = doc.data
+    start, end = cut
+    first = _FIRST_ELEMENT.search(data)
+    root_tag = None if first is None else _START_TAG.match(data, first.start())
+    at = data.rfind(b"<" + _written_name(parent), 0, start)
+    parent_tag = _START_TAG.match(data, at) if at >= 0 else None
+    if root_tag is None or parent_tag is None or parent_tag.start() < root_tag.end():
+        return None
+    if data.count(b"\n", 0, parent_tag.end()) + 1 != parent.sourceline:
+        return None
+    head = data[: root_tag.end()] + parent_tag.group()
+    missing = (lists[0].sourceline or 0) - 1 - head.count(b"\n")
+    if missing < 0:
+        return None
+    text = b"".join((head, b"\n" * missing, data[start:end], b"</", parent_tag.group(1), b"></", root_tag.group(1), b">"))
+    try:
+        tree = parse_written(text, doc.url, limits)
+    except CdlError:
+        return None
+    held = [c for c in tree if isinstance(c.tag, str)]
+    if len(held) != 1 or held[0].tag != parent.tag:
+        return None
+    written = _children(held[0])
+    if [(x.tag, x.sourceline) for x in written] != [(x.tag, x.sourceline) for x in lists]:
+        return None
+    return tree, _Stretch(doc.url, doc.target_ns, text)
+
+
 class _Unchanged:
     """Where two versions of a document's text are the same: the bytes they
     begin with and those they end with. An element written wholly within
@@ -300,8 +498,9 @@ class _Unchanged:
     of the element before it began."""
 
     def __init__(self, old: bytes, new: bytes) -> None:
-        begin = _common_prefix(old, new)
-        end = _common_suffix(old, new, min(len(old), len(new)) - begin)
+        #: How many bytes both versions begin with alike, and end with.
+        self.begin = begin = _common_prefix(old, new)
+        self.end = end = _common_suffix(old, new, min(len(old), len(new)) - begin)
         #: The line of the first byte that differs (the same in both).
         self.first = old.count(b"\n", 0, begin) + 1
         #: In each version, the line of the last byte that differs (of the
@@ -419,7 +618,7 @@ def _own_form(el: etree._Element) -> tuple[object, ...]:
     return el.tag, sorted(el.attrib.items()), declared, text
 
 
-def _written(el: etree._Element, doc: SourceDoc, path_of: Callable[[etree._Element], str]) -> Written:
+def _written(el: etree._Element, doc: _Text, path_of: Callable[[etree._Element], str]) -> Written:
     path = path_of(el) if el.tag not in LIST_PARENTS else "/" + _qname(el, el.tag)
     return Written(doc.url, start_line(doc.data, el), path, _xml(el))
 
