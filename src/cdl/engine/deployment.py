@@ -260,8 +260,9 @@ class Deployment:
         with self._lock:
             self._check_event()
             self._state.refuse_torn_down("update")
-            if _header_of(loaded) != _header_of(self._loaded):
-                self._move(loaded)
+            header = _header_of(loaded)
+            if header != _header_of(self._loaded):
+                self._move(loaded, header=header)
             return self._named(sorted(self._state.machine.ready))
 
     def teardown(self) -> list[str]:
@@ -383,17 +384,21 @@ class Deployment:
     # -- carrying over (update) and taking down ------------------------------------------
 
     def _move(
-        self, loaded: Loaded, replacing: Mapping[etree._Element, str] | None = None, then: dict[str, Any] | None = None
+        self,
+        loaded: Loaded,
+        replacing: Mapping[etree._Element, str] | None = None,
+        then: dict[str, Any] | None = None,
+        header: dict[str, Any] | None = None,
     ) -> list[int]:
         """Move the deployment to ``loaded`` as one update event, the values
         supplied so far carried over (those of ``replacing`` given their new
         values), then apply ``then`` (a changed component's deployed event
         giving those values): made aside and put in place only when all of
         it holds, else nothing changes. What ``then`` made ready (``[]``
-        without it)."""
+        without it). ``header``: the journal header of ``loaded``, when known."""
         old, old_loaded = self._state, self._loaded
         try:
-            fresh, record = old.moved(loaded, _header_of(loaded), replacing or {})
+            fresh, record = old.moved(loaded, header or _header_of(loaded), replacing or {})
             became = fresh.apply(then, live=True) if then is not None else []
         except BaseException:
             if old.spoiled:  # the running version's trees were taken apart to compare them

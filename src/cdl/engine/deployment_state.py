@@ -42,7 +42,7 @@ from ..planning.plan import PlannedComponent, build_plan_facts
 from ..resolution.laziness import CheckedRound, Round, apply_round, check_round, left_unresolved, select_path
 from ..resolution.output import build_output
 from .diff import changed_names, compared_lists, diff_systems
-from .phases import Loaded, copy_main, cyclic_gc_paused, resolve_working
+from .phases import Earlier, Loaded, copy_main, cyclic_gc_paused, deployed_earlier, resolve_working
 
 __all__ = ["DeploymentState", "Logged", "event_of", "logged"]
 
@@ -51,14 +51,17 @@ class DeploymentState:
     """One version of a deployed system and where each of its components is:
     made for ``loaded`` with no event, then changed by :meth:`apply`."""
 
-    def __init__(self, loaded: Loaded) -> None:
+    def __init__(self, loaded: Loaded, earlier: Earlier | None = None) -> None:
         self.loaded = loaded
         #: The events applied (:func:`logged`: what the journal records, without seq and time).
         self.log: list[Logged] = []
         #: Whether an event failed half way (what only resolving tells), leaving
         #: the trees half changed: the state must be made again from ``log``.
         self.spoiled = False
-        self.ws, self.resolver, self.left = resolve_working(self.loaded, (), reads=fast_paths_enabled())
+        self.ws, self.resolver, self.left = resolve_working(self.loaded, (), reads=fast_paths_enabled(), earlier=earlier)
+        #: What was pending when the deployment opened: only where it is do
+        #: deploy-time rounds change the trees (:meth:`earlier`).
+        self.opened_pending = self.resolver.pending_items()
         with cyclic_gc_paused():
             self.plan, self.facts = build_plan_facts(self.ws, self.resolver)
         self.machine = Machine(self.facts)
@@ -241,38 +244,6 @@ class DeploymentState:
             _not_fitting(exc)
             raise
         return (values, release), (paths, released)
-
-    def _update_record(
-        self,
-        fresh: DeploymentState,
-        header: dict[str, Any],
-        carried: tuple[dict[str, str], list[str]],
-        paired: tuple[list[int | None], dict[int, list[str]]],
-        compared: tuple[Callable[[etree._Element], bool] | None, list[WrittenChange] | None] = (None, None),
-    ) -> tuple[dict[str, Any], dict[str, int]]:
-        """The update event moving this deployment to ``fresh``'s documents (``fresh`` given the
-        ``carried`` values and releases; ``paired``: each component's pair in ``fresh``,
-        ``pair_components``, and the values still to come of each, by their pairs' paths), the two
-        versions compared (this one's trees taken apart for it; the lists of ``compared``,
-        :func:`_compared`), and the number in ``fresh`` of each component path it names."""
-        with cyclic_gc_paused():
-            old = build_output(
-                self.ws,
-                system_only=True,
-                consume=True,
-                unresolved=left_unresolved(self.resolver, self.left),
-                facts=self.loaded.output_facts,
-            )
-            # fresh's trees live on: an output of a copy (the one way an output
-            # both leaves them whole and takes the known path), of the lists compared.
-            ws, left = copy_main((fresh.ws, fresh.resolver, left_unresolved(fresh.resolver, fresh.left)), compared[0])
-            new = build_output(ws, system_only=True, consume=True, unresolved=left, facts=fresh.loaded.output_facts)
-        diff = diff_systems((self.loaded, fresh.loaded), (self.rounds, fresh.rounds), (old.find(T_SYSTEM), new.find(T_SYSTEM)), *compared)
-        del old, new
-        found, later = paired
-        record = update_record(header, *carried, (self.paths, self.machine, later, self.removals), (found, fresh.paths), diff)
-        record["seq"] = fresh.base + 1
-        return record, {fresh.paths[number]: number for number in found if number}
 
     def _carry(self, event: dict[str, Any]) -> list[int]:
         """Apply an update event to a deployment of its documents that has
@@ -479,7 +450,8 @@ class DeploymentState:
         (``cyclic_gc_paused``): the new state lives on, and a full collection
         over both versions' objects came in the middle of each update."""
         with cyclic_gc_paused():
-            fresh = DeploymentState(loaded)
+            read = None if self.ws.reads is None else self.ws.reads.by_name(self.ws.lists)
+            fresh = DeploymentState(loaded, _taken_over(self, read))
             fresh.base = self.base + len(self.log)
             # Everything is paired (planning.pairing, the rule of cdl diff)
             # before fresh is given a value: its kinds are its plan's.
@@ -490,12 +462,56 @@ class DeploymentState:
             pairs = Counterparts(components, paired, _tops(fresh), set(self.supplied).union(self.released))
             later = _later_carried(self, fresh, pairs)
             carried, pair_paths = self._carried(fresh, pairs, replacing)
-            compared = _compared(self, fresh, replacing, carried, pair_paths)
+            compared = _compared(self, fresh, replacing, carried, pair_paths, read)
             self.spoiled = True  # from here on: its trees are taken apart
-            record, named = self._update_record(fresh, header, carried, (found, later), compared)
+            record, named = _update_record(self, fresh, header, carried, (found, later), compared)
             fresh._carry_states(record, named.__getitem__)
             fresh.log.append(logged(record))
         return fresh, record
+
+
+def _taken_over(running: DeploymentState, read: Mapping[str, set[str]] | None) -> Earlier | None:
+    """What a resolution of the next version of the documents may take
+    over from ``running`` (``engine.phases.deployed_earlier``): the lists
+    that held nothing pending at open and were given no value or release
+    since. ``read``: what each list read (``ListReads.by_name``), None when not recorded."""
+    if read is None:
+        return None
+    changed = [*running.opened_pending, *running.supplied, *running.released]
+    return deployed_earlier(running.loaded, (running.ws, running.resolver, running.left), changed, read)
+
+
+def _update_record(
+    running: DeploymentState,
+    fresh: DeploymentState,
+    header: dict[str, Any],
+    carried: tuple[dict[str, str], list[str]],
+    paired: tuple[list[int | None], dict[int, list[str]]],
+    compared: tuple[Callable[[etree._Element], bool] | None, list[WrittenChange] | None] = (None, None),
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """The update event moving ``running`` to ``fresh``'s documents (``fresh`` given the
+    ``carried`` values and releases; ``paired``: each component's pair in ``fresh``,
+    ``pair_components``, and the values still to come of each, by their pairs' paths), the two
+    versions compared (``running``'s trees taken apart for it; the lists of ``compared``,
+    :func:`_compared`), and the number in ``fresh`` of each component path it names."""
+    with cyclic_gc_paused():
+        old = build_output(
+            running.ws,
+            system_only=True,
+            consume=True,
+            unresolved=left_unresolved(running.resolver, running.left),
+            facts=running.loaded.output_facts,
+        )
+        # fresh's trees live on: an output of a copy (the one way an output
+        # both leaves them whole and takes the known path), of the lists compared.
+        ws, left = copy_main((fresh.ws, fresh.resolver, left_unresolved(fresh.resolver, fresh.left)), compared[0])
+        new = build_output(ws, system_only=True, consume=True, unresolved=left, facts=fresh.loaded.output_facts)
+    diff = diff_systems((running.loaded, fresh.loaded), (running.rounds, fresh.rounds), (old.find(T_SYSTEM), new.find(T_SYSTEM)), *compared)
+    del old, new
+    found, later = paired
+    record = update_record(header, *carried, (running.paths, running.machine, later, running.removals), (found, fresh.paths), diff)
+    record["seq"] = fresh.base + 1
+    return record, {fresh.paths[number]: number for number in found if number}
 
 
 def _compared(
@@ -504,6 +520,7 @@ def _compared(
     replacing: Mapping[etree._Element, str],
     carried: tuple[dict[str, str], list[str]],
     pair_paths: tuple[list[str | None], list[str | None]],
+    read: Mapping[str, set[str]] | None,
 ) -> tuple[Callable[[etree._Element], bool] | None, list[WrittenChange] | None]:
     """Which lists an update compares (``engine.diff.compared_lists``), and
     the documents' written changes when they were needed for it: the lists
@@ -512,9 +529,10 @@ def _compared(
     and releases given to ``fresh``, by the paths of their pairs, and those
     paths, ``pair_paths``, as ``_carried`` made them; a value given anew,
     ``replacing``, or one not carried), and those that read one of them, by
-    either version's reads. Every list (None) without the reads."""
-    old_reads, new_reads = running.ws.reads, fresh.ws.reads
-    if old_reads is None or new_reads is None:
+    either version's reads (``read``: ``running``'s, by name). Every list
+    (None) without the reads."""
+    new_reads = fresh.ws.reads
+    if read is None or new_reads is None:
         return None, None
     versions = (running.loaded, fresh.loaded)
     prefixes = (running.loaded.prefixes(), fresh.loaded.prefixes())
@@ -538,7 +556,7 @@ def _compared(
     ]
     names: dict[etree._Element | None, str] = {el: name for name, el in running.ws.lists.items()}
     changed.update(name for el in moved if (name := names.get(top_level_of(el))) is not None)
-    by_name = [old_reads.by_name(running.ws.lists), new_reads.by_name(fresh.ws.lists)]
+    by_name = [read, new_reads.by_name(fresh.ws.lists)]
     return compared_lists(fresh.loaded, reaching(changed, by_name)), changes
 
 

@@ -20,7 +20,7 @@ import copy
 import dataclasses
 import gc
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -104,10 +104,72 @@ class Earlier:
     take over (:func:`resolve_working`'s ``earlier``): its loaded documents
     and its working trees, which recorded what each list read
     (``Workspace.reads``). The resolution that takes them over takes the
-    trees apart (the Loaded is never changed)."""
+    trees apart (the Loaded is never changed).
+
+    ``changed``: the names of lists that are not in their static form (a
+    running deployment's, :func:`deployed_earlier`), never taken over."""
 
     loaded: Loaded
     working: Working
+    changed: frozenset[str] = frozenset()
+
+
+def deployed_earlier(
+    loaded: Loaded, working: Working, changed: Iterable[etree._Element], read: Mapping[str, set[str]]
+) -> Earlier | None:
+    """What a resolution of the next version of a running deployment's
+    documents (``loaded``, resolved and given deploy-time values in
+    ``working``) may take over: a copy of its trees, in which the top level
+    lists of ``changed`` (every list that held a pending item when the
+    deployment opened, or was given a value or a release since) are not
+    taken over. Every other list is as a static resolution made it: deploy-time
+    rounds change only what was pending (``resolution.laziness.apply_round``).
+
+    The running trees go on living (an update compares them with the next
+    version's). The copy's resolver knows nothing: the lists that may be
+    taken over hold no pending item and, with no warnings, no template's
+    gap, which is all a resolver hands on (``copied_resolver``). ``read``:
+    what each list of the trees read (``ListReads.by_name``). None when the
+    trees did not record what each list reads or the resolver warned."""
+    ws, resolver, _ = working
+    if ws.reads is None or resolver.warnings:
+        return None
+    with cyclic_gc_paused():
+        names = {el: name for name, el in ws.lists.items()}
+        moved = frozenset(name for el in changed if (top := top_level_of(el)) is not None and (name := names.get(top)) is not None)
+        twin: dict[etree._Element, etree._Element] = {}
+        roots = [_copied_but(root, {ws.lists[name] for name in moved}, twin) for root in ws.roots]
+        reads = ListReads()
+        reads.carry(read, ws.lists)
+        copied = Workspace(
+            ws.ctx,
+            roots,
+            {name: twin[el] for name, el in ws.lists.items()},
+            copy.copy(ws.budget),
+            variables=dict(ws.variables),
+            item_tags=set(ws.item_tags),
+        )
+        copied.reads = reads
+    return Earlier(loaded, (copied, ReferenceResolver(copied), []), moved)
+
+
+def _copied_but(root: etree._Element, left: Container[etree._Element], twin: dict[etree._Element, etree._Element]) -> etree._Element:
+    """A copy of the document ``root``, each top level list of ``left`` an
+    empty element of its name (it is not taken over: the resolution that
+    takes the others over puts a copy of the list as loaded in its place);
+    ``twin``: each top level list's copy, added."""
+    copied = etree.Element(root.tag, dict(root.attrib), nsmap=root.nsmap)
+    copied.text = root.text
+    for part in root:
+        if part.tag not in LIST_TAGS:
+            copied.append(copy.deepcopy(part))
+            continue
+        shell = etree.SubElement(copied, part.tag, dict(part.attrib), nsmap=part.nsmap)
+        shell.text, shell.tail = part.text, part.tail
+        for lst in part:
+            twin[lst] = found = etree.Element(lst.tag) if lst in left else copy.deepcopy(lst)
+            shell.append(found)
+    return copied
 
 
 def take_over(earlier: Earlier, loaded: Loaded, rounds: Sequence[Round], recorder: Recorder | None) -> Taken | None:
@@ -142,6 +204,9 @@ def take_over(earlier: Earlier, loaded: Loaded, rounds: Sequence[Round], recorde
     names = set(before.registry.slots) | set(loaded.registry.slots)
     read = ws.reads.by_name(ws.lists)
     kept -= reaching(names - kept, [read])
+    # A list not in its static form is resolved again; what reads it read
+    # its static form, which the same text resolves to again.
+    kept -= earlier.changed
     return Taken(earlier, loaded, kept, read)
 
 
@@ -416,9 +481,7 @@ def copy_working(working: Working) -> Working:
         return copied, copied_resolver(resolver, copied, twin.__getitem__), [twin[el] for el in left]
 
 
-def copy_main(
-    working: Working, lists: Callable[[etree._Element], bool] | None = None
-) -> tuple[Workspace, list[etree._Element]]:
+def copy_main(working: Working, lists: Callable[[etree._Element], bool] | None = None) -> tuple[Workspace, list[etree._Element]]:
     """A copy of the main document's working tree, with the copies of its
     items left unresolved: what a consuming output (``build_output``'s
     ``consume``) may take apart while the working trees go on living (a
