@@ -16,10 +16,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cdl
+from cdl.engine import deployment_state
+from cdl.engine.phases import Taken
 from test_deploy_exact import assert_exact
 from test_deploy_update import carried_oracle, deploy_all, deploy_some
 from test_diff import fast_paths
@@ -130,3 +133,64 @@ def test_an_update_resolves_what_the_change_reaches_and_what_was_given_values(tm
     assert deployment.resolution().to_bytes() == expected
     assert [c.path for c in deployment.status().components if c.state == "changed"] == ["/S50", "/S51"]
     assert taking[0] < whole[0] * 0.65
+
+
+def test_a_refused_update_puts_back_what_it_took_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The new documents resolve, taking over the running lists, but do not
+    # plan (simulated: a plan cycle): the update is refused, and the lists it
+    # had moved out of the running trees are back; the deployment goes on as it was.
+    (tmp_path / "a.cdl").write_text(_farm(100, 7))
+    (tmp_path / "b.cdl").write_text(_farm(100, 8))
+    real = deployment_state.build_plan_facts
+
+    def no_plan(*args: Any) -> Any:
+        raise cdl.CdlError("no plan", code="PLAN_CYCLE")
+
+    with fast_paths(True):
+        old, new = cdl.load(str(tmp_path / "a.cdl")), cdl.load(str(tmp_path / "b.cdl"))
+        deployment = old.deploy()
+        deploy_all(deployment)
+        before = (deployment.status().to_data(), deployment.resolution().to_bytes())
+        monkeypatch.setattr(deployment_state, "build_plan_facts", no_plan)
+        with counted_attempts() as taking, pytest.raises(cdl.CdlError) as refused:
+            deployment.update(new)
+        monkeypatch.setattr(deployment_state, "build_plan_facts", real)
+        assert refused.value.code == "PLAN_CYCLE" and 0 < taking[0]
+        assert (deployment.status().to_data(), deployment.resolution().to_bytes()) == before
+        expected = carried_oracle(deployment.rounds, old, new).to_bytes()
+        deployment.update(new)
+        assert deployment.resolution().to_bytes() == expected
+
+
+@pytest.mark.parametrize("whole", [False, True], ids=["taking over", "taking over fails half way"])
+def test_a_changed_component_deployed_with_another_value(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whole: bool) -> None:
+    # S50 changed, then deployed again with another pid: one update of the
+    # same documents, whose values moved in S50 only. Every list that reads
+    # S50 is compared, S51 to S59 among them, which that update takes over
+    # from the running trees (they hold nothing lazy): the same lists in
+    # both versions, equal, so nothing else changes. When taking over fails
+    # half way (simulated: as when what it resolves finds an error a whole
+    # resolution would not), the new version is resolved whole and every
+    # list moved out of the running trees goes back before they are compared.
+    (tmp_path / "a.cdl").write_text(_farm(100, 7))
+    (tmp_path / "b.cdl").write_text(_farm(100, 8))
+    real = Taken.resolve_prototypes
+
+    def failing(self: Taken) -> None:
+        raise cdl.CdlError("taking over failed", code="LIMIT_EXCEEDED")
+
+    with fast_paths(True):
+        new = cdl.load(str(tmp_path / "b.cdl"))
+        deployment = cdl.load(str(tmp_path / "a.cdl")).deploy()
+        deploy_all(deployment)
+        deployment.update(new)
+        assert [c.path for c in deployment.status().components if c.state == "changed"] == ["/S50", "/S51"]
+        if whole:
+            monkeypatch.setattr(Taken, "resolve_prototypes", failing)
+        with counted_attempts() as again:
+            deployment.deployed("/S50", {"S50/pid": "another"})
+        monkeypatch.setattr(Taken, "resolve_prototypes", real)
+        assert_exact(new, deployment)
+        assert [c.path for c in deployment.status().components if c.state == "changed"] == ["/S51"]
+        assert b"another" in deployment.resolution().to_bytes()
+        assert 0 < again[0]

@@ -31,6 +31,7 @@ from ..deployment.status import ComponentState, ComponentStatus, DeploymentStatu
 from ..errors import CdlError, DeploymentError, DeployValueError
 from ..model.elements import top_level_of
 from ..model.items import holder_of
+from ..model.naming import list_name
 from ..model.reads import reaching
 from ..model.suggest import did_you_mean
 from ..model.switch import fast_paths_enabled
@@ -42,7 +43,7 @@ from ..planning.plan import PlannedComponent, build_plan_facts
 from ..resolution.laziness import CheckedRound, Round, apply_round, check_round, left_unresolved, select_path
 from ..resolution.output import build_output
 from .diff import changed_names, compared_lists, diff_systems
-from .phases import Earlier, Loaded, copy_main, cyclic_gc_paused, deployed_earlier, resolve_working
+from .phases import Earlier, Loaded, copy_main, cyclic_gc_paused, deployed_earlier, list_places, resolve_working, restore_lists
 
 __all__ = ["DeploymentState", "Logged", "event_of", "logged"]
 
@@ -443,31 +444,71 @@ class DeploymentState:
         """The state of ``loaded``'s documents (named by journal ``header``)
         with everything this one carries over (the values supplied so far,
         those of ``replacing`` given their new values), and the update event
-        that records it. This state's trees are taken apart to compare the
-        versions: whether the move holds or not, it is not used again.
+        that records it. Its lists still in their static form are moved
+        into the new version's trees (``engine.phases.deployed_earlier``),
+        and put back when the move is refused before the versions are
+        compared; then its trees are taken apart to compare them: whether
+        the move holds or not, it is not used again (``spoiled``).
 
         All of it runs with the cyclic collector paused, as each phase does
         (``cyclic_gc_paused``): the new state lives on, and a full collection
         over both versions' objects came in the middle of each update."""
         with cyclic_gc_paused():
             read = None if self.ws.reads is None else self.ws.reads.by_name(self.ws.lists)
-            fresh = DeploymentState(loaded, _taken_over(self, read))
-            fresh.base = self.base + len(self.log)
-            # Everything is paired (planning.pairing, the rule of cdl diff)
-            # before fresh is given a value: its kinds are its plan's.
-            elements, new_elements = self.facts.elements, fresh.facts.elements
-            found = pair_components((elements, self.facts.children), (new_elements, fresh.facts.children))
-            paired = {el: None if n is None else new_elements[n] for el, n in zip(elements[1:], found[1:])}
-            components = (set(elements), set(new_elements))
-            pairs = Counterparts(components, paired, _tops(fresh), set(self.supplied).union(self.released))
-            later = _later_carried(self, fresh, pairs)
-            carried, pair_paths = self._carried(fresh, pairs, replacing)
-            compared = _compared(self, fresh, replacing, carried, pair_paths, read)
+            places = list_places(self.ws)
+            try:
+                fresh, kept = _fresh(self, loaded, read, places)
+                fresh.base = self.base + len(self.log)
+                # Everything is paired (planning.pairing, the rule of cdl diff)
+                # before fresh is given a value: its kinds are its plan's.
+                elements, new_elements = self.facts.elements, fresh.facts.elements
+                found = pair_components((elements, self.facts.children), (new_elements, fresh.facts.children))
+                paired = {el: None if n is None else new_elements[n] for el, n in zip(elements[1:], found[1:])}
+                components = (set(elements), set(new_elements))
+                pairs = Counterparts(components, paired, _tops(fresh), set(self.supplied).union(self.released))
+                later = _later_carried(self, fresh, pairs)
+                carried, pair_paths = self._carried(fresh, pairs, replacing)
+                compared = _compared(self, fresh, replacing, carried, pair_paths, read)
+            except BaseException:
+                restore_lists(places, ())  # refused: what fresh took over goes back
+                raise
             self.spoiled = True  # from here on: its trees are taken apart
+            compared = (_leaving_out(compared[0], kept, fresh.loaded), compared[1])
             record, named = _update_record(self, fresh, header, carried, (found, later), compared)
             fresh._carry_states(record, named.__getitem__)
             fresh.log.append(logged(record))
         return fresh, record
+
+
+def _fresh(
+    running: DeploymentState,
+    loaded: Loaded,
+    read: Mapping[str, set[str]] | None,
+    places: list[tuple[etree._Element, list[etree._Element]]],
+) -> tuple[DeploymentState, set[str]]:
+    """The state of ``loaded``'s documents (no event applied), resolved
+    taking over what it can of ``running``'s lists (:func:`_taken_over`,
+    moved out of its trees, whose lists were where ``places`` says), and
+    the names of the lists it took over; each list it did not is back in
+    ``running``'s trees (it resolved whole after all). Should it fail, the
+    caller puts every list back."""
+    fresh = DeploymentState(loaded, _taken_over(running, read))
+    taken = set(fresh.ws.lists.values())
+    restore_lists(places, taken)
+    return fresh, {name for name, el in running.ws.lists.items() if el in taken}
+
+
+def _leaving_out(
+    compared: Callable[[etree._Element], bool] | None, kept: set[str], loaded: Loaded
+) -> Callable[[etree._Element], bool] | None:
+    """Which top level lists an update compares: those of ``compared``
+    (``engine.diff.compared_lists``; None: every one) but the lists of
+    ``kept``, which the new version took over from the running one: the
+    very same elements in both versions, equal."""
+    if not kept:
+        return compared
+    target_ns = loaded.docs[0].target_ns
+    return lambda top: list_name(top, target_ns) not in kept and (compared is None or compared(top))
 
 
 def _taken_over(running: DeploymentState, read: Mapping[str, set[str]] | None) -> Earlier | None:

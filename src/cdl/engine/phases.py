@@ -107,11 +107,15 @@ class Earlier:
     trees apart (the Loaded is never changed).
 
     ``changed``: the names of lists that are not in their static form (a
-    running deployment's, :func:`deployed_earlier`), never taken over."""
+    running deployment's, :func:`deployed_earlier`), never taken over.
+    ``live``: the trees go on living (a running deployment's): the lists
+    taken over are moved into new trees, each leaving an empty element of
+    its name in its place, and the others stay where they are."""
 
     loaded: Loaded
     working: Working
     changed: frozenset[str] = frozenset()
+    live: bool = False
 
 
 def deployed_earlier(
@@ -119,56 +123,59 @@ def deployed_earlier(
 ) -> Earlier | None:
     """What a resolution of the next version of a running deployment's
     documents (``loaded``, resolved and given deploy-time values in
-    ``working``) may take over: a copy of its trees, in which the top level
-    lists of ``changed`` (every list that held a pending item when the
-    deployment opened, or was given a value or a release since) are not
-    taken over. Every other list is as a static resolution made it: deploy-time
-    rounds change only what was pending (``resolution.laziness.apply_round``).
+    ``working``) may take over: its lists, moved out of its trees (``live``),
+    but those of ``changed`` (every list that held a pending item when the
+    deployment opened, or was given a value or a release since). Every other
+    list is as a static resolution made it: deploy-time rounds change only
+    what was pending (``resolution.laziness.apply_round``).
 
-    The running trees go on living (an update compares them with the next
-    version's). The copy's resolver knows nothing: the lists that may be
-    taken over hold no pending item and, with no warnings, no template's
-    gap, which is all a resolver hands on (``copied_resolver``). ``read``:
-    what each list of the trees read (``ListReads.by_name``). None when the
-    trees did not record what each list reads or the resolver warned."""
+    The running trees go on living (an update compares the lists it does not
+    take over with the next version's; :func:`restore_lists` puts back those
+    it did when the update is refused). The resolver handed on knows nothing:
+    the lists that may be taken over hold no pending item and, with no
+    warnings, no template's gap, which is all a resolver hands on
+    (``copied_resolver``). ``read``: what each list of the trees read
+    (``ListReads.by_name``). None when the trees did not record what each
+    list reads or the resolver warned."""
     ws, resolver, _ = working
     if ws.reads is None or resolver.warnings:
         return None
-    with cyclic_gc_paused():
-        names = {el: name for name, el in ws.lists.items()}
-        moved = frozenset(name for el in changed if (top := top_level_of(el)) is not None and (name := names.get(top)) is not None)
-        twin: dict[etree._Element, etree._Element] = {}
-        roots = [_copied_but(root, {ws.lists[name] for name in moved}, twin) for root in ws.roots]
-        reads = ListReads()
-        reads.carry(read, ws.lists)
-        copied = Workspace(
-            ws.ctx,
-            roots,
-            {name: twin[el] for name, el in ws.lists.items()},
-            copy.copy(ws.budget),
-            variables=dict(ws.variables),
-            item_tags=set(ws.item_tags),
-        )
-        copied.reads = reads
-    return Earlier(loaded, (copied, ReferenceResolver(copied), []), moved)
+    names = {el: name for name, el in ws.lists.items()}
+    moved = frozenset(name for el in changed if (top := top_level_of(el)) is not None and (name := names.get(top)) is not None)
+    reads = ListReads()
+    reads.carry(read, ws.lists)
+    trees = Workspace(
+        ws.ctx, ws.roots, dict(ws.lists), copy.copy(ws.budget), variables=dict(ws.variables), item_tags=set(ws.item_tags)
+    )
+    trees.reads = reads
+    return Earlier(loaded, (trees, ReferenceResolver(trees), []), moved, live=True)
 
 
-def _copied_but(root: etree._Element, left: Container[etree._Element], twin: dict[etree._Element, etree._Element]) -> etree._Element:
-    """A copy of the document ``root``, each top level list of ``left`` an
-    empty element of its name (it is not taken over: the resolution that
-    takes the others over puts a copy of the list as loaded in its place);
-    ``twin``: each top level list's copy, added."""
+def list_places(ws: Workspace) -> list[tuple[etree._Element, list[etree._Element]]]:
+    """Each list parent of ``ws``'s trees with its lists: where to put them back (:func:`restore_lists`)."""
+    return [(part, list(part)) for root in ws.roots for part in root.iterchildren(*LIST_TAGS)]
+
+
+def restore_lists(places: Sequence[tuple[etree._Element, list[etree._Element]]], taken: Container[etree._Element]) -> None:
+    """Put each list of ``places`` (:func:`list_places`) that a resolution
+    taking over from live trees moved out of them but did not keep
+    (``taken``: the lists it did) back in its place."""
+    for part, lists in places:
+        for now, was in zip(list(part), lists):
+            if now is not was and was not in taken:
+                part.replace(now, was)
+
+
+def _shell(root: etree._Element) -> etree._Element:
+    """A copy of the document ``root`` whose list parents hold no list yet."""
     copied = etree.Element(root.tag, dict(root.attrib), nsmap=root.nsmap)
     copied.text = root.text
     for part in root:
-        if part.tag not in LIST_TAGS:
+        if part.tag in LIST_TAGS:
+            shell = etree.SubElement(copied, part.tag, dict(part.attrib), nsmap=part.nsmap)
+            shell.text, shell.tail = part.text, part.tail
+        else:
             copied.append(copy.deepcopy(part))
-            continue
-        shell = etree.SubElement(copied, part.tag, dict(part.attrib), nsmap=part.nsmap)
-        shell.text, shell.tail = part.text, part.tail
-        for lst in part:
-            twin[lst] = found = etree.Element(lst.tag) if lst in left else copy.deepcopy(lst)
-            shell.append(found)
     return copied
 
 
@@ -229,10 +236,13 @@ class Taken:
         self._kept = set(self.kept.values())
         #: The lists copied to be resolved, by name, in the trees.
         self.fresh: dict[str, etree._Element] = {}
-        roots = before.roots
-        for doc, root in zip(loaded.docs, roots):
-            for as_loaded, parent in zip(doc.list_parents(), doc.list_parents(root)):
-                self._place(as_loaded, parent, doc.target_ns)
+        roots = [_shell(root) for root in before.roots] if earlier.live else before.roots
+        for doc, root, earlier_root in zip(loaded.docs, roots, before.roots):
+            for as_loaded, parent, earlier_parent in zip(doc.list_parents(), doc.list_parents(root), doc.list_parents(earlier_root)):
+                if earlier.live:
+                    self._move(as_loaded, parent, earlier_parent, doc.target_ns)
+                else:
+                    self._place(as_loaded, parent, doc.target_ns)
         self.ws = Workspace(
             loaded.context(),
             roots,
@@ -266,6 +276,21 @@ class Taken:
                     parent.replace(a, b)
         else:
             parent[:] = lists
+
+    def _move(self, as_loaded: etree._Element, parent: etree._Element, earlier_parent: etree._Element, target_ns: str) -> None:
+        """Give the new list parent ``parent`` the lists of ``as_loaded`` (the
+        same parent, loaded): each taken over, moved out of ``earlier_parent``
+        (an empty element of its name left in its place), or a copy."""
+        for lst in as_loaded:
+            name = list_name(lst, target_ns)
+            found = self.kept.get(name)
+            if found is None:
+                found = self.fresh[name] = copy.deepcopy(lst)
+            else:
+                held = found.getparent()
+                assert held is earlier_parent  # a list taken over is written where it was
+                held.replace(found, etree.Element(found.tag))
+            parent.append(found)
 
     def resolve_prototypes(self) -> None:
         """Phase 4 for the lists copied: their prototypes merged as a whole
