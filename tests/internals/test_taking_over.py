@@ -149,20 +149,23 @@ def _system(n: int, value: int, extra_line: bool = False) -> str:
     )
 
 
-def _attempts(tmp: Path, before: str, after: str, continuing: bool = False) -> tuple[int, int]:
+def _attempts(tmp: Path, before: str, after: str, continuing: bool = False, fast: bool = True) -> tuple[int, int]:
     """Items the resolver was handed for ``after``: resolving it whole, and
     taking over from a resolution of ``before`` (its load continuing the
-    tables of ``before``'s, with ``continuing``); the outputs agree."""
+    tables of ``before``'s, with ``continuing``); the outputs agree. With
+    the fast paths on (``fast``) whatever the environment says: taking over
+    is a specialisation."""
     first, second = tmp / "a.cdl", tmp / "b.cdl"
     first.write_text(before)
     second.write_text(after)
-    first_loaded = loaded_of(cdl.load(str(first)))
-    earlier = resolution_after(first_loaded)
-    loaded = loaded_of(load_with(str(second), LoadOptions(), continuing=first_loaded if continuing else None))
-    with counted_attempts() as whole:
-        expected = resolution_after(loaded).to_bytes()
-    with counted_attempts() as taking:
-        got = resolution_after(loaded, hand_over(earlier))
+    with fast_paths(fast):
+        first_loaded = loaded_of(cdl.load(str(first)))
+        earlier = resolution_after(first_loaded)
+        loaded = loaded_of(load_with(str(second), LoadOptions(), continuing=first_loaded if continuing else None))
+        with counted_attempts() as whole:
+            expected = resolution_after(loaded).to_bytes()
+        with counted_attempts() as taking:
+            got = resolution_after(loaded, hand_over(earlier))
     assert got.to_bytes() == expected
     return whole[0], taking[0]
 
@@ -196,8 +199,7 @@ def test_a_reference_written_anew_mid_system_is_taken_over_when_the_load_continu
 
 
 def test_no_take_over_without_the_fast_paths(tmp_path: Path) -> None:
-    with fast_paths(False):
-        whole, taking = _attempts(tmp_path, _system(20, 7), _system(20, 8))
+    whole, taking = _attempts(tmp_path, _system(20, 7), _system(20, 8), fast=False)
     assert taking == whole
 
 
@@ -240,12 +242,14 @@ def test_a_list_moved_to_other_lines_is_resolved_again(tmp_path: Path) -> None:
 
 
 def _loads(tmp: Path, texts: list[str]) -> list[Loaded]:
-    """``texts`` loaded in turn, each load continuing the tables of the one before."""
+    """``texts`` loaded in turn, each load continuing the tables of the one
+    before (a specialisation: with the fast paths on, whatever the environment says)."""
     found: list[Loaded] = []
     for k, text in enumerate(texts):
         path = tmp / f"v{k}.cdl"
         path.write_text(text)
-        found.append(loaded_of(load_with(str(path), LoadOptions(), continuing=found[-1] if found else None)))
+        with fast_paths(True):
+            found.append(loaded_of(load_with(str(path), LoadOptions(), continuing=found[-1] if found else None)))
     return found
 
 
