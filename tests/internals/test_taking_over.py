@@ -198,6 +198,22 @@ def test_a_reference_written_anew_mid_system_is_taken_over_when_the_load_continu
     assert taking < whole * 0.6
 
 
+def _one_per_line(n: int, value: int) -> str:
+    """``n`` components reading no other list, each written on a line of its own."""
+    lists = "".join(f'  <S{i} cdl:extends="T"><port>{value if i == 0 else i}</port><at cdl:ref="/host"/></S{i}>\n' for i in range(n))
+    return (
+        f'<cdl:cdl xmlns:cdl="{CDL}">\n<cdl:configuration>\n  <T>\n    <host>h</host>\n  </T>\n'
+        f"</cdl:configuration>\n<cdl:system>\n{lists}</cdl:system>\n</cdl:cdl>\n"
+    )
+
+
+def test_an_edit_on_the_line_where_a_list_parent_s_first_list_begins_takes_the_others_over(tmp_path: Path) -> None:
+    # cdl:system's start tag ends on the line before the edit: the 99 lists
+    # after S0, written in the bytes both versions end with, are taken over.
+    whole, taking = _attempts(tmp_path, _one_per_line(100, 7), _one_per_line(100, 8))
+    assert taking < whole * 0.1
+
+
 def test_no_take_over_without_the_fast_paths(tmp_path: Path) -> None:
     whole, taking = _attempts(tmp_path, _system(20, 7), _system(20, 8), fast=False)
     assert taking == whole

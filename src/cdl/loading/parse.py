@@ -294,7 +294,7 @@ def parse_deep(data: bytes, url: str, limits: Limits) -> etree._Element:
             el: etree._Element = builder.start(clark(name), {clark(k): v for k, v in attrs.items()}, dict(pending_ns))  # type: ignore[call-arg, func-returns-value, assignment]
         except ValueError as exc:  # a namespace URI or a name lxml refuses, as libxml2 does on the other path
             raise _Refused(LoadError(f"XML syntax error: {exc}", code="XML_SYNTAX", url=url, line=parser.CurrentLineNumber)) from None
-        el.sourceline = parser.CurrentLineNumber  # type: ignore[misc]  # writable in lxml; the stubs say read-only
+        el.sourceline = _end_line(data, parser.CurrentByteIndex, parser.CurrentLineNumber)  # type: ignore[misc]  # writable in lxml; the stubs say read-only
         pending_ns.clear()
 
     def end(name: str) -> None:
@@ -325,6 +325,19 @@ def parse_deep(data: bytes, url: str, limits: Limits) -> etree._Element:
         if el.tail is not None and not el.tail.strip():
             el.tail = None
     return root
+
+
+#: A start tag as written (bytes of an ASCII-compatible text): its name, its attributes, its end.
+_START_TAG = re.compile(rb"""<[^\s/>]+(?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*/?>""")
+
+
+def _end_line(data: bytes, at: int, line: int) -> int:
+    """The line where the start tag at byte ``at`` of ``data``, which begins on
+    ``line``, ends: the line libxml2 records for an element, which expat
+    records where the tag begins (``line`` itself when the bytes do not
+    tell: a text in UTF-16, say)."""
+    tag = _START_TAG.match(data, at) if at >= 0 else None
+    return line if tag is None else line + data.count(b"\n", at, tag.end())
 
 
 # -- document structure (section 6) --------------------------------------------

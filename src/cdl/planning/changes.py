@@ -493,7 +493,7 @@ class _Unchanged:
     not look at it (a specialisation, off with ``CDL_NO_FAST_PATHS``).
 
     Told by lines, which the parser records (``sourceline``: the line where a
-    start tag ends, with expat where it begins): an element ends before the
+    start tag ends, with either parser): an element ends before the
     start tag of the element after it ends, and begins after the start tag
     of the element before it began."""
 
@@ -528,8 +528,10 @@ class _Unchanged:
         return same
 
     def parents_before(self, a: etree._Element, b: etree._Element) -> bool:
-        """Whether the start tags of parents ``a`` and ``b`` come before the first difference."""
-        return _line(a[0] if len(a) else None) < self.first and _line(b[0] if len(b) else None) < self.first
+        """Whether the start tags of parents ``a`` and ``b`` end before the first
+        difference (on a line before its line: the parser records an
+        element on the line where its start tag ends)."""
+        return _line(a) < self.first and _line(b) < self.first
 
     def before(self, x: etree._Element, y: etree._Element) -> bool:
         """Whether ``x`` and ``y`` (one version's each) are written wholly

@@ -1,9 +1,9 @@
 """Start tags where they are written in a document's text: the one scanner.
 
-Neither XML parser records columns, nor where an attribute is, and libxml2
-records an element at the line where its start tag *ends* (expat, the path
-for very deep documents, where it begins). What needs more reads the text
-again, here:
+Neither XML parser records columns, nor where an attribute is, and both
+record an element at the line where its start tag *ends* (libxml2 does;
+the expat path, for very deep documents, is made to: ``loading.parse``).
+What needs more reads the text again, here:
 
 - :func:`read_start_tag` reads the start tag whose ``<`` is at an offset: its
   name, and each attribute's name and value, where they are. Strict, it
@@ -379,10 +379,9 @@ def _named_tags_on(data: bytes, line: int, local: str) -> tuple[Lines, int, int,
 def start_line(data: bytes, el: etree._Element) -> int | None:
     """The line where the start tag of ``el`` begins (its ``<name``).
 
-    libxml2 records the line where a start tag ends; for one spread over
+    The parser records the line where a start tag ends; for one spread over
     several lines, the tag that begins on an earlier line and ends on the
-    recorded one is it (expat records the beginning: no such tag, the line
-    stays). Falls back to ``el.sourceline`` when the text cannot tell.
+    recorded one is it. Falls back to ``el.sourceline`` when the text cannot tell.
     """
     found = _tags_ending_on(data, el)
     if found is None:
