@@ -8,8 +8,11 @@ beforehand, ``resolution.output.prepare_output`` and
 documents, then prototypes, ``resolution.inherit``; references and
 expressions, ``resolution.references``; deploy-time rounds and the required
 check, ``resolution.laziness``), which runs :data:`RESOLUTION_PHASES` in
-order; :func:`copy_working` copies a live deployment's working trees, and
-:func:`copy_main` its main tree for an output (an update's comparison).
+order; :func:`copy_working` copies a live deployment's working trees,
+:func:`copy_main` its main tree for an output (an update's comparison), and
+:func:`deployed_earlier` hands its lists still in their static form to the
+resolution of its next version (an update), :func:`restore_lists` putting
+back those it did not keep.
 The public classes built on them (``Document``, ``Resolution``,
 ``Deployment``) are in this package's other modules.
 """
