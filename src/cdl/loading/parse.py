@@ -328,7 +328,20 @@ def parse_deep(data: bytes, url: str, limits: Limits) -> etree._Element:
 
 
 #: A start tag as written (bytes of an ASCII-compatible text): its name, its attributes, its end.
-_START_TAG = re.compile(rb"""<[^\s/>]+(?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*/?>""")
+_START_TAG = re.compile(rb"""<([^\s/>!?]+)(?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*(/?)>""")
+
+
+def start_tag_at(data: bytes, at: int) -> re.Match[bytes] | None:
+    """The start tag whose ``<`` is at byte ``at`` of ``data`` (a text whose
+    markup and line ends are ASCII's bytes), as written: group 1 its name,
+    group 2 ``/`` when the element is empty; None when none is there."""
+    return _START_TAG.match(data, at) if at >= 0 else None
+
+
+def first_element(data: bytes) -> int:
+    """Where the start tag of the first element of ``data`` begins (-1: none)."""
+    first = _FIRST_ELEMENT.search(data)
+    return -1 if first is None else first.start()
 
 
 def _end_line(data: bytes, at: int, line: int) -> int:
@@ -336,7 +349,7 @@ def _end_line(data: bytes, at: int, line: int) -> int:
     ``line``, ends: the line libxml2 records for an element, which expat
     records where the tag begins (``line`` itself when the bytes do not
     tell: a text in UTF-16, say)."""
-    tag = _START_TAG.match(data, at) if at >= 0 else None
+    tag = start_tag_at(data, at)
     return line if tag is None else line + data.count(b"\n", at, tag.end())
 
 

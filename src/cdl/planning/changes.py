@@ -41,7 +41,7 @@ from typing import Any
 from lxml import etree
 
 from ..errors import CdlError
-from ..loading.parse import parse_written
+from ..loading.parse import first_element, parse_written, start_tag_at
 from ..model.limits import Limits
 from ..model.naming import Prefixes, list_name
 from ..model.vocabulary import LIST_PARENTS, T_DOCUMENTATION
@@ -445,11 +445,6 @@ def _end_tag_line(data: bytes, parent: etree._Element, after: int) -> int | None
     return at if tag > 0 and at > after and not data[at:tag].strip(b" \t") else None
 
 
-#: A start tag that is not empty: its name, and where it ends.
-_START_TAG = re.compile(rb"""<([^\s/>!?]+)(?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*>""")
-_FIRST_ELEMENT = re.compile(rb"<[^?!]")
-
-
 def _stretch(
     doc: SourceDoc, cut: tuple[int, int], parent: etree._Element, lists: list[etree._Element], limits: Limits
 ) -> tuple[etree._Element, _Stretch] | None:
@@ -459,11 +454,9 @@ def _stretch(
     its line."""
     data = doc.data
     start, end = cut
-    first = _FIRST_ELEMENT.search(data)
-    root_tag = None if first is None else _START_TAG.match(data, first.start())
-    at = data.rfind(b"<" + _written_name(parent), 0, start)
-    parent_tag = _START_TAG.match(data, at) if at >= 0 else None
-    if root_tag is None or parent_tag is None or parent_tag.start() < root_tag.end():
+    root_tag = start_tag_at(data, first_element(data))
+    parent_tag = start_tag_at(data, data.rfind(b"<" + _written_name(parent), 0, start))
+    if root_tag is None or parent_tag is None or root_tag.group(2) or parent_tag.group(2) or parent_tag.start() < root_tag.end():
         return None
     if data.count(b"\n", 0, parent_tag.end()) + 1 != parent.sourceline:
         return None
