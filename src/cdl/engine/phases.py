@@ -265,13 +265,7 @@ class Taken:
     def _place(self, as_loaded: etree._Element, parent: etree._Element, target_ns: str) -> None:
         """Give the list parent ``parent`` of the earlier trees the lists of
         ``as_loaded`` (the same parent, loaded): each taken over, or a copy."""
-        lists: list[etree._Element] = []
-        for lst in as_loaded:
-            name = list_name(lst, target_ns)
-            found = self.kept.get(name)
-            if found is None:
-                found = self.fresh[name] = copy.deepcopy(lst)
-            lists.append(found)
+        lists = [self._taken_or_copied(lst, target_ns) for lst in as_loaded]
         current = list(parent)
         if len(current) == len(lists) and all(a is b for a, b in zip(current, lists) if b in self._kept):
             for a, b in zip(current, lists):
@@ -285,15 +279,20 @@ class Taken:
         same parent, loaded): each taken over, moved out of ``earlier_parent``
         (an empty element of its name left in its place), or a copy."""
         for lst in as_loaded:
-            name = list_name(lst, target_ns)
-            found = self.kept.get(name)
-            if found is None:
-                found = self.fresh[name] = copy.deepcopy(lst)
-            else:
+            found = self._taken_or_copied(lst, target_ns)
+            if found in self._kept:
                 held = found.getparent()
                 assert held is earlier_parent  # a list taken over is written where it was
                 held.replace(found, etree.Element(found.tag))
             parent.append(found)
+
+    def _taken_or_copied(self, lst: etree._Element, target_ns: str) -> etree._Element:
+        """The list taken over for ``lst`` (a list as loaded), or a copy of ``lst`` to resolve."""
+        name = list_name(lst, target_ns)
+        found = self.kept.get(name)
+        if found is None:
+            found = self.fresh[name] = copy.deepcopy(lst)
+        return found
 
     def resolve_prototypes(self) -> None:
         """Phase 4 for the lists copied: their prototypes merged as a whole

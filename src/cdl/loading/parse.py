@@ -64,7 +64,7 @@ from ..model.vocabulary import (
     split_clark,
 )
 from ..model.workspace import Problems, SourceDoc
-from ..text.tags import attribute_line
+from ..text.tags import attribute_line, start_tag_in_bytes
 
 _ORDER = {T_IMPORT: 0, T_TYPES: 1, T_CONFIGURATION: 2, T_SYSTEM: 3}
 _CDL_PREFIX = "{" + CDL_NS + "}"
@@ -327,17 +327,6 @@ def parse_deep(data: bytes, url: str, limits: Limits) -> etree._Element:
     return root
 
 
-#: A start tag as written (bytes of an ASCII-compatible text): its name, its attributes, its end.
-_START_TAG = re.compile(rb"""<([^\s/>!?]+)(?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*(/?)>""")
-
-
-def start_tag_at(data: bytes, at: int) -> re.Match[bytes] | None:
-    """The start tag whose ``<`` is at byte ``at`` of ``data`` (a text whose
-    markup and line ends are ASCII's bytes), as written: group 1 its name,
-    group 2 ``/`` when the element is empty; None when none is there."""
-    return _START_TAG.match(data, at) if at >= 0 else None
-
-
 def first_element(data: bytes) -> int:
     """Where the start tag of the first element of ``data`` begins (-1: none)."""
     first = _FIRST_ELEMENT.search(data)
@@ -349,7 +338,7 @@ def _end_line(data: bytes, at: int, line: int) -> int:
     ``line``, ends: the line libxml2 records for an element, which expat
     records where the tag begins (``line`` itself when the bytes do not
     tell: a text in UTF-16, say)."""
-    tag = start_tag_at(data, at)
+    tag = start_tag_in_bytes(data, at)
     return line if tag is None else line + data.count(b"\n", at, tag.end())
 
 

@@ -41,12 +41,12 @@ from typing import Any
 from lxml import etree
 
 from ..errors import CdlError
-from ..loading.parse import first_element, parse_written, start_tag_at
+from ..loading.parse import first_element, parse_written
 from ..model.limits import Limits
 from ..model.naming import Prefixes, list_name
 from ..model.vocabulary import LIST_PARENTS, T_DOCUMENTATION
 from ..model.workspace import SourceDoc
-from ..text.tags import start_line
+from ..text.tags import start_line, start_tag_in_bytes
 from .pairing import pair_by_name
 
 __all__ = ["Place", "Written", "WrittenChange", "changed_lists", "lists_in_place", "place", "written_changes"]
@@ -454,9 +454,9 @@ def _stretch(
     its line."""
     data = doc.data
     start, end = cut
-    root_tag = start_tag_at(data, first_element(data))
-    parent_tag = start_tag_at(data, data.rfind(b"<" + _written_name(parent), 0, start))
-    if root_tag is None or parent_tag is None or root_tag.group(2) or parent_tag.group(2) or parent_tag.start() < root_tag.end():
+    root_tag = start_tag_in_bytes(data, first_element(data))
+    parent_tag = start_tag_in_bytes(data, data.rfind(b"<" + _written_name(parent), 0, start))
+    if root_tag is None or parent_tag is None or root_tag.group(3) or parent_tag.group(3) or parent_tag.start() < root_tag.end():
         return None
     if data.count(b"\n", 0, parent_tag.end()) + 1 != parent.sourceline:
         return None

@@ -54,6 +54,9 @@ _CLOSE_END = re.compile(r"[ \t\r\n]*>")
 #: The attributes of a well-formed start tag up to its end, and its '/' if empty.
 _ATTRIBUTES = re.compile(r"""((?:[ \t\r\n]+[^ \t\r\n=/>"'<]+[ \t\r\n]*=[ \t\r\n]*(?:"[^"<]*"|'[^'<]*'))*)[ \t\r\n]*(/?)>""")
 _ATTRIBUTE = re.compile(r"""([^ \t\r\n=/>"'<]+)[ \t\r\n]*=[ \t\r\n]*(?:"([^"<]*)"|'([^'<]*)')""")
+#: A well-formed start tag in a text's bytes, by the same patterns (ASCII's
+#: characters each): its name (group 1), its attributes (2), its '/' if empty (3).
+_START_TAG_BYTES = re.compile(("<(" + _ELEMENT_NAME.pattern + ")" + _ATTRIBUTES.pattern).encode())
 #: One piece of markup. Text content holds no '<', nor do attribute values,
 #: so every '<' of a well-formed text begins one of these; what a comment,
 #: a CDATA section or a processing instruction holds is passed over (one not
@@ -153,6 +156,15 @@ def read_start_tag(text: str, pos: int, *, tolerant: bool = False, parent: int =
         value = 2 if written.start(2) >= 0 else 3
         attrs.append(Attr(written.group(1), written.start(1), written.start(value), written.end(value)))
     return Tag(name, pos, end, attrs, parent, empty=not opens)
+
+
+def start_tag_in_bytes(data: bytes, at: int) -> re.Match[bytes] | None:
+    """The well-formed start tag whose ``<`` is at byte ``at`` of ``data``, a
+    text whose markup and line ends are ASCII's bytes, read before it is
+    decoded (:func:`read_start_tag` reads one in a decoded text): group 1
+    its name, group 3 ``/`` when the element is empty; None when none is
+    there."""
+    return _START_TAG_BYTES.match(data, at) if at >= 0 else None
 
 
 def _extent(text: str, pos: int, name: str, *, tolerant: bool = True) -> tuple[int, bool, re.Match[str] | Tag] | None:
