@@ -361,6 +361,11 @@ def test_bad_xpath_1_expressions(expr: str) -> None:
             "variable $a is declared twice",
         ),
         ("<v><cdl:variable name='a' ref='/x'/></v>", "BAD_EXPRESSION", "cdl:variable must be a child of cdl:expression"),
+        (  # found by the fuzzer: a traceback (the inner expression taken out with the variable)
+            "<v><cdl:expression value-of='$a'><cdl:variable name='a' ref='/x'><y><cdl:expression value-of='1'/></y></cdl:variable></cdl:expression></v>",
+            "BAD_EXPRESSION",
+            "a cdl:variable holds no cdl:expression",
+        ),
         ("<v><cdl:expression value-of='$a'><cdl:variable name='a' ref='/x//y'/></cdl:expression></v>", "BAD_PATH", "path '/x//y' is not valid"),
         ("<v><cdl:expression value-of='$a'><cdl:variable name='a' refroot='u:T' ref='/x'/></cdl:expression></v>", "BAD_QNAME", "prefix 'u'"),
         ("<v><cdl:expression value-of='$a'><cdl:variable name='a' ref='/x' lazy='maybe'/></cdl:expression></v>", "BAD_LAZY", "'maybe'"),

@@ -1020,6 +1020,11 @@ def _load_expression(
             raise ExpressionError("cdl:expression holds only cdl:variable elements", url=doc.url, line=var.sourceline)
         if var.tail and var.tail.strip():
             raise ExpressionError("cdl:expression holds only cdl:variable elements, not text", url=doc.url, line=var.sourceline)
+        if next(var.iter(T_EXPRESSION), None) is not None:
+            # variableType (Appendix A) has attributes only. What else a
+            # variable holds is left alone, but an expression in it would be
+            # taken out with the variable before it is evaluated.
+            raise ExpressionError("a cdl:variable holds no cdl:expression (it has attributes only)", url=doc.url, line=var.sourceline)
         name = (var.get("name") or "").strip()
         if not is_ncname(name):
             raise ExpressionError("cdl:variable needs a name that is an NCName", url=doc.url, line=var.sourceline)
