@@ -57,7 +57,6 @@ PROBES = Path(__file__).resolve().parent.parent.parent / "shared" / "probes" / "
 #: Each probe, and the code of the error it is refused with.
 PROBE_CODES = {
     "bad-expression.cdl": "BAD_EXPRESSION",
-    "expression-in-variable.cdl": "BAD_EXPRESSION",
     "bad-lazy.cdl": "BAD_LAZY",
     "bad-path.cdl": "BAD_PATH",
     "bad-prefix.cdl": "BAD_QNAME",

@@ -300,6 +300,23 @@ def test_probe(command: str, name: str, code: str, tmp_path: Path) -> None:
     assert not out.exists()
 
 
+#: Saved inputs of ours refused the way the probes are (tests/data/robustness/NAME/main.cdl).
+OWN_PROBES = {"expression-in-variable": ("BAD_EXPRESSION", 5, "/S/v/cdl:expression")}
+
+
+@pytest.mark.parametrize(("name", "refusal"), sorted(OWN_PROBES.items()))
+@pytest.mark.parametrize("command", ["resolve", "pending", "plan"])
+def test_own_probe(command: str, name: str, refusal: tuple[str, int, str], tmp_path: Path) -> None:
+    code, line, path = refusal
+    probe = Path(__file__).resolve().parent / "data" / "robustness" / name / "main.cdl"
+    proc = subprocess.run([sys.executable, "-m", "cdl", command, str(probe)], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout
+    assert proc.stdout == ""
+    assert proc.stderr.startswith(f"{probe}:{line}: [{code}] ")
+    assert proc.stderr.splitlines()[0].endswith(f"(at {path})")
+    assert "Traceback" not in proc.stderr
+
+
 def test_console_script_module_entry(servers: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "cdl", "resolve", str(servers)], capture_output=True, timeout=60)
     assert proc.returncode == 0
