@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 import cdl
 from cdl.engine.document import load_with, loaded_of
 from cdl.engine.phases import Earlier, Loaded, copy_working
-from cdl.engine.resolution import Resolution, hand_over, resolution_after, resolution_of
+from cdl.engine.resolution import Resolution, check_plan, hand_over, resolution_after, resolution_of
 from cdl.loading.imports import LoadOptions
 from test_diff import fast_paths
 from test_list_reads import documents, write_files
@@ -43,7 +44,12 @@ def edit(rng: random.Random, files: dict[str, str]) -> dict[str, str]:
     for _ in range(rng.randint(1, 2)):
         name = rng.choice(sorted(files))
         text = files[name]
-        kind = rng.choice(["value", "value", "value", "line", "sibling", "drop", "extends", "refroot", "list", "unlist", "ref", "error", "lazy", "required"])
+        kind = rng.choice(
+            ["value", "value", "value", "line", "sibling", "drop", "extends", "refroot", "list", "unlist", "ref", "error", "lazy", "required", "wait", "wait", "ancestor"]
+        )
+        if kind in ("wait", "ancestor"):
+            files[name] = _wait(rng, text, kind == "ancestor")
+            continue
         at = _at(rng, text, {"value": "<a>", "line": "<a>", "sibling": "<b>", "drop": "<b>", "ref": "<a>", "lazy": "<a>"}.get(kind, "<"))
         if at is None:
             continue
@@ -83,6 +89,33 @@ def edit(rng: random.Random, files: dict[str, str]) -> dict[str, str]:
     return files
 
 
+def _wait(rng: random.Random, text: str, ancestor: bool) -> str:
+    """A system list made to wait for a lazy value of another (which may
+    make a cycle of waits) or, with ``ancestor``, a component in a list
+    made to wait for a lazy value of the list (a wait for an ancestor)."""
+    starts = [i for i in range(len(text)) if text.startswith("\n  <S", i)]
+    if not starts:
+        return text
+    waiter = rng.choice(starts) + 1
+    owner = waiter if ancestor else rng.choice(starts) + 1
+    name = re.match(r"\s*<(\w+)", text[owner:])
+    assert name is not None
+    wait = '<k><m>1</m><w cdl:ref="../wp"/></k>' if ancestor else f'<ww cdl:refroot="{name[1]}" cdl:ref="/wp"/>'
+    lazy = '<wp cdl:lazy="true"/>'
+    places = [(text.index(">", waiter) + 1, wait)]
+    if not text.startswith(lazy, text.index(">", owner) + 1):
+        places.append((text.index(">", owner) + 1, lazy))
+    if not ancestor and rng.random() < 0.4:  # and the other way round: a cycle at once
+        places[0] = (places[0][0], wait + lazy)
+        back = re.match(r"\s*<(\w+)", text[waiter:])
+        assert back is not None
+        places.append((text.index(">", owner) + 1, f'<ww cdl:refroot="{back[1]}" cdl:ref="/wp"/>'))
+    # Inserted after the start tags, the later place first: lines stay where they were.
+    for at, what in sorted(places, reverse=True):
+        text = text[:at] + what + text[at:]
+    return text
+
+
 def _seen(resolution: Resolution) -> Any:
     """What a user can read of a resolution."""
     try:
@@ -111,11 +144,18 @@ def _resolved(main: Path, earlier: Earlier | None) -> tuple[Earlier | None, Any,
         resolution = resolution_after(loaded, earlier)
     except cdl.CdlError as error:
         return None, str(error), None
+    try:
+        check_plan(resolution)  # as cdl lsp does: only the lists that can have an error, when known
+        checked = None
+    except cdl.CdlError as error:
+        checked = str(error)
     trees = hand_over(resolution)
     assert trees is not None
     ws = trees.working[0]
     assert ws.reads is not None
     seen = _seen(resolution_of(loaded, (), working=copy_working(trees.working)))
+    plan = seen[3]
+    assert checked == (plan if isinstance(plan, str) else None)
     return trees, seen, ws.reads.by_name(ws.lists)
 
 
@@ -287,3 +327,42 @@ def test_tables_continued_over_versions_hold_what_is_written_once(tmp_path: Path
     # Each finds 4 entries (2 references, T, the expression) and adds 1: continued up to 2 x 4 + 256.
     assert max(len(t.refs) + len(t.names) + len(t.exprs) for t in (loaded.tables for loaded in loads)) <= 2 * 4 + 256 + 1
     assert any(len(b.tables.refs) < len(a.tables.refs) for a, b in zip(loads, loads[1:]))  # began afresh
+
+
+def _checked(texts: list[str], tmp: Path) -> list[tuple[str | None, int | None]]:
+    """Each version of ``texts`` resolved taking over from the one before, as
+    ``cdl lsp`` does: the error its plan check reports (None: none), and how
+    many lists the check planned (None: every list)."""
+    seen: list[tuple[str | None, int | None]] = []
+    earlier = None
+    with fast_paths(True):
+        for k, text in enumerate(texts):
+            path = tmp / "a.cdl"
+            path.write_text(text)
+            loaded = loaded_of(load_with(str(path), LoadOptions(), continuing=None if earlier is None else earlier.loaded))
+            resolution = resolution_after(loaded, earlier)
+            ws = resolution._working()
+            within = None if ws.plan_within is None else len(ws.plan_within)
+            try:
+                check_plan(resolution)
+                error = None
+            except cdl.CdlError as exc:
+                error = exc.code
+            seen.append((error, within))
+            earlier = hand_over(resolution)
+            assert earlier is not None, k
+    return seen
+
+
+def test_a_plan_check_plans_the_lists_resolved_again_and_finds_what_a_plan_finds(tmp_path: Path) -> None:
+    def version(z: str, cycle: bool) -> str:
+        text = _waiting_on_each_other(z)
+        return text if cycle else text.replace('<w cdl:refroot="A" cdl:ref="/p"/>', "")
+
+    seen = _checked([version("1", False), version("5", False), version("5", True), version("6", True)], tmp_path)
+    assert seen == [
+        (None, None),  # the first version: every list planned
+        (None, 2),  # a value of Z edited: Z and Y (whose start tag ends on the line after Z's end) are planned
+        ("PLAN_CYCLE", 2),  # B made to wait for A: B and A (which reads B) are planned
+        ("PLAN_CYCLE", None),  # Z edited again: the earlier plan found a cycle, every list is planned
+    ]

@@ -113,12 +113,15 @@ class Earlier:
     running deployment's, :func:`deployed_earlier`), never taken over.
     ``live``: the trees go on living (a running deployment's): the lists
     taken over are moved into new trees, each leaving an empty element of
-    its name in its place, and the others stay where they are."""
+    its name in its place, and the others stay where they are.
+    ``planned``: a plan of the trees was made and found no error (or of the
+    lists that could have one, :meth:`Taken.plan_within`)."""
 
     loaded: Loaded
     working: Working
     changed: frozenset[str] = frozenset()
     live: bool = False
+    planned: bool = False
 
 
 def deployed_earlier(
@@ -258,6 +261,7 @@ class Taken:
         self.ws.reads.carry(read, kept)
         self._left = [el for el in left if top_level_of(el) in self._kept]
         self._main_fresh: list[etree._Element] | None = None
+        self._planned = earlier.planned
 
     def __repr__(self) -> str:
         return f"<Taken {len(self.kept)} lists, resolving {len(self.fresh)}>"
@@ -348,6 +352,17 @@ class Taken:
         kept = self._kept
         return copied_resolver(self._resolver, self.ws, lambda el: el if top_level_of(el) in kept else None)
 
+    def plan_within(self) -> frozenset[etree._Element] | None:
+        """The top level lists of the main document a plan of the trees can
+        find an error among: those copied, when the earlier trees' plan
+        found none (None: any list). A plan's errors are a cycle of waits
+        or a wait for an ancestor's value (``planning.plan``). A list taken
+        over reads only lists taken over: what its items wait for, in which
+        components, is what it was, and no wait leads from such a list to a
+        list copied. So a cycle among the lists passes through lists copied
+        only, and a wait within one list is one of those copied."""
+        return frozenset(self.main_fresh()) if self._planned else None
+
     def left_with(self, left: list[etree._Element]) -> list[etree._Element]:
         """The items left unresolved in the main document: those of the lists
         taken over and ``left`` (those of the lists copied), in document order."""
@@ -430,6 +445,7 @@ def _left_unresolved(run: Run) -> None:
     run.left = left_unresolved(run.resolver, run.items)
     record_left_reads(run.ws, run.left)
     if run.taken is not None:
+        run.ws.plan_within = run.taken.plan_within()
         run.left = run.taken.left_with(run.left)
     # Freed here, while the collector is paused: nothing resolves these
     # trees again (explain resolves its own).

@@ -50,6 +50,7 @@ class Resolution:
         "_pending",
         "_pending_items",
         "_plan",
+        "_plan_checked",
         "_outputs",
     )
 
@@ -81,6 +82,8 @@ class Resolution:
         #: (None: the same, the document having no cdl:system).
         self._pending_items: tuple[Prefixes, list[PendingItem], list[PendingItem] | None] | None = None
         self._plan: Plan | None = None
+        #: Whether :func:`check_plan` found no error among the lists that can have one.
+        self._plan_checked = False
         #: Output trees built by taking the working trees apart (by system_only).
         self._outputs: dict[bool, etree._Element] = {}
         if validate:
@@ -301,7 +304,7 @@ class Resolution:
         if ws is None or resolver is None or left is None or ws.reads is None or self.rounds:
             return None
         self._give_up_working_trees()
-        return Earlier(self._loaded, (ws, resolver, left))
+        return Earlier(self._loaded, (ws, resolver, left), planned=self._plan is not None or self._plan_checked)
 
     def _working(self) -> Workspace:
         """The resolved working trees, resolved again if an output took them."""
@@ -333,6 +336,23 @@ def hand_over(resolution: Resolution) -> Earlier | None:
     handed over (taken apart by an output, or made with deploy-time values
     or without recording what each list reads)."""
     return resolution._hand_over()
+
+
+def check_plan(resolution: Resolution) -> None:
+    """Raise the errors of the plan of ``resolution`` (``PLAN_CYCLE``,
+    ``PLAN_ANCESTOR_WAIT``; :meth:`Resolution.plan`), if it has any: what
+    ``cdl lsp`` reports of the plan with each version's diagnostics. Only
+    the lists that can have one are planned, when that is known
+    (``Workspace.plan_within``: never without the fast paths, which take
+    nothing over)."""
+    ws = resolution._working()
+    if ws.plan_within is not None and resolution._plan is None:
+        assert resolution._resolver is not None  # set with the trees
+        with cyclic_gc_paused():
+            build_plan(ws, resolution._resolver, within=ws.plan_within)
+        resolution._plan_checked = True
+        return
+    resolution.plan()
 
 
 def resolution_of(loaded: Loaded, rounds: Sequence[Round], validate: bool = False, working: Working | None = None) -> Resolution:

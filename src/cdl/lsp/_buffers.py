@@ -33,6 +33,7 @@ from ._engine import (
     Lines,
     LoadOptions,
     SourceDoc,
+    check_plan,
     decode,
     encode,
     hand_over,
@@ -289,7 +290,7 @@ def analyse(
         else:
             document = load_with(path, options, continuing=continuing)
         resolution = resolution_after(loaded_of(document), taken)
-        resolution.plan()  # a plan's cycle is an error of the document too
+        check_plan(resolution)  # a plan's cycle is an error of the document too
     except CdlError as error:
         errors.append(error)
     if earlier is not None:

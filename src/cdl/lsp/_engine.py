@@ -9,7 +9,8 @@ depends on is this list:
   with ``LoadOptions.overlay``, ``Document``, ``Resolution``, ``loaded_of``
   for the loaded set behind a Document, ``resolution_after`` and
   ``hand_over`` to take over what an edit did not reach of the last
-  resolution, ``Earlier``, ``CdlError``);
+  resolution, ``Earlier``, ``CdlError``; ``check_plan`` for the errors of
+  its plan);
 - the texts and their positions (``text``: encodings, lines, start tags);
 - the loaded trees and what the loader parsed into them (``model``: names,
   elements, paths and their walks, tables, prefixes);
@@ -24,7 +25,7 @@ from __future__ import annotations
 from .. import __version__
 from ..engine.document import Document, load_with, loaded_of
 from ..engine.phases import Earlier, Loaded, resolve_working
-from ..engine.resolution import Resolution, hand_over, resolution_after, resolution_of
+from ..engine.resolution import Resolution, check_plan, hand_over, resolution_after, resolution_of
 from ..errors import CdlError
 from ..loading.imports import LoadOptions
 from ..loading.urls import join_url, local_path
@@ -109,6 +110,7 @@ __all__ = [
     "TagIndex",
     "Workspace",
     "__version__",
+    "check_plan",
     "children_by_name",
     "decode",
     "depth_in_list",

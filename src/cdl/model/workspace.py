@@ -277,6 +277,11 @@ class Workspace:
     #: or cdl:lazy from a prototype (added by prototypes; only ever grows).
     #: The Document's own set never changes.
     item_tags: set[str] = field(default_factory=set)
+    #: The top level lists a plan of these trees can find an error among,
+    #: when that is known to be fewer than all (None: any): set by a
+    #: resolution that took the others over from trees whose plan found
+    #: none (``engine.phases.Taken.plan_within``).
+    plan_within: frozenset[etree._Element] | None = None
 
     def size_bound(self) -> int:
         """An upper bound on the elements of the working trees now: what was

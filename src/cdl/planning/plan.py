@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 from lxml import etree
 
 from ..errors import PlanError
+from ..model.elements import top_level_of
 from ..model.items import ItemKind, holder_of, item_kind
 from ..model.naming import Prefixes, Steps, counted
 from ..model.vocabulary import T_EXPRESSION, T_SYSTEM
@@ -401,7 +402,12 @@ class _Components:
     """
 
     def __init__(
-        self, ws: Workspace, system: etree._Element, needed: set[etree._Element], skip: set[etree._Element]
+        self,
+        ws: Workspace,
+        system: etree._Element,
+        needed: set[etree._Element],
+        skip: set[etree._Element],
+        within: Collection[etree._Element] | None = None,
     ) -> None:
         qname = self.qname = _qnames(ws.ctx.prefixes)
         self.system = system
@@ -426,7 +432,7 @@ class _Components:
         # (lxml hands out one proxy per live element, so `is` finds the
         # parent) numbers each component's parent without a lookup table.
         for top in system:
-            if not isinstance(top.tag, str):
+            if not isinstance(top.tag, str) or (within is not None and top not in within):
                 continue
             i = len(parent)
             parent.append(0)
@@ -531,10 +537,12 @@ class _Query:
 
 
 class _Planner:
-    def __init__(self, ws: Workspace, resolver: ReferenceResolver) -> None:
+    def __init__(self, ws: Workspace, resolver: ReferenceResolver, within: Collection[etree._Element] | None = None) -> None:
         self.ws = ws
         self.ctx = ws.ctx
         self.resolver = resolver
+        #: The top level lists planned (None: every one; :func:`build_plan`).
+        self.within = within
         #: Lazy values each item ultimately waits for (shared between items).
         self.reach: dict[etree._Element, frozenset[etree._Element]] = {}
         #: The items each item waits for directly (for reach and for error chains).
@@ -696,9 +704,7 @@ class _Planner:
         needed: set[etree._Element] = set()
         seen_sets: set[int] = set()
         lazy_owners: dict[etree._Element, etree._Element | None] = {}
-        # Read from the states rather than by testing each item: far fewer
-        # are pending than resolved. Document order is restored below.
-        pending = self.resolver.pending_items()
+        pending = self._pending()  # document order is restored below
         skip: set[etree._Element] = set()  # pending expressions and their holders: not components
         for el in pending:
             kind = self._kind(el)
@@ -724,7 +730,7 @@ class _Planner:
                         lazy_owner = lazy_owners[lazy] = self._owner_element(lazy, system)
                         if lazy_owner is not None:
                             needed.add(lazy_owner)
-        comps = self.comps = _Components(ws, system, needed, skip)
+        comps = self.comps = _Components(ws, system, needed, skip, self.within)
         index = comps.index
         by_owner: dict[int, list[tuple[etree._Element, ItemKind, frozenset[etree._Element]]]] = {}
         for el, kind, needs, owner_el in found:
@@ -764,6 +770,15 @@ class _Planner:
         waves = self._waves(comps, edges)
         self.problems.raise_if_any()
         return self._build(comps, supplies, releases, waits_for, edges, waves)
+
+    def _pending(self) -> list[etree._Element]:
+        """The pending items planned: every one, or those in the lists
+        ``within``. Read from the states rather than by testing each item:
+        far fewer are pending than resolved."""
+        pending = self.resolver.pending_items()
+        if self.within is None:
+            return pending
+        return [el for el in pending if top_level_of(el) in self.within]
 
     def _lift(self, comps: _Components, queries: list[_Query]) -> dict[int, dict[int, list[_Query]]]:
         """Each dependency as an edge between the two children of the nearest
@@ -994,14 +1009,17 @@ def waves_of(family: Sequence[int], after: Mapping[int, Collection[int]]) -> tup
     return wave, left
 
 
-def build_plan(ws: Workspace, resolver: ReferenceResolver) -> Plan:
+def build_plan(ws: Workspace, resolver: ReferenceResolver, within: Collection[etree._Element] | None = None) -> Plan:
     """The deployment plan of the main document's ``cdl:system``.
 
     ``resolver`` holds the items' states after static resolution and every
     deploy-time round. Raises :class:`PlanError` (``PLAN_CYCLE``,
-    ``PLAN_ANCESTOR_WAIT``) when no order exists.
+    ``PLAN_ANCESTOR_WAIT``) when no order exists. With ``within``, some top
+    level lists of the system: the plan of those alone and of the items
+    pending in them (a wait for a value of another list is left out), which
+    finds the errors among them (``engine.resolution.check_plan``).
     """
-    return _Planner(ws, resolver).run()
+    return _Planner(ws, resolver, within).run()
 
 
 class _FactsPlanner(_Planner):
