@@ -15,7 +15,7 @@ inherited children, lenses) and at most once per Navigation. Positions are
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import cast
 
 from ._buffers import Analysis
@@ -82,6 +82,13 @@ class Navigation:
                 return False
             step()
         return True
+
+    def releasing(self) -> Iterator[None]:
+        """Let go of what this navigation made a piece at a time, yielding
+        between the pieces (:meth:`Targets.releasing`): freed at once, the
+        resolution with provenance of a large system holds the interpreter
+        for about a second. Nothing may ask it anything afterwards."""
+        yield from self.targets.releasing()
 
     def _pair_lists(self) -> None:
         """The main document's text scanned for its start tags, and the tags

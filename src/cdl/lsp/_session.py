@@ -56,8 +56,8 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from ._buffers import Analysis, Buffers
 from ._edits import Edit
-from ._engine import UTF16, Lines, __version__
-from ._navigate import drop_navigation, navigation_now, navigation_of
+from ._engine import UTF16, Lines, __version__, loaded_of, releasing_tree
+from ._navigate import Navigation, drop_navigation, navigation_now, navigation_of
 from ._written import Region
 
 #: Seconds after the last change before a document is analysed again.
@@ -151,6 +151,8 @@ class CdlServer(LanguageServer):
         #: them at, its own by default): set by ``features.diagnostics``.
         self.show_problems: Callable[[str, str | None], None] = lambda url, uri: None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cdl-lsp-analysis")
+        #: What lets go of analyses answered from no more (:meth:`_retire`).
+        self._releasing: set[asyncio.Task[None]] = set()
 
     # -- positions --------------------------------------------------------------------
 
@@ -339,8 +341,43 @@ class CdlServer(LanguageServer):
         """On the request loop: ``analysis`` of ``path`` is prepared; the requests
         answer from it if it is still the last shown that loaded."""
         if self._loaded.get(path) is analysis and path in self.buffers.texts:
+            before = self.buffers.answering.get(path)
             self.buffers.answering[path] = analysis
             self._wake(path)
+            if before is not None and before is not analysis:
+                self._retire(before)
+
+    def _retire(self, analysis: Analysis) -> None:
+        """On the request loop: let go of ``analysis``, answered from no more,
+        a piece at a time, answering requests between the pieces
+        (:meth:`Navigation.releasing`): let go of at once, what it prepared
+        holds the interpreter for about a second at 20,000 components."""
+        analysis.memo.pop("now", None)  # over the texts now: lends its resolution from the navigation below
+        navigation = analysis.memo.get("navigation")
+        drop_navigation(analysis)
+        task = asyncio.get_running_loop().create_task(self._released(analysis, navigation))
+        self._releasing.add(task)
+        task.add_done_callback(self._releasing.discard)
+
+    async def _released(self, analysis: Analysis, navigation: object) -> None:
+        """Let go of ``navigation`` (what was prepared of ``analysis``), then of
+        the documents ``analysis`` loaded, unless an analysis still answers
+        or is shown from them, a piece at a time, letting the request loop
+        answer between the pieces."""
+        pieces: list[Iterator[None]] = [navigation.releasing()] if isinstance(navigation, Navigation) else []
+        document = analysis.document
+        if document is not None and all(other.document is not document for other in self._in_use()):
+            pieces += [releasing_tree(doc.root) for doc in loaded_of(document).docs]
+        del analysis, navigation, document
+        for piece in pieces:
+            for _ in piece:
+                await asyncio.sleep(0)
+
+    def _in_use(self) -> Iterator[Analysis]:
+        """The analyses shown or answered from."""
+        yield from self.buffers.analyses.values()
+        yield from self.buffers.answering.values()
+        yield from self._loaded.values()
 
     def _unprepared_dropped(self, path: str, analysis: Analysis) -> None:
         """On the request loop: ``analysis`` of ``path`` could not be prepared;
@@ -385,6 +422,9 @@ class CdlServer(LanguageServer):
         disk now."""
         self._cancel(path)
         self._supersede(path)  # an analysis under way is not shown
+        answering = self.buffers.answering.get(path)
+        if answering is not None:
+            self._retire(answering)
         readers = self.buffers.readers_of(path) - {path}
         urls = self.buffers.drop(path)
         self._edits.pop(path, None)

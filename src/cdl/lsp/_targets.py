@@ -40,6 +40,8 @@ from ._engine import (
     holder_of,
     items_in,
     path_start_in,
+    releasing,
+    releasing_tree,
     resolution_of,
     resolve_working,
     tag_of,
@@ -74,6 +76,18 @@ class Resolved:
         self._plan: Plan | None = None
         #: The error planning raised (then it is not tried again).
         self._unplanned: CdlError | None = None
+
+    def releasing(self) -> Iterator[None]:
+        """Let go of the resolution a piece at a time, yielding between the
+        pieces (``model.scan.releasing``): what was recorded, the items
+        left, the plan, then the trees. Nothing may read it afterwards."""
+        yield from self.recorder.releasing()
+        yield from releasing(self._left)
+        yield from releasing(self._loaded)
+        self._plan = None
+        yield
+        for root in self.ws.roots:
+            yield from releasing_tree(root)
 
     def plan(self) -> Plan | None:
         """The plan of this resolution (None when the system has no order):
@@ -209,10 +223,29 @@ class Targets:
         self._extenders: dict[etree._Element, list[etree._Element]] | None = None
         self._referrers: dict[etree._Element, list[etree._Element]] | None = None
         self._by_referrer: dict[etree._Element, list[etree._Element]] | None = None
+        #: Whether :meth:`releasing` let go of what these targets made.
+        self._released = False
+
+    def releasing(self) -> Iterator[None]:
+        """Let go of what these targets made a piece at a time (see
+        :meth:`Resolved.releasing`): the indexes and the resolution, unless
+        lent by an earlier one (which keeps them). Nothing may ask these
+        targets anything afterwards."""
+        indexes = [self._extenders, self._referrers, self._by_referrer]
+        resolved, self._resolved, self._released = self._resolved, None, True
+        self._extenders = self._referrers = self._by_referrer = None
+        if self._earlier is not None:
+            return
+        for index in indexes:
+            if index is not None:
+                yield from releasing(index)
+        if resolved is not None:
+            yield from resolved.releasing()
 
     def resolved(self) -> Resolved | None:
-        """The resolution (made when first asked); None when the document does not resolve."""
-        if self._resolved is None and self.failure is None:
+        """The resolution (made when first asked); None when the document does
+        not resolve (or these targets let go of it: :meth:`releasing`)."""
+        if self._resolved is None and self.failure is None and not self._released:
             if self._earlier is not None:
                 self._resolved, self.failure = self._earlier.resolved(), self._earlier.failure
                 return self._resolved

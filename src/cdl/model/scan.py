@@ -6,8 +6,10 @@ phases use it to find what they work on without walking trees in Python;
 :func:`has_level` tells whether a subtree is deeper than a bound (the depth
 limit); :func:`elements_bound` bounds a document's elements from its bytes,
 which tells a scan whether libxml2's node-set cap can be reached;
-:func:`collect` consumes a C-level iteration a piece at a time, and
-:func:`release` empties a large list or dict of elements a piece at a time.
+:func:`collect` consumes a C-level iteration a piece at a time,
+:func:`release` empties a large list, dict or set of elements a piece at a
+time, and :func:`releasing` and :func:`releasing_tree` do so, and free a
+tree, yielding between the pieces.
 
 A C call holds the interpreter until it returns: another thread (``cdl
 lsp``'s request loop, while its worker analyses) waits for all of it. A
@@ -62,18 +64,55 @@ _PIECE = 2048
 _WHOLE_SCAN_LIMIT = 65_536
 
 
-def release(held: list[T] | dict[Any, Any]) -> None:
-    """Empty ``held`` (a list, or a dict), :data:`_PIECE` entries per C call:
-    freeing what a large list or dict of lxml elements holds at once holds
-    the interpreter throughout."""
+def release(held: list[Any] | dict[Any, Any] | set[Any]) -> None:
+    """Empty ``held`` (a list, a dict or a set), :data:`_PIECE` entries per C
+    call: freeing what a large list or dict of lxml elements holds at once
+    holds the interpreter throughout."""
+    for _ in releasing(held):
+        pass
+
+
+def releasing(held: list[Any] | dict[Any, Any] | set[Any]) -> Iterator[None]:
+    """:func:`release`, a piece at a time: it yields after each piece, so
+    that its caller may let others run between them."""
     entries: list[Any]
-    if isinstance(held, dict):
-        entries = list(held.items())
-        held.clear()  # nothing is freed yet: ``entries`` holds all of it
-    else:
+    if isinstance(held, list):
         entries = held
+    else:
+        entries = list(held.items()) if isinstance(held, dict) else list(held)
+        held.clear()  # nothing is freed yet: ``entries`` holds all of it
     while entries:
         del entries[-_PIECE:]
+        yield
+
+
+#: How many children :func:`releasing_tree` removes at a time, and how many
+#: make a child one it empties first.
+_TREE_PIECE = 64
+
+
+def releasing_tree(root: etree._Element) -> Iterator[None]:
+    """Empty the tree below ``root`` a piece at a time, yielding after each:
+    :data:`_TREE_PIECE` children are removed at a time (each freed with what
+    it holds, once nothing else holds an element of it), and a child with
+    more children than that is emptied first, the same way. Freed at once, a
+    tree of hundreds of thousands of elements holds the interpreter for a
+    large part of a second. An explicit stack: trees may be deep."""
+    stack = [root]
+    while stack:
+        parent = stack[-1]
+        piece = parent[-_TREE_PIECE:]
+        if not piece:
+            stack.pop()
+            continue
+        wide = [child for child in piece if len(child) > _TREE_PIECE]
+        if wide:
+            stack.append(wide[-1])
+            continue
+        for child in piece:
+            parent.remove(child)
+        del piece[:]
+        yield
 
 
 def collect(found: list[T], walk: Iterator[T]) -> list[T]:

@@ -63,6 +63,7 @@ from ..model.items import holder_of, is_unresolved
 from ..model.naming import counted
 from ..model.paths import PrefixError, parse_user_path, ranked
 from ..model.places import element_line
+from ..model.scan import releasing
 from ..model.suggest import did_you_mean, near_paths
 from ..model.tables import NameRef, Ref
 from ..model.vocabulary import LIST_PARENTS, P_EXPR, P_PROV, P_REF, T_EXPRESSION
@@ -277,6 +278,13 @@ class _Events:
     def __len__(self) -> int:
         return len(self._kinds)
 
+    def releasing(self) -> Iterator[None]:
+        """Forget every event, a piece at a time (``model.scan.releasing``)."""
+        self._kinds, self._prev = bytearray(), array("i")
+        for column in (self._origin, self._via, self._other, self._ref):
+            yield from releasing(column)
+        yield from releasing(self._more)
+
     def append(self, event: _Event) -> None:
         """Record ``event`` (it is not kept: its fields are)."""
         more = (event.at, event.variables, event.round, event.text, event.value)
@@ -349,6 +357,15 @@ class Recorder:
         self.in_place: dict[etree._Element, int] = {}
         #: The deploy-time round being applied (from 1), or None.
         self.round: int | None = None
+
+    def releasing(self) -> Iterator[None]:
+        """Forget what was recorded, a piece at a time, yielding between the
+        pieces (a resolution of a large system records hundreds of
+        thousands of elements: freed at once, they hold the interpreter).
+        Nothing may read the recorder afterwards."""
+        yield from self.events.releasing()
+        yield from releasing(self.in_place)
+        yield from releasing(self._premarked)
 
     def mark_written(self, doc: int, root: etree._Element) -> None:
         """Mark every element of ``root``, a fresh copy of the loaded document
