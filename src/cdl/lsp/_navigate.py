@@ -87,7 +87,7 @@ class Navigation:
         """Let go of what this navigation made a piece at a time, yielding
         between the pieces (:meth:`Targets.releasing`): freed at once, the
         resolution with provenance of a large system holds the interpreter
-        for about a second. Nothing may ask it anything afterwards."""
+        until all of it is freed. Nothing may ask it anything afterwards."""
         yield from self.targets.releasing()
 
     def _pair_lists(self) -> None:

@@ -351,7 +351,8 @@ class CdlServer(LanguageServer):
         """On the request loop: let go of ``analysis``, answered from no more,
         a piece at a time, answering requests between the pieces
         (:meth:`Navigation.releasing`): let go of at once, what it prepared
-        holds the interpreter for about a second at 20,000 components."""
+        would hold the interpreter, and the requests, until all of it is
+        freed (docs/performance.md, "Letting go of an analysis")."""
         analysis.memo.pop("now", None)  # over the texts now: lends its resolution from the navigation below
         navigation = analysis.memo.get("navigation")
         drop_navigation(analysis)

@@ -96,8 +96,8 @@ def releasing_tree(root: etree._Element) -> Iterator[None]:
     :data:`_TREE_PIECE` children are removed at a time (each freed with what
     it holds, once nothing else holds an element of it), and a child with
     more children than that is emptied first, the same way. Freed at once, a
-    tree of hundreds of thousands of elements holds the interpreter for a
-    large part of a second. An explicit stack: trees may be deep."""
+    large tree holds the interpreter until all of it is freed. An explicit
+    stack: trees may be deep."""
     stack = [root]
     while stack:
         parent = stack[-1]
