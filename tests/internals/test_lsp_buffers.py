@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import cdl
+from cdl.engine.document import loaded_of
 from cdl.lsp._buffers import Buffers, Settings, analyse, settings_from
 from cdl.lsp._navigate import navigation_of
 from cdl.lsp.features.completion import completion
@@ -221,3 +223,17 @@ def test_an_analysis_places_its_problems_with_the_lines_the_request_loop_found(t
     analysis = buffers.job(main)()
     assert analysis.problems[main]  # placed with the lines of that text
     assert analysis.lines_of(main) is typed
+
+
+def test_an_analysis_does_not_prepare_an_output_it_never_writes(tmp_path: Path) -> None:
+    """``cdl lsp`` never writes an analysis's Document out: its load skips the
+    output's known path (types rewritten, a namespace declared on the root:
+    work per element, and one long C call). Were it written, the general
+    path writes what a Document prepared for it writes."""
+    _, system = generate(30, tmp_path)
+    path = str(Path(system).resolve())
+    analysis = analyse(path, {}, Settings())
+    assert analysis.document is not None
+    assert loaded_of(analysis.document).output_facts is None
+    assert loaded_of(cdl.load(path)).output_facts is not None
+    assert analysis.document.resolve().to_bytes() == cdl.load(path).resolve().to_bytes()

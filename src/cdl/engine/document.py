@@ -168,10 +168,12 @@ def load_with(
     name: str | None = None,
     base: str | os.PathLike[str] | None = None,
     continuing: Loaded | None = None,
+    output: bool = True,
 ) -> Document:
     """:func:`load` with the options built (``cdl lsp`` adds its open buffers);
-    ``continuing``: the load of the version before (``phases.load_loaded``)."""
-    return document_of(load_loaded(source, options, name, base, continuing))
+    ``continuing``: the load of the version before; ``output``: whether the
+    output's known path is prepared (``phases.load_loaded``)."""
+    return document_of(load_loaded(source, options, name, base, continuing, output))
 
 
 def document_of(loaded: Loaded) -> Document:

@@ -621,6 +621,7 @@ def load_loaded(
     name: str | None = None,
     base: str | os.PathLike[str] | None = None,
     continuing: Loaded | None = None,
+    output: bool = True,
 ) -> Loaded:
     """Load a document set (``cdl.load``, with the options built): phases 1-3 and
     what the output and the required check can know beforehand.
@@ -630,7 +631,12 @@ def load_loaded(
     what both versions write alike then has the same entries, so a
     resolution of this version may take over the lists of one of that
     version wherever they are written alike (:func:`take_over`), not only
-    where they come before the first new entry."""
+    where they come before the first new entry.
+
+    ``output``: whether to prepare the known path of the output
+    (``prepare_output``, with the load's switch). Without, an output of
+    this Document takes the general path, which writes the same: a Document
+    never output (``cdl lsp``'s analyses) need not pay for it."""
     tables = None
     if continuing is not None and options.fast_paths and fast_paths_enabled():
         tables = continuing.tables.continued()
@@ -643,6 +649,6 @@ def load_loaded(
     # The last step of loading, with the load's switch: the output's known
     # path writes the types in their output form into the loaded trees now,
     # so that copies carry it; the Document never changes afterwards.
-    facts = prepare_output(docs, declared, options.fast_paths)
+    facts = prepare_output(docs, declared, options.fast_paths) if output else None
     required = required_tags(docs) if options.fast_paths else None
     return Loaded(docs, tables, registry, options, facts, required)

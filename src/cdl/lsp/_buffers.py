@@ -285,10 +285,11 @@ def analyse(
     # The load continues the tables of the version the trees were made from.
     continuing = None if taken is None else taken.loaded
     try:
+        # Never output: the output's known path is not prepared (``load_loaded``).
         if path.startswith(UNTITLED):
-            document = load_with(encode(buffers[path]), options, name=path, base=settings.root, continuing=continuing)
+            document = load_with(encode(buffers[path]), options, name=path, base=settings.root, continuing=continuing, output=False)
         else:
-            document = load_with(path, options, continuing=continuing)
+            document = load_with(path, options, continuing=continuing, output=False)
         resolution = resolution_after(loaded_of(document), taken)
         check_plan(resolution)  # a plan's cycle is an error of the document too
     except CdlError as error:
