@@ -80,7 +80,12 @@ def test_a_navigation_lets_go_of_its_resolution_a_piece_at_a_time(tmp_path: Path
     assert resolved is not None and len(resolved.recorder.events)
     roots = list(resolved.ws.roots)
     assert navigation.targets.referrers(roots[0]) == []  # an index built, to let go of too
+    top = roots[0].find(".//{*}system/*")
+    assert top is not None and resolved.origin(top) is not None  # the loaded elements listed
+    listed = list(resolved._loaded.values())
+    assert listed and all(listed)
     steps = len(list(navigation.releasing()))
+    assert not any(listed)  # let go of a piece at a time, not as entries of its dict
     assert steps > 5  # the recorder, the indexes and the trees, each in pieces
     assert all(len(root) == 0 for root in roots)
     assert len(resolved.recorder.events) == 0 and not resolved.recorder.in_place
@@ -156,5 +161,30 @@ def test_documents_an_analysis_in_use_loaded_are_kept(tmp_path: Path) -> None:
         while server._releasing:
             await asyncio.sleep(0)
         assert all(len(doc.root) for doc in loaded_of(old.document).docs)
+
+    asyncio.run(run())
+
+
+def test_closing_a_document_lets_go_of_its_analysis_and_its_kept_trees(tmp_path: Path) -> None:
+    _, system = generate(20, tmp_path)
+    path = str(Path(system).resolve())
+
+    async def run() -> None:
+        server = CdlServer()
+        key = server.buffers.put(Path(path).as_uri(), Path(path).read_text(encoding="utf-8"))
+        assert key == path
+        analysis = server.buffers.job(path)()  # as the worker makes it: the trees kept for the next
+        server.buffers.install(path, analysis)
+        server.buffers.answering[path] = server._loaded[path] = analysis
+        held = server.buffers._earlier[path]
+        trees = held.take()
+        assert trees is not None
+        held.put(trees)
+        roots = list(trees.working[0].roots)
+        server.close(path, Path(path).as_uri())
+        while server._releasing:
+            await asyncio.sleep(0)
+        assert all(len(root) == 0 for root in roots)
+        assert analysis.document is not None and all(len(doc.root) == 0 for doc in loaded_of(analysis.document).docs)
 
     asyncio.run(run())

@@ -370,6 +370,12 @@ class Buffers:
         path = key_of(uri)
         return path if path is not None and path in self.texts else None
 
+    def last_trees(self, path: str) -> Earlier | None:
+        """The working trees held for the next analysis of the open document
+        ``path``, held no more (None: none, or an analysis has them now)."""
+        held = self._earlier.get(path)
+        return None if held is None else held.take()
+
     def drop(self, path: str) -> set[str]:
         """Forget the open document ``path`` and its analysis; the documents it had found problems in."""
         self.texts.pop(path, None)

@@ -56,7 +56,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from ._buffers import Analysis, Buffers
 from ._edits import Edit
-from ._engine import UTF16, Lines, __version__, loaded_of, releasing_tree
+from ._engine import UTF16, Earlier, Lines, __version__, loaded_of, releasing_tree
 from ._navigate import Navigation, drop_navigation, navigation_now, navigation_of
 from ._written import Region
 
@@ -347,29 +347,32 @@ class CdlServer(LanguageServer):
             if before is not None and before is not analysis:
                 self._retire(before)
 
-    def _retire(self, analysis: Analysis) -> None:
-        """On the request loop: let go of ``analysis``, answered from no more,
-        a piece at a time, answering requests between the pieces
+    def _retire(self, analysis: Analysis, trees: Earlier | None = None) -> None:
+        """On the request loop: let go of ``analysis``, answered from no more
+        (and of ``trees``, a closed document's working trees kept for its next
+        analysis), a piece at a time, answering requests between the pieces
         (:meth:`Navigation.releasing`): let go of at once, what it prepared
         would hold the interpreter, and the requests, until all of it is
         freed (docs/performance.md, "Letting go of an analysis")."""
         analysis.memo.pop("now", None)  # over the texts now: lends its resolution from the navigation below
         navigation = analysis.memo.get("navigation")
         drop_navigation(analysis)
-        task = asyncio.get_running_loop().create_task(self._released(analysis, navigation))
+        task = asyncio.get_running_loop().create_task(self._released(analysis, navigation, trees))
         self._releasing.add(task)
         task.add_done_callback(self._releasing.discard)
 
-    async def _released(self, analysis: Analysis, navigation: object) -> None:
-        """Let go of ``navigation`` (what was prepared of ``analysis``), then of
-        the documents ``analysis`` loaded, unless an analysis still answers
-        or is shown from them, a piece at a time, letting the request loop
-        answer between the pieces."""
+    async def _released(self, analysis: Analysis, navigation: object, trees: Earlier | None) -> None:
+        """Let go of ``navigation`` (what was prepared of ``analysis``), of the
+        working trees ``trees``, then of the documents ``analysis`` loaded,
+        unless an analysis still answers or is shown from them, a piece at a
+        time, letting the request loop answer between the pieces."""
         pieces: list[Iterator[None]] = [navigation.releasing()] if isinstance(navigation, Navigation) else []
+        if trees is not None:
+            pieces += [releasing_tree(root) for root in trees.working[0].roots]
         document = analysis.document
         if document is not None and all(other.document is not document for other in self._in_use()):
             pieces += [releasing_tree(doc.root) for doc in loaded_of(document).docs]
-        del analysis, navigation, document
+        del analysis, navigation, document, trees
         for piece in pieces:
             for _ in piece:
                 await asyncio.sleep(0)
@@ -425,7 +428,7 @@ class CdlServer(LanguageServer):
         self._supersede(path)  # an analysis under way is not shown
         answering = self.buffers.answering.get(path)
         if answering is not None:
-            self._retire(answering)
+            self._retire(answering, self.buffers.last_trees(path))
         readers = self.buffers.readers_of(path) - {path}
         urls = self.buffers.drop(path)
         self._edits.pop(path, None)

@@ -80,10 +80,14 @@ class Resolved:
     def releasing(self) -> Iterator[None]:
         """Let go of the resolution a piece at a time, yielding between the
         pieces (``model.scan.releasing``): what was recorded, the items
-        left, the plan, then the trees. Nothing may read it afterwards."""
+        left, the loaded elements listed for :meth:`origin` (a whole
+        document's each), the plan, then the trees. Nothing may read it
+        afterwards."""
         yield from self.recorder.releasing()
         yield from releasing(self._left)
-        yield from releasing(self._loaded)
+        for listed in self._loaded.values():
+            yield from releasing(listed)
+        self._loaded.clear()
         self._plan = None
         yield
         for root in self.ws.roots:
