@@ -14,6 +14,10 @@ the client's side:
   middle of the system) to their diagnostics (the server waits
   ``cdl.lsp.server.DEBOUNCE`` seconds for typing to pause, and that wait is
   included);
+- **change, typing on**: the same, for a burst typed 2.5 s after the
+  first's diagnostics, while the server prepares what it analysed for the
+  requests (at 20,000, by then in its resolution with provenance, which
+  takes several seconds and gives way to the newer analysis);
 - **hover / definition / completion, during**: the slowest of these
   requests sent one after another while that analysis runs (from the
   burst's first change to its diagnostics), on components away from the edit;
@@ -62,7 +66,7 @@ from synthetic import generate
 ROOT = Path(__file__).resolve().parent.parent
 #: The figures, in the order they are shown, and their targets (seconds, or a ratio) by N.
 FIGURES = (
-    "open", "ready", "symbols", "symbols listed", "change", "answered during",
+    "open", "ready", "symbols", "symbols listed", "change", "change, typing on", "answered during",
     "hover, during", "definition, during", "completion, during", "completion, typed",
     "hover, idle", "definition, idle", "completion, idle",
     "peak MB", "resident MB", "resolution MB", "peak / resolution",
@@ -70,6 +74,7 @@ FIGURES = (
 TARGETS = {
     "symbols": {20000: 1.0},
     "change": {2000: 1.0, 20000: 4.0},
+    "change, typing on": {2000: 1.0, 20000: 4.0},
     "peak / resolution": {2000: 3.0, 20000: 3.0},
     **{f"{request}, {when}": {2000: 0.1, 20000: 0.1} for request in ("hover", "definition", "completion") for when in ("during", "idle")},
     "completion, typed": {2000: 0.1, 20000: 0.1},
@@ -232,6 +237,16 @@ async def _measure(n: int, directory: str) -> dict[str, float]:
         await analysed
         figures["change"] = time.perf_counter() - began
         figures.update(await during)
+
+        # Typing goes on a moment later, while the server prepares for the
+        # requests what it just analysed.
+        await asyncio.sleep(2.5)
+        typed_on = session.text
+        for typed in range(1, 6):
+            session.change(typed_on[:middle] + "y" * typed + typed_on[middle:])
+        began = time.perf_counter()
+        await session.diagnostics()
+        figures["change, typing on"] = time.perf_counter() - began
 
         # A component being typed after the middle one: completion at its trigger character.
         before = session.text

@@ -38,6 +38,7 @@ async def held(lsp_client: LanguageClient):  # type: ignore[no-untyped-def]
     yield
     await command(lsp_client, "test.release")
     await command(lsp_client, "test.release_preparing")
+    await command(lsp_client, "test.release_resolving")
     await lsp_client.shutdown_session()
 
 
@@ -228,6 +229,25 @@ async def test_a_preparation_stops_when_its_text_changes_and_waits_for_the_analy
     assert [d.code for d in await published(held, uri)] == ["UNKNOWN_PROTOTYPE"]
     log = await until(held, lambda log: "resolve v3" in log["events"])
     assert in_worker(log, "pair v2") == ["pair v2", "analyse v3", "pair v3", "resolve v3"]
+    assert "/Web" in hover_text(await held.text_document_hover_async(types.HoverParams(ident(uri), where(typed, "<Web", 1))))
+
+
+@pytest.mark.asyncio
+async def test_a_preparation_gives_way_part_way_through_its_resolution(held: LanguageClient, tmp_path: Path) -> None:
+    uri = await opened(held, tmp_path, system("v1"))
+    await command(held, "test.hold_resolving")
+    change(held, uri, system("v2", webs()), 2)
+    await until(held, lambda log: "extending" in log["events"])  # v2's resolution with provenance, held at its first list
+    typed = system("v3", '    <Web cdl:extends="Servr"/>')
+    change(held, uri, typed, 3)
+    await until(held, lambda log: "ask v3" in log["events"])
+    held.diagnostics.pop(uri, None)
+    await command(held, "test.release_resolving")
+    assert [d.code for d in await published(held, uri)] == ["UNKNOWN_PROTOTYPE"]
+    log = await until(held, lambda log: "resolve v3" in log["events"])
+    # v2's resolution stopped at its next list, never ended: v3 did not wait for it.
+    assert in_worker(log, "resolve v2") == ["resolve v2", "analyse v3", "pair v3", "resolve v3"]
+    assert "resolved v2" not in log["events"]
     assert "/Web" in hover_text(await held.text_document_hover_async(types.HoverParams(ident(uri), where(typed, "<Web", 1))))
 
 

@@ -17,9 +17,10 @@ from lxml import etree
 from cdl.engine.document import loaded_of
 from cdl.lsp._buffers import Settings, analyse
 from cdl.lsp._navigate import Navigation, navigation_now, navigation_of
-from cdl.lsp._session import CdlServer
-from cdl.lsp._targets import Resolved
+from cdl.lsp._session import CdlServer, _Unprepared
+from cdl.lsp._targets import Resolved, _Stamping, _Stopping
 from cdl.model.scan import release, releasing, releasing_tree
+from cdl.model.workspace import Workspace
 from synthetic import generate
 
 
@@ -186,5 +187,93 @@ def test_closing_a_document_lets_go_of_its_analysis_and_its_kept_trees(tmp_path:
             await asyncio.sleep(0)
         assert all(len(root) == 0 for root in roots)
         assert analysis.document is not None and all(len(doc.root) == 0 for doc in loaded_of(analysis.document).docs)
+
+    asyncio.run(run())
+
+
+def test_a_resolution_stopped_part_way_lets_go_of_what_it_made_and_is_made_again_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A preparation gives way to a newer analysis in the middle of its
+    resolution with provenance (``Resolved``'s ``stop``): the trees made so
+    far are kept to be let go of later, a piece at a time (first thing when
+    it goes on), and the resolution is made from the start, as one never
+    stopped."""
+    _, system = generate(40, tmp_path)
+    path = str(Path(system).resolve())
+    made: list[etree._Element] = []
+    workspace = _Stamping.workspace
+
+    def recorded(self: _Stamping) -> Workspace:
+        ws = workspace(self)
+        made.extend(ws.roots)
+        return ws
+
+    monkeypatch.setattr(_Stamping, "workspace", recorded)
+    asked = 0
+
+    def stop() -> bool:
+        nonlocal asked
+        asked += 1
+        return asked > 30  # two before the steps, then inside the resolution
+
+    navigation = navigation_of(analyse(path, {}, Settings()))
+    assert navigation is not None
+    assert not navigation.prepare(stop)
+    stopped = list(made)
+    assert asked == 31 and stopped and all(len(root) for root in stopped)
+    assert navigation.prepare()
+    assert all(len(root) == 0 for root in stopped)
+    resolved = navigation.targets.resolved()
+    whole = navigation_of(analyse(path, {}, Settings()))
+    assert whole is not None and whole.prepare()
+    other = whole.targets.resolved()
+    assert resolved is not None and other is not None
+    assert isinstance(resolved.recorder, _Stopping) and resolved.recorder.stop is None  # not kept with it
+    assert len(resolved.recorder.events) == len(other.recorder.events) > 30
+    assert [etree.tostring(root) for root in resolved.ws.roots] == [etree.tostring(root) for root in other.ws.roots]
+
+
+def test_what_a_stopped_preparation_made_is_let_go_of_after_the_next_analysis_is_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The analysis asked for goes first: what the preparation it stopped
+    made is let go of (in the worker, a piece at a time) once that analysis
+    is handed to the request loop, not before it runs."""
+    _, system = generate(40, tmp_path)
+    path = str(Path(system).resolve())
+    made: list[etree._Element] = []
+    workspace = _Stamping.workspace
+
+    def recorded(self: _Stamping) -> Workspace:
+        ws = workspace(self)
+        made.extend(ws.roots)
+        return ws
+
+    monkeypatch.setattr(_Stamping, "workspace", recorded)
+
+    async def run() -> None:
+        server = CdlServer()
+        server.buffers.texts[path] = Path(path).read_text(encoding="utf-8")
+        stale = analyse(path, {}, Settings())
+        navigation = navigation_of(stale)
+        assert navigation is not None
+        asked = iter(range(100))
+        assert not navigation.prepare(lambda: next(asked) > 20)
+        server._unprepared[path] = _Unprepared(stale, 1)
+        generation = server._supersede(path)
+        seen: list[bool] = []
+
+        def job() -> object:
+            seen.append(all(len(root) for root in made))  # still held while the analysis runs
+            return analyse(path, {}, Settings())
+
+        told: list[str] = []
+        monkeypatch.setattr(server, "_analysed", lambda *args: told.append("analysed"))
+        monkeypatch.setattr(server, "_prepare_waiting", lambda loop: told.append(str(all(len(root) == 0 for root in made))))
+        server._run(asyncio.get_running_loop(), path, generation, job)  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+        assert seen == [True] and made
+        assert told[0] == "True"  # emptied before the next preparation, after the analysis
 
     asyncio.run(run())

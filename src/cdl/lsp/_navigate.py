@@ -14,6 +14,7 @@ inherited children, lenses) and at most once per Navigation. Positions are
 
 from __future__ import annotations
 
+import collections
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import cast
@@ -21,7 +22,7 @@ from typing import cast
 from ._buffers import Analysis
 from ._edits import Edit
 from ._engine import CdlError, Document, Lines, Plan, Resolution, start_line
-from ._targets import Targets
+from ._targets import Stopped, Targets
 from ._written import Cursor, Spot, Written, attribute_name, is_variable
 
 #: How far below a document's root its top level lists are (cdl:cdl, then
@@ -62,6 +63,8 @@ class Navigation:
         #: depends on the texts).
         self.targets: Targets = Targets(self.written, None if earlier is None else earlier.targets)
         self._plain: Resolution | None = resolution
+        #: What resolutions stopped part way made (``Stopped.left``), to let go of.
+        self._stopped: list[Iterator[None]] = []
 
     def prepare(self, yielding: Callable[[], bool] = lambda: False) -> bool:
         """Build now what the first hover and the first lens of the main
@@ -73,14 +76,23 @@ class Navigation:
         text) (``cdl lsp`` calls it in its worker thread, so that they answer
         at once). Before each of these steps, stop if ``yielding()`` says so
         (other work is waiting); whether all are done. What is done is kept:
-        calling it again goes on from there."""
+        calling it again goes on from there. The resolution, by far the
+        longest step, also stops part way once ``yielding()`` says so
+        (``Targets.resolved``), and is made again from the start."""
+        for piece in self._stopped:  # going on: what a stop left goes first
+            collections.deque(piece, maxlen=0)
+        self._stopped.clear()
         main = self.written.docs[0]
         lines = functools.partial(start_line, main.data, main.root)
-        steps = (self._pair_lists, self.targets.resolved, self.plan, lines)
+        steps = (self._pair_lists, functools.partial(self.targets.resolved, yielding), self.plan, lines)
         for step in steps:
             if yielding():
                 return False
-            step()
+            try:
+                step()
+            except Stopped as stopped:
+                self._stopped.append(stopped.left)
+                return False
         return True
 
     def releasing(self) -> Iterator[None]:
@@ -88,6 +100,9 @@ class Navigation:
         between the pieces (:meth:`Targets.releasing`): freed at once, the
         resolution with provenance of a large system holds the interpreter
         until all of it is freed. Nothing may ask it anything afterwards."""
+        for piece in self._stopped:
+            yield from piece
+        self._stopped.clear()
         yield from self.targets.releasing()
 
     def _pair_lists(self) -> None:
@@ -130,10 +145,12 @@ def navigation_of(analysis: Analysis) -> Navigation | None:
     return cast("Navigation", found)
 
 
-def drop_navigation(analysis: Analysis) -> None:
-    """Forget the navigation over ``analysis`` and what it made (a later
-    :func:`navigation_of` builds it again)."""
-    analysis.memo.pop("navigation", None)
+def drop_navigation(analysis: Analysis) -> Navigation | None:
+    """Forget the navigation over ``analysis`` (a later :func:`navigation_of`
+    builds it again); the navigation forgotten, if any, for its caller to
+    let go of (:meth:`Navigation.releasing`)."""
+    found = analysis.memo.pop("navigation", None)
+    return found if isinstance(found, Navigation) else None
 
 
 def navigation_now(analysis: Analysis, texts: Mapping[str, str], edit: Edit | None = None) -> Navigation | None:

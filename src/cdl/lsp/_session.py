@@ -39,6 +39,7 @@ garbage collector (:func:`_collector_off`).
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import functools
 import gc
@@ -275,15 +276,16 @@ class CdlServer(LanguageServer):
         stale), handed to the request loop to show what it found; then the
         preparations waiting (:meth:`_prepare_waiting`)."""
         self._started += 1
+        dropped: Navigation | None = None
         with _collector_off():
             try:
                 if self._current(path, generation):
                     waiting = self._unprepared.get(path)
                     if waiting is not None:
                         # Most often this one loads and replaces it: what its
-                        # preparation made so far goes, rather than stay beside
-                        # this analysis (made again if this one does not load).
-                        drop_navigation(waiting.analysis)
+                        # preparation made so far goes (made again if this one
+                        # does not load), let go of once this one is shown.
+                        dropped = drop_navigation(waiting.analysis)
                     analysis = job()
                     analysis.lines_of(path)  # the diagnostics are placed with them
                     shown = self._current(path, generation)
@@ -298,6 +300,9 @@ class CdlServer(LanguageServer):
                 _tell(loop, self._failed, path, exc)
             finally:
                 _tell(loop, self._done, path, generation)
+            if dropped is not None:  # a piece at a time: the request loop answers between them
+                collections.deque(dropped.releasing(), maxlen=0)
+                del dropped
             self._prepare_waiting(loop)
 
     def _prepare_waiting(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -355,8 +360,7 @@ class CdlServer(LanguageServer):
         would hold the interpreter, and the requests, until all of it is
         freed (docs/performance.md, "Letting go of an analysis")."""
         analysis.memo.pop("now", None)  # over the texts now: lends its resolution from the navigation below
-        navigation = analysis.memo.get("navigation")
-        drop_navigation(analysis)
+        navigation = drop_navigation(analysis)
         task = asyncio.get_running_loop().create_task(self._released(analysis, navigation, trees))
         self._releasing.add(task)
         task.add_done_callback(self._releasing.discard)

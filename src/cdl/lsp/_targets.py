@@ -15,7 +15,8 @@ provenance recorded (hover explains from it), and only when first needed.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+import itertools
+from collections.abc import Callable, Iterator
 
 from lxml import etree
 
@@ -66,12 +67,26 @@ class Resolved:
     copied from (:meth:`origin`).
     """
 
-    def __init__(self, written: Written) -> None:
+    def __init__(self, written: Written, stop: Callable[[], bool] | None = None) -> None:
+        """Resolve ``written``'s documents, recording provenance; with
+        ``stop``, end early (raising :class:`Stopped`) once it says so
+        (:class:`_Stopping`)."""
         self.written = written
-        self.recorder = Recorder()
+        self.recorder = Recorder() if stop is None else _Stopping(stop)
         self.ws: Workspace
         self.resolver: ReferenceResolver
-        self.ws, self.resolver, self._left = resolve_working(_Stamping.of(written.loaded, self.recorder), (), self.recorder)
+        stamping = _Stamping.of(written.loaded, self.recorder)
+        try:
+            self.ws, self.resolver, self._left = resolve_working(stamping, (), self.recorder)
+        except Stopped as stopped:
+            # Kept to be let go of a piece at a time, not all at once as the
+            # resolution's frames end.
+            stopped.left = itertools.chain(*(releasing_tree(root) for root in stamping.made), self.recorder.releasing())
+            raise
+        finally:
+            stamping.made.clear()
+            if isinstance(self.recorder, _Stopping):
+                self.recorder.stop = None  # what ``stop`` holds is not kept with the resolution
         self._loaded: dict[int, list[etree._Element]] = {}
         self._plan: Plan | None = None
         #: The error planning raised (then it is not tried again).
@@ -191,6 +206,47 @@ class Resolved:
         return ()
 
 
+class Stopped(Exception):
+    """A resolution with provenance was asked to stop before its end
+    (:class:`Resolved`'s ``stop``): a newer analysis waits for the worker.
+    ``left`` lets go of what it made, a piece at a time (once the newer
+    analysis is shown: freeing it takes a part of an analysis's time)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.left: Iterator[None] = iter(())
+
+
+class _Stopping(Recorder):
+    """A recorder whose resolution stops (raises :class:`Stopped`) at the
+    first document marked, list extended or reference resolved once ``stop()``
+    says so. These events come throughout every phase of a resolution (in a
+    large system, never far apart), so an analysis asked for while an earlier
+    one is prepared waits for a moment, not for a whole resolution with
+    provenance (docs/performance.md, "A preparation gives way")."""
+
+    def __init__(self, stop: Callable[[], bool]) -> None:
+        super().__init__()
+        #: None once the resolution is over.
+        self.stop: Callable[[], bool] | None = stop
+
+    def _check(self) -> None:
+        if self.stop is not None and self.stop():
+            raise Stopped
+
+    def mark_written(self, doc: int, root: etree._Element) -> None:
+        self._check()
+        super().mark_written(doc, root)
+
+    def extends(self, extending: etree._Element, proto: etree._Element) -> None:
+        self._check()
+        super().extends(extending, proto)
+
+    def referenced(self, shell: etree._Element, target: etree._Element, ref: Ref) -> None:
+        self._check()
+        super().referenced(shell, target, ref)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class _Stamping(Loaded):
     """A loaded document set whose working copies are marked with where
@@ -199,6 +255,8 @@ class _Stamping(Loaded):
     resolution, and never changed."""
 
     recorder: Recorder | None = None
+    #: The working trees made so far (let go of when the resolution stops).
+    made: list[etree._Element] = dataclasses.field(default_factory=list)
 
     @classmethod
     def of(cls, loaded: Loaded, recorder: Recorder) -> _Stamping:
@@ -209,6 +267,7 @@ class _Stamping(Loaded):
     def workspace(self) -> Workspace:
         ws = super().workspace()
         assert self.recorder is not None  # (a field with a default: Loaded's last ones have one)
+        self.made.extend(ws.roots)
         for doc, root in zip(self.docs, ws.roots):  # fresh copies: in the loaded documents' order
             self.recorder.mark_written(doc.index, root)
         return ws
@@ -246,15 +305,17 @@ class Targets:
         if resolved is not None:
             yield from resolved.releasing()
 
-    def resolved(self) -> Resolved | None:
+    def resolved(self, stop: Callable[[], bool] | None = None) -> Resolved | None:
         """The resolution (made when first asked); None when the document does
-        not resolve (or these targets let go of it: :meth:`releasing`)."""
+        not resolve (or these targets let go of it: :meth:`releasing`). With
+        ``stop``, one being made stops once it says so (raising
+        :class:`Stopped`; asked again, it is made from the start)."""
         if self._resolved is None and self.failure is None and not self._released:
             if self._earlier is not None:
                 self._resolved, self.failure = self._earlier.resolved(), self._earlier.failure
                 return self._resolved
             try:
-                self._resolved = Resolved(self.written)
+                self._resolved = Resolved(self.written, stop)
             except CdlError as exc:
                 self.failure = exc
         return self._resolved

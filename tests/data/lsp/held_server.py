@@ -8,16 +8,20 @@ thread) is counted there, and runs at once; one made in any other thread
 waits while the test holds the analyses. The preparation of an analysis
 for the requests is recorded too (its first step, pairing the main
 document's text with its tree, and the resolution with provenance), and its
-first step waits in the worker while the test holds the preparations.
+first step waits in the worker while the test holds the preparations; the
+resolution with provenance waits at its first list extended while the test
+holds the resolutions, and ``resolved vN`` is recorded when one ends.
 Commands (``workspace/executeCommand``): ``test.hold``, ``test.release``,
-``test.hold_preparing``, ``test.release_preparing``, ``test.gc`` (how many
+``test.hold_preparing``, ``test.release_preparing``,
+``test.hold_resolving``, ``test.release_resolving``, ``test.gc`` (how many
 objects the cyclic collector holds frozen, and how many it walks), and
 ``test.log``, which answers what was recorded: ``analysed`` (the markers,
 in order), ``on_loop`` (how many ran on the request loop), ``shown`` (each
 publication of diagnostics: the document and the codes shown),
 ``attempted`` (for each analysis, how many elements its resolution handed
 the resolver: what it resolved), ``events``, all of it in one order (``ask vN``: an analysis asked of the
-worker; ``analyse vN``, ``show vN [codes]``, ``pair vN``, ``resolve vN``),
+worker; ``analyse vN``, ``show vN [codes]``, ``pair vN``, ``resolve vN``,
+``extending`` (a resolution held), ``resolved vN``),
 ``scanned`` (the length of each text the requests' navigation scanned for
 its start tags, ``cdl.lsp._source.scan`` and ``index_tags``) and, on the request loop,
 ``split`` (the length of each text split into lines) and ``qnames`` (how
@@ -43,6 +47,7 @@ from cdl.lsp._targets import Resolved
 from cdl.lsp._written import Written
 from cdl.lsp.server import build_server
 from cdl.model.naming import Prefixes
+from cdl.resolution.explain import Recorder
 from cdl.resolution.references import ReferenceResolver
 from cdl.text.lines import Lines
 
@@ -51,6 +56,8 @@ free = threading.Event()
 free.set()
 preparing = threading.Event()
 preparing.set()
+resolving = threading.Event()
+resolving.set()
 log: dict[str, Any] = {"analysed": [], "attempted": [], "on_loop": 0, "shown": [], "events": [], "scanned": [], "split": [], "qnames": 0, "read": 0}
 analyse = buffers_module.analyse
 
@@ -108,9 +115,20 @@ def held_paired(self: Written, index: int) -> Any:
 resolved_init = Resolved.__init__
 
 
-def logged_resolved_init(self: Resolved, written: Written) -> None:
+def logged_resolved_init(self: Resolved, written: Written, stop: Any = None) -> None:
     log["events"].append(f"resolve {marker_of(main_text(written))}")
-    resolved_init(self, written)
+    resolved_init(self, written, stop)
+    log["events"].append(f"resolved {marker_of(main_text(written))}")
+
+
+extends = Recorder.extends
+
+
+def held_extends(self: Recorder, extending: Any, proto: Any) -> None:
+    if not resolving.is_set() and threading.current_thread() is not threading.main_thread():
+        log["events"].append("extending")
+        resolving.wait(120)
+    extends(self, extending, proto)
 
 
 buffers_module.analyse = held_analyse  # type: ignore[assignment]
@@ -157,6 +175,7 @@ Lines.__init__ = counted_split  # type: ignore[method-assign]
 Prefixes.qname = counted_qname  # type: ignore[method-assign]
 Written.paired = held_paired  # type: ignore[method-assign]
 Resolved.__init__ = logged_resolved_init  # type: ignore[method-assign]
+Recorder.extends = held_extends  # type: ignore[method-assign]
 server = build_server()
 show = server.show_problems
 analyse_now = server.analyse_now
@@ -197,6 +216,16 @@ def hold_preparing(*arguments: Any) -> None:
 @server.command("test.release_preparing")
 def release_preparing(*arguments: Any) -> None:
     preparing.set()
+
+
+@server.command("test.hold_resolving")
+def hold_resolving(*arguments: Any) -> None:
+    resolving.clear()
+
+
+@server.command("test.release_resolving")
+def release_resolving(*arguments: Any) -> None:
+    resolving.set()
 
 
 @server.command("test.gc")
