@@ -369,3 +369,14 @@ async def test_an_edit_resolves_again_only_what_it_reaches(held: LanguageClient,
     change(held, uri, system("v1", typed), 7)
     log = await until(held, lambda log: len(log["attempted"]) == 7)
     assert log["attempted"][6] < 10, log["attempted"]
+
+
+@pytest.mark.asyncio
+async def test_the_client_is_read_on_the_request_loop_not_by_a_thread_of_its_own(held: LanguageClient, tmp_path: Path) -> None:
+    text = system("v1")
+    uri = await opened(held, tmp_path, text)
+    assert "/Web/host" in await hovered(held, uri, text, "<host>h<")
+    log = await command(held, "test.log")
+    # The request loop and the analysis worker: no thread of pygls's pool
+    # reading stdin, handing each line and each body back to the loop.
+    assert log["threads"] == ["MainThread", "cdl-lsp-analysis_0"]

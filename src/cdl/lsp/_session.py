@@ -45,11 +45,12 @@ import functools
 import gc
 import logging
 import os
+import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Protocol, TypeVar
+from typing import Any, BinaryIO, Protocol, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -59,6 +60,7 @@ from ._buffers import Analysis, Buffers
 from ._edits import Edit
 from ._engine import UTF16, Earlier, Lines, __version__, loaded_of, releasing_tree
 from ._navigate import Navigation, drop_navigation, navigation_now, navigation_of
+from ._stdio import serve_stdio, waitable
 from ._written import Region
 
 #: Seconds after the last change before a document is analysed again.
@@ -154,6 +156,15 @@ class CdlServer(LanguageServer):
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cdl-lsp-analysis")
         #: What lets go of analyses answered from no more (:meth:`_retire`).
         self._releasing: set[asyncio.Task[None]] = set()
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve on stdio until the client ends it, the client's messages
+        read on the request loop (``_stdio``) when stdin is a pipe or a socket."""
+        source = stdin or sys.stdin.buffer
+        if not waitable(source):
+            super().start_io(stdin, stdout)
+            return
+        serve_stdio(self, source, stdout or sys.stdout.buffer)
 
     # -- positions --------------------------------------------------------------------
 

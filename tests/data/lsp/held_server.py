@@ -28,7 +28,7 @@ its start tags, ``cdl.lsp._source.scan`` and ``index_tags``) and, on the request
 many names were written with prefixes); ``read``, how many start tags were
 read whole (``text.tags.read_start_tag``), in any thread. ``test.paired``
 answers how many tags of each open document's text are paired with their
-elements.
+elements. ``test.log`` also answers ``threads``, the names of the server's threads.
 """
 
 from __future__ import annotations
@@ -242,7 +242,7 @@ def paired_now(*arguments: Any) -> list[int]:
 
 @server.command("test.log")
 def answer_log(*arguments: Any) -> dict[str, Any]:
-    return log
+    return {**log, "threads": sorted(thread.name for thread in threading.enumerate())}
 
 
 server.start_io()
