@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("pygls")
 
-from synthetic import generate  # noqa: E402
+from synthetic import generate
 
 
 def _frame(message: dict[str, Any]) -> bytes:

@@ -148,6 +148,9 @@ class CdlServer(LanguageServer):
         self._edits: dict[str, Edit] = {}
         self._keys: dict[str, str] = {}
         self.stopping = False
+        #: Whether the worker is analysing a document now (set by the worker;
+        #: the request loop paces the client's messages meanwhile, ``_stdio``).
+        self.analysing = False
         #: The workspace's root directory, which relative settings start from.
         self.root: str | None = None
         #: Shows the problems found in a document (its url; the URI to show
@@ -159,12 +162,13 @@ class CdlServer(LanguageServer):
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve on stdio until the client ends it, the client's messages
-        read on the request loop (``_stdio``) when stdin is a pipe or a socket."""
+        read on the request loop (``_stdio``) when stdin is a pipe or a socket,
+        paced while an analysis runs."""
         source = stdin or sys.stdin.buffer
         if not waitable(source):
             super().start_io(stdin, stdout)
             return
-        serve_stdio(self, source, stdout or sys.stdout.buffer)
+        serve_stdio(self, source, stdout or sys.stdout.buffer, lambda: self.analysing)
 
     # -- positions --------------------------------------------------------------------
 
@@ -297,8 +301,12 @@ class CdlServer(LanguageServer):
                         # preparation made so far goes (made again if this one
                         # does not load), let go of once this one is shown.
                         dropped = drop_navigation(waiting.analysis)
-                    analysis = job()
-                    analysis.lines_of(path)  # the diagnostics are placed with them
+                    self.analysing = True
+                    try:
+                        analysis = job()
+                        analysis.lines_of(path)  # the diagnostics are placed with them
+                    finally:
+                        self.analysing = False
                     shown = self._current(path, generation)
                     _tell(loop, self._analysed, path, generation, analysis)
                     # One shown is prepared even if the text changed since: it may be
