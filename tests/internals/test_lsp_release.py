@@ -191,9 +191,22 @@ def test_closing_a_document_lets_go_of_its_analysis_and_its_kept_trees(tmp_path:
     asyncio.run(run())
 
 
-def test_a_resolution_stopped_part_way_lets_go_of_what_it_made_and_is_made_again_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[etree._Element]:
+    """The working trees each resolution with provenance makes, as it makes them."""
+    roots: list[etree._Element] = []
+    workspace = _Stamping.workspace
+
+    def recorded(self: _Stamping) -> Workspace:
+        ws = workspace(self)
+        roots.extend(ws.roots)
+        return ws
+
+    monkeypatch.setattr(_Stamping, "workspace", recorded)
+    return roots
+
+
+def test_a_resolution_stopped_part_way_lets_go_of_what_it_made_and_is_made_again_whole(tmp_path: Path, made: list[etree._Element]) -> None:
     """A preparation gives way to a newer analysis in the middle of its
     resolution with provenance (``Resolved``'s ``stop``): the trees made so
     far are kept to be let go of later, a piece at a time (first thing when
@@ -201,15 +214,6 @@ def test_a_resolution_stopped_part_way_lets_go_of_what_it_made_and_is_made_again
     stopped."""
     _, system = generate(40, tmp_path)
     path = str(Path(system).resolve())
-    made: list[etree._Element] = []
-    workspace = _Stamping.workspace
-
-    def recorded(self: _Stamping) -> Workspace:
-        ws = workspace(self)
-        made.extend(ws.roots)
-        return ws
-
-    monkeypatch.setattr(_Stamping, "workspace", recorded)
     asked = 0
 
     def stop() -> bool:
@@ -235,22 +239,13 @@ def test_a_resolution_stopped_part_way_lets_go_of_what_it_made_and_is_made_again
 
 
 def test_what_a_stopped_preparation_made_is_let_go_of_after_the_next_analysis_is_told(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, made: list[etree._Element]
 ) -> None:
     """The analysis asked for goes first: what the preparation it stopped
     made is let go of (in the worker, a piece at a time) once that analysis
     is handed to the request loop, not before it runs."""
     _, system = generate(40, tmp_path)
     path = str(Path(system).resolve())
-    made: list[etree._Element] = []
-    workspace = _Stamping.workspace
-
-    def recorded(self: _Stamping) -> Workspace:
-        ws = workspace(self)
-        made.extend(ws.roots)
-        return ws
-
-    monkeypatch.setattr(_Stamping, "workspace", recorded)
 
     async def run() -> None:
         server = CdlServer()
