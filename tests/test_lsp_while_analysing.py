@@ -198,17 +198,24 @@ async def test_diagnostics_are_published_before_the_analysis_is_prepared_for_the
     assert in_worker(log, "analyse v1") == ["analyse v1", "pair v1"]
 
 
+async def typed_while_held(client: LanguageClient, uri: str, text: str, release: str) -> list[str]:
+    """``text`` (marked v3) typed while the worker is held; once its analysis
+    is asked for (typing paused), ``release`` the worker: the codes of the
+    diagnostics then published."""
+    change(client, uri, text, 3)
+    await until(client, lambda log: "ask v3" in log["events"])
+    client.diagnostics.pop(uri, None)
+    await command(client, release)
+    return [d.code for d in await published(client, uri)]
+
+
 @pytest.mark.asyncio
 async def test_a_preparation_gives_way_to_the_next_analysis_which_supersedes_it(held: LanguageClient, tmp_path: Path) -> None:
     uri = await opened(held, tmp_path, system("v1"))
     await command(held, "test.hold_preparing")
     change(held, uri, system("v2"), 2)
     await until(held, lambda log: "pair v2" in log["events"])  # v2's preparation, held
-    change(held, uri, system("v3", '    <Web cdl:extends="Servr"/>'), 3)
-    await until(held, lambda log: "ask v3" in log["events"])  # typing paused: v3 waits for the worker
-    held.diagnostics.pop(uri, None)
-    await command(held, "test.release_preparing")
-    assert [d.code for d in await published(held, uri)] == ["UNKNOWN_PROTOTYPE"]
+    assert await typed_while_held(held, uri, system("v3", '    <Web cdl:extends="Servr"/>'), "test.release_preparing") == ["UNKNOWN_PROTOTYPE"]
     log = await until(held, lambda log: "resolve v3" in log["events"])
     # v2's preparation stopped at its next step for v3's analysis, and v3 loaded: v2 is never resolved.
     assert in_worker(log, "pair v2") == ["pair v2", "analyse v3", "pair v3", "resolve v3"]
@@ -239,11 +246,7 @@ async def test_a_preparation_gives_way_part_way_through_its_resolution(held: Lan
     change(held, uri, system("v2", webs()), 2)
     await until(held, lambda log: "extending" in log["events"])  # v2's resolution with provenance, held at its first list
     typed = system("v3", '    <Web cdl:extends="Servr"/>')
-    change(held, uri, typed, 3)
-    await until(held, lambda log: "ask v3" in log["events"])
-    held.diagnostics.pop(uri, None)
-    await command(held, "test.release_resolving")
-    assert [d.code for d in await published(held, uri)] == ["UNKNOWN_PROTOTYPE"]
+    assert await typed_while_held(held, uri, typed, "test.release_resolving") == ["UNKNOWN_PROTOTYPE"]
     log = await until(held, lambda log: "resolve v3" in log["events"])
     # v2's resolution stopped at its next list, never ended: v3 did not wait for it.
     assert in_worker(log, "resolve v2") == ["resolve v2", "analyse v3", "pair v3", "resolve v3"]
@@ -258,11 +261,7 @@ async def test_a_preparation_that_gave_way_to_an_analysis_that_did_not_load_goes
     edited = system("v2", '    <Web cdl:extends="Server"><host>h</host></Web>\n    <Db cdl:extends="Server"/>')
     change(held, uri, edited, 2)
     await until(held, lambda log: "pair v2" in log["events"])
-    change(held, uri, system("v3", "    <Web"), 3)  # does not load
-    await until(held, lambda log: "ask v3" in log["events"])
-    held.diagnostics.pop(uri, None)
-    await command(held, "test.release_preparing")
-    assert [d.code for d in await published(held, uri)] == ["XML_SYNTAX"]
+    assert await typed_while_held(held, uri, system("v3", "    <Web"), "test.release_preparing") == ["XML_SYNTAX"]  # does not load
     log = await until(held, lambda log: "resolve v2" in log["events"])
     # What v2's preparation made went when v3's analysis began, and is made again.
     assert in_worker(log, "pair v2") == ["pair v2", "analyse v3", "pair v2", "resolve v2"]
