@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -261,3 +262,13 @@ def fast_paths(enabled: bool) -> Iterator[None]:
 def fast_paths_on(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fast paths on for the test, whatever the environment says."""
     monkeypatch.delenv(FAST_PATHS_OFF, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def collector_not_left_frozen() -> Iterator[None]:
+    """No test leaves the test process's objects frozen for the cyclic
+    collector (``gc.freeze``, which ``cdl lsp``'s worker does in its own
+    process): the tests after it would keep their garbage until full
+    collections that come far less often, and ran several times slower."""
+    yield
+    assert gc.get_freeze_count() == 0, "gc.freeze() left in force: call gc.unfreeze() once done"
