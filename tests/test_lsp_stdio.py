@@ -101,3 +101,25 @@ def test_a_regular_file_is_read_as_pygls_reads_it(system: tuple[str, str, int], 
     messages.write_bytes(_opening(uri, text, line) + _ENDING)
     with messages.open("rb") as stdin:
         _run(uri, text, line, stdin)
+
+
+def _through_a_pipe(data: bytes) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "cdl", "lsp"], input=data, capture_output=True, timeout=120)
+
+
+def test_a_line_too_long_for_a_header_is_passed_over() -> None:
+    """A line longer than any header (200 KB, more than the reader holds for
+    one) is passed over as pygls passes over a line it does not know, and
+    the message after it is answered."""
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "capabilities": {}}}
+    done = _through_a_pipe(b"X" * 200_000 + b"\r\n\r\n" + _frame(initialize) + _ENDING)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr
+    assert b'"capabilities"' in done.stdout and b'"id": 3' in done.stdout
+
+
+def test_a_body_that_stdin_ends_inside_ends_the_server_cleanly() -> None:
+    done = _through_a_pipe(b'Content-Length: 100000\r\n\r\n{"jsonrpc": "2.0", "id": 1, "meth')
+    assert done.returncode == 0 and b"Traceback" not in done.stderr
+    # One line in the client's log, and the client told.
+    assert b"cdl lsp: Unable to handle message: Unterminated string" in done.stderr
+    assert b"window/showMessage" in done.stdout

@@ -39,9 +39,27 @@ from pygls.server import JsonRPCServer
 
 logger = logging.getLogger(__name__)
 
+
+class _OneLine(logging.Filter):
+    """What pygls's message loop logs of a message it could not read or
+    handle, on one line and without a traceback: the client's log is read by
+    people, and the client is told of it too (``window/showMessage``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info is not None and record.exc_info[1] is not None:
+            record.msg, record.args = f"cdl lsp: {record.getMessage()}: {record.exc_info[1]}", None
+            record.exc_info = record.exc_text = None
+        return True
+
+
+logger.addFilter(_OneLine())
+
 #: The longest header line read (a line of ``Content-Length: ...``); a body
 #: is read whole whatever its length.
 _HEADER_LIMIT = 1 << 16
+#: What a header line too long to be one reads as: a line no header matches,
+#: which pygls's message loop passes over (as it does a long line read whole).
+_NO_HEADER = b"?\r\n"
 #: The request loop's share of the interpreter while an analysis runs, once
 #: the client's requests come faster than they are answered.
 REQUEST_SHARE = 0.25
@@ -60,7 +78,9 @@ class Reader(Protocol):
 
 class Paced:
     """``reader``, the client's messages, each read once the request loop is
-    within its share while ``analysing()`` (see the module docstring).
+    within its share while ``analysing()`` (see the module docstring). What
+    the client sends is read as pygls reads stdin: a line too long to be a
+    header is passed over, and a body that stdin ends inside is what came of it.
     ``clock``, ``cpu`` (the loop thread's CPU time) and ``sleep`` are the
     time's, unless a test gives its own."""
 
@@ -84,11 +104,17 @@ class Paced:
         if self._starting:
             self._starting = False
             await self._pace()
-        return await self._reader.readline()
+        try:
+            return await self._reader.readline()
+        except ValueError:  # a line longer than any header: what it read of it is dropped
+            return _NO_HEADER
 
     async def readexactly(self, n: int) -> bytes:
         self._starting = True
-        return await self._reader.readexactly(n)
+        try:
+            return await self._reader.readexactly(n)
+        except asyncio.IncompleteReadError as ended:  # stdin ended inside a body: what came of it
+            return ended.partial
 
     async def _pace(self) -> None:
         if not self._analysing():
