@@ -34,7 +34,7 @@ from ..model.elements import depth_in_list, doc_index_of, tag_of, top_level_of
 from ..model.items import holder_of, is_unresolved
 from ..model.naming import Prefixes, Steps
 from ..model.paths import PathSyntaxError, PrefixError, parse_name_ref, parse_path, parse_qname, path_start_in, relative_ref, walk
-from ..model.scan import releasing, releasing_tree
+from ..model.scan import released, releasing, releasing_tree
 from ..model.tables import NameRef, Ref
 from ..model.vocabulary import (
     A_CREF,
@@ -136,6 +136,7 @@ __all__ = [
     "path_start_in",
     "read_start_tag",
     "relative_ref",
+    "released",
     "releasing",
     "releasing_tree",
     "resolution_after",

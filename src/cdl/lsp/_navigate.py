@@ -14,14 +14,13 @@ inherited children, lenses) and at most once per Navigation. Positions are
 
 from __future__ import annotations
 
-import collections
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import cast
 
 from ._buffers import Analysis
 from ._edits import Edit
-from ._engine import CdlError, Document, Lines, Plan, Resolution, start_line
+from ._engine import CdlError, Document, Lines, Plan, Resolution, released, start_line
 from ._targets import Stopped, Targets
 from ._written import Cursor, Spot, Written, attribute_name, is_variable
 
@@ -63,8 +62,8 @@ class Navigation:
         #: depends on the texts).
         self.targets: Targets = Targets(self.written, None if earlier is None else earlier.targets)
         self._plain: Resolution | None = resolution
-        #: What resolutions stopped part way made (``Stopped.left``), to let go of.
-        self._stopped: list[Iterator[None]] = []
+        #: What a resolution stopped part way made (``Stopped.left``), to let go of.
+        self._stopped: Iterator[None] = iter(())
 
     def prepare(self, yielding: Callable[[], bool] = lambda: False) -> bool:
         """Build now what the first hover and the first lens of the main
@@ -79,9 +78,7 @@ class Navigation:
         calling it again goes on from there. The resolution, by far the
         longest step, also stops part way once ``yielding()`` says so
         (``Targets.resolved``), and is made again from the start."""
-        for piece in self._stopped:  # going on: what a stop left goes first
-            collections.deque(piece, maxlen=0)
-        self._stopped.clear()
+        released(self._stopped)  # going on: what a stop left goes first
         main = self.written.docs[0]
         lines = functools.partial(start_line, main.data, main.root)
         steps = (self._pair_lists, functools.partial(self.targets.resolved, yielding), self.plan, lines)
@@ -91,7 +88,7 @@ class Navigation:
             try:
                 step()
             except Stopped as stopped:
-                self._stopped.append(stopped.left)
+                self._stopped = stopped.left
                 return False
         return True
 
@@ -100,9 +97,7 @@ class Navigation:
         between the pieces (:meth:`Targets.releasing`): freed at once, the
         resolution with provenance of a large system holds the interpreter
         until all of it is freed. Nothing may ask it anything afterwards."""
-        for piece in self._stopped:
-            yield from piece
-        self._stopped.clear()
+        yield from self._stopped
         yield from self.targets.releasing()
 
     def _pair_lists(self) -> None:

@@ -39,7 +39,6 @@ garbage collector (:func:`_collector_off`).
 from __future__ import annotations
 
 import asyncio
-import collections
 import dataclasses
 import functools
 import gc
@@ -58,7 +57,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from ._buffers import Analysis, Buffers
 from ._edits import Edit
-from ._engine import UTF16, Earlier, Lines, __version__, loaded_of, releasing_tree
+from ._engine import UTF16, Earlier, Lines, __version__, loaded_of, released, releasing_tree
 from ._navigate import Navigation, drop_navigation, navigation_now, navigation_of
 from ._stdio import serve_stdio, waitable
 from ._written import Region
@@ -320,7 +319,7 @@ class CdlServer(LanguageServer):
             finally:
                 _tell(loop, self._done, path, generation)
             if dropped is not None:  # a piece at a time: the request loop answers between them
-                collections.deque(dropped.releasing(), maxlen=0)
+                released(dropped.releasing())
                 del dropped
             self._prepare_waiting(loop)
 

@@ -9,7 +9,7 @@ which tells a scan whether libxml2's node-set cap can be reached;
 :func:`collect` consumes a C-level iteration a piece at a time,
 :func:`release` empties a large list, dict or set of elements a piece at a
 time, and :func:`releasing` and :func:`releasing_tree` do so, and free a
-tree, yielding between the pieces.
+tree, yielding between the pieces (:func:`released` runs them to the end).
 
 A C call holds the interpreter until it returns: another thread (``cdl
 lsp``'s request loop, while its worker analyses) waits for all of it. A
@@ -68,7 +68,14 @@ def release(held: list[Any] | dict[Any, Any] | set[Any]) -> None:
     """Empty ``held`` (a list, a dict or a set), :data:`_PIECE` entries per C
     call: freeing what a large list or dict of lxml elements holds at once
     holds the interpreter throughout."""
-    for _ in releasing(held):
+    released(releasing(held))
+
+
+def released(pieces: Iterator[None]) -> None:
+    """Run ``pieces`` (:func:`releasing`, :func:`releasing_tree`, or what
+    yields between the pieces of a release) to the end here: in a thread
+    beside others, they take the interpreter between the pieces."""
+    for _ in pieces:
         pass
 
 
