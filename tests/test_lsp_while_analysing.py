@@ -39,6 +39,7 @@ async def held(lsp_client: LanguageClient):  # type: ignore[no-untyped-def]
     await command(lsp_client, "test.release")
     await command(lsp_client, "test.release_preparing")
     await command(lsp_client, "test.release_resolving")
+    await command(lsp_client, "test.release_loaded")
     await lsp_client.shutdown_session()
 
 
@@ -85,6 +86,11 @@ async def opened(client: LanguageClient, tmp_path: Path, text: str) -> str:
 def sent(client: LanguageClient, method: str, params: Any) -> asyncio.Future[Any]:
     """The answer to a request sent now (before whatever the test sends next)."""
     return asyncio.wrap_future(client.protocol.send_request(method, params))
+
+
+#: What a hover says while the resolution with provenance of the version it
+#: answers from is being made (the README's contract).
+AWAITING = "is being worked out"
 
 
 def hover_text(found: types.Hover | None) -> str:
@@ -269,6 +275,64 @@ async def test_a_preparation_that_gave_way_to_an_analysis_that_did_not_load_goes
     change(held, uri, edited, 4)
     hovered = await held.text_document_hover_async(types.HoverParams(ident(uri), where(edited, "<Db", 1)))
     assert "/Db" in hover_text(hovered)
+
+
+async def explained(client: LanguageClient, uri: str, text: str, needle: str) -> str:
+    """The hover's text at ``needle`` once it says where the value comes from
+    (until the resolution with provenance is attached it says it is being
+    worked out)."""
+
+    async def wait() -> str:
+        while AWAITING in (found := await hovered(client, uri, text, needle)):
+            await asyncio.sleep(0.02)
+        return found
+
+    return await asyncio.wait_for(wait(), WAIT)
+
+
+@pytest.mark.asyncio
+async def test_the_requests_answer_from_a_newer_analysis_once_its_text_is_prepared_its_provenance_made_after(
+    held: LanguageClient, tmp_path: Path
+) -> None:
+    text = system("v1")
+    uri = await opened(held, tmp_path, text)
+    assert AWAITING not in await hovered(held, uri, text, "<host")
+    await command(held, "test.hold_resolving")
+    edited = system("v2", webs())
+    change(held, uri, edited, 2)
+    await until(held, lambda log: "extending" in log["events"])  # v2's resolution with provenance, held
+    # Answered at once, from v2 (v1 has no Web7), without its provenance yet.
+    during = await asyncio.wait_for(hovered(held, uri, edited, "<host>h7<"), WAIT)
+    assert "/Web7/host" in during and AWAITING in during
+    log = await command(held, "test.log")
+    assert in_worker(log, "analyse v2") == ["analyse v2", "pair v2", "resolve v2"]
+    await command(held, "test.release_resolving")
+    assert AWAITING not in await explained(held, uri, edited, "<host>h7<")
+
+
+@pytest.mark.asyncio
+async def test_the_provenance_answered_from_goes_once_a_newer_analysis_loads_and_is_made_again_if_none_is_shown(
+    held: LanguageClient, tmp_path: Path
+) -> None:
+    text = system("v1")
+    uri = await opened(held, tmp_path, text)
+    await command(held, "test.hold_loaded")
+    loads = system("v2", '    <Web cdl:extends="Server"><host>h</host></Web>\n    <Db cdl:extends="Server"/>')
+    change(held, uri, loads, 2)
+    await until(held, lambda log: "loaded v2" in log["events"])  # v2 loaded, held before it resolves
+    # v1's resolution with provenance is gone before v2's resolution: one at a time.
+    assert await command(held, "test.answering") == [["v1", True]]
+    # v2 is stale once done (typed on meanwhile), and what was typed does not load.
+    typed = system("v3", '    <Web cdl:extends="Server"><host>h</host></Web>\n    <Db')
+    change(held, uri, typed, 3)
+    held.diagnostics.pop(uri, None)
+    await command(held, "test.release_loaded")
+    assert [d.code for d in await published(held, uri)] == ["XML_SYNTAX"]
+    # v1 answers still (v2 was never shown), and its provenance is made again.
+    log = await until(held, lambda log: "resolved v1" in log["events"][log["events"].index("loaded v2") :])
+    assert "resolve v2" not in log["events"]
+    assert log["analysed"] == ["v1", "v2", "v3"] and [codes for _, codes in log["shown"]] == [[], ["XML_SYNTAX"]]
+    assert await command(held, "test.answering") == [["v1", False]]
 
 
 @pytest.mark.asyncio

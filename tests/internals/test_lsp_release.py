@@ -91,9 +91,43 @@ def test_a_navigation_lets_go_of_its_resolution_a_piece_at_a_time(tmp_path: Path
     assert steps > 5  # the recorder, the indexes and the trees, each in pieces
     assert all(len(root) == 0 for root in roots)
     assert len(resolved.recorder.events) == 0 and not resolved.recorder.in_place
+    # What holds elements taken out of the trees goes a piece at a time too:
+    # dropped at once, it freed the trees' lists in one go (0.78 s at 20,000).
+    assert not resolved.ws.lists and not resolved.resolver._state and not resolved.resolver.gaps
+    shortcuts = resolved.resolver._shortcuts
+    assert shortcuts is not None and not shortcuts.clean_sizes and not shortcuts._passable
     # Asked again, it does not resolve again: nothing may ask it after.
     monkeypatch.setattr(Resolved, "__init__", lambda *_: pytest.fail("resolved again"))
     assert navigation.targets.resolved() is None
+
+
+def test_a_resolution_detached_is_made_apart_while_the_navigation_answers_without_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    navigation = _prepared(tmp_path)
+    resolved = navigation.targets.resolved()
+    assert resolved is not None
+    roots = list(resolved.ws.roots)
+    released_pieces = list(navigation.detach())
+    assert released_pieces and all(len(root) == 0 for root in roots)
+    # Until one is attached, none is made where the requests are answered.
+    monkeypatch.setattr(Resolved, "__init__", lambda *_: pytest.fail("resolved where the requests are answered"))
+    assert navigation.targets.awaiting and navigation.targets.resolved() is None and navigation.plan() is None
+    monkeypatch.undo()
+    made = navigation.made_apart()
+    assert navigation.targets.resolved() is None  # made apart: not attached yet
+    navigation.attach(made)
+    again = navigation.targets.resolved()
+    assert again is made[0] and again is not None and not navigation.targets.awaiting
+    assert navigation.plan() is not None
+
+
+def test_the_names_of_the_lists_are_indexed_with_the_text_before_another_thread_asks(tmp_path: Path) -> None:
+    _, system = generate(40, tmp_path)
+    navigation = navigation_of(analyse(str(Path(system).resolve()), {}, Settings()))
+    assert navigation is not None
+    names = navigation.written.list_names
+    assert names._names is None and names._by_local is None
+    assert navigation.prepare_text()
+    assert names._names is not None and names._by_local is not None and names._by_uri is not None
 
 
 def test_a_navigation_lending_its_resolution_keeps_it_when_the_borrower_lets_go(tmp_path: Path) -> None:

@@ -264,14 +264,21 @@ class LastResolved:
 
 
 def analyse(
-    path: str, buffers: Mapping[str, str], settings: Settings, lines: Mapping[str, Lines] | None = None, earlier: LastResolved | None = None
+    path: str,
+    buffers: Mapping[str, str],
+    settings: Settings,
+    lines: Mapping[str, Lines] | None = None,
+    earlier: LastResolved | None = None,
+    on_loaded: Callable[[], None] | None = None,
 ) -> Analysis:
     """Load and resolve the document at ``path`` (a real path, or an
     ``untitled:`` URI, then read from its buffer as if it were in the
     workspace's root directory), reading ``buffers`` (path -> text) instead
     of files; ``lines``: the lines of some of those texts, already found;
     ``earlier``: the document's last resolution, taken over where it can be
-    and replaced by this one."""
+    and replaced by this one; ``on_loaded()`` is called once the documents
+    loaded, before they are resolved (``cdl lsp`` lets go of the last
+    resolution with provenance there)."""
     overlay = _Overlay(buffers)
     options = LoadOptions(
         allow_remote=settings.allow_remote,
@@ -290,6 +297,8 @@ def analyse(
             document = load_with(encode(buffers[path]), options, name=path, base=settings.root, continuing=continuing, output=False)
         else:
             document = load_with(path, options, continuing=continuing, output=False)
+        if on_loaded is not None:
+            on_loaded()
         resolution = resolution_after(loaded_of(document), taken)
         check_plan(resolution)  # a plan's cycle is an error of the document too
     except CdlError as error:
@@ -402,14 +411,15 @@ class Buffers:
             found.add(path)
         return found
 
-    def job(self, path: str) -> Callable[[], Analysis]:
+    def job(self, path: str, on_loaded: Callable[[], None] | None = None) -> Callable[[], Analysis]:
         """The analysis of the open document ``path`` as the buffers and the
-        settings are now, to run in any thread (:func:`analyse`)."""
+        settings are now, to run in any thread (:func:`analyse`; ``on_loaded``
+        is its hook)."""
         texts = dict(self.texts)
         # The lines the request loop found (kept up to date as the editor types) serve the worker too.
         lines = {key: found for key, found in self._lines.items() if texts.get(key) is found.text}
         earlier = self._earlier.setdefault(path, LastResolved())
-        return functools.partial(analyse, path, texts, self.settings, lines, earlier)
+        return functools.partial(analyse, path, texts, self.settings, lines, earlier, on_loaded)
 
     def analyse(self, path: str) -> set[str]:
         """Analyse the open document ``path`` again, here and now; the documents whose diagnostics changed."""

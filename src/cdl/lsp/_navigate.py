@@ -21,14 +21,14 @@ from typing import cast
 from ._buffers import Analysis
 from ._edits import Edit
 from ._engine import CdlError, Document, Lines, Plan, Resolution, released, start_line
-from ._targets import Stopped, Targets
+from ._targets import Made, Stopped, Targets, made_apart
 from ._written import Cursor, Spot, Written, attribute_name, is_variable
 
 #: How far below a document's root its top level lists are (cdl:cdl, then
 #: cdl:configuration and cdl:system, 4.1).
 _LISTS_DEPTH = 2
 
-__all__ = ["Navigation", "Spot", "drop_navigation", "navigation_now", "navigation_of"]
+__all__ = ["Made", "Navigation", "Spot", "Stopped", "drop_navigation", "navigation_now", "navigation_of"]
 
 
 class Navigation:
@@ -67,22 +67,18 @@ class Navigation:
 
     def prepare(self, yielding: Callable[[], bool] = lambda: False) -> bool:
         """Build now what the first hover and the first lens of the main
-        document would: its text's start tags found and its top level lists
-        paired with their elements (the rest is paired where a request
-        asks: ``_source.Pairing``), the resolution with
-        provenance and its plan, and the lines of its text that an
-        explanation places its steps at (``start_line``, which keeps them per
-        text) (``cdl lsp`` calls it in its worker thread, so that they answer
-        at once). Before each of these steps, stop if ``yielding()`` says so
-        (other work is waiting); whether all are done. What is done is kept:
-        calling it again goes on from there. The resolution, by far the
-        longest step, also stops part way once ``yielding()`` says so
-        (``Targets.resolved``), and is made again from the start."""
+        document would (``cdl lsp`` calls it in its worker thread, so that
+        they answer at once): what :meth:`prepare_text` builds, then the
+        resolution with provenance and its plan. Before each of these steps,
+        stop if ``yielding()`` says so (other work is waiting); whether all
+        are done. What is done is kept: calling it again goes on from there.
+        The resolution, by far the longest step, also stops part way once
+        ``yielding()`` says so (``Targets.resolved``), and is made again
+        from the start."""
         released(self._stopped)  # going on: what a stop left goes first
-        main = self.written.docs[0]
-        lines = functools.partial(start_line, main.data, main.root)
-        steps = (self._pair_lists, functools.partial(self.targets.resolved, yielding), self.plan, lines)
-        for step in steps:
+        if not self.prepare_text(yielding):
+            return False
+        for step in (functools.partial(self.targets.resolved, yielding), self.plan):
             if yielding():
                 return False
             try:
@@ -91,6 +87,41 @@ class Navigation:
                 self._stopped = stopped.left
                 return False
         return True
+
+    def prepare_text(self, yielding: Callable[[], bool] = lambda: False) -> bool:
+        """The steps of :meth:`prepare` that read the texts: the main text's
+        start tags found and its top level lists paired with their elements
+        (the rest is paired where a request asks: ``_source.Pairing``), the
+        lines of its text that an explanation places its steps at
+        (``start_line``, which keeps them per text), and the indexes of its
+        lists' names (``ListNames.made``). After them the
+        navigation may answer requests in another thread while its
+        resolution is made apart (:meth:`made_apart`)."""
+        main = self.written.docs[0]
+        for step in (self._pair_lists, functools.partial(start_line, main.data, main.root), self.written.list_names.made):
+            if yielding():
+                return False
+            step()
+        return True
+
+    def made_apart(self, yielding: Callable[[], bool] = lambda: False) -> Made:
+        """The resolution with provenance and its plan, made without changing
+        this navigation, which may answer requests meanwhile in another thread
+        (``_targets.made_apart``; raises ``Stopped`` once ``yielding()`` says
+        so, whose ``left`` is for the caller to let go of): what
+        :meth:`attach` takes."""
+        return made_apart(self.written, yielding)
+
+    def attach(self, made: Made) -> None:
+        """Answer from ``made`` (:meth:`made_apart`) from now on."""
+        self.targets.attach(made)
+
+    def detach(self) -> Iterator[None]:
+        """Forget the resolution with provenance, which is made apart again
+        (:meth:`made_apart`, then :meth:`attach`): the requests answer
+        without it meanwhile. What lets go of it, a piece at a time."""
+        resolved = self.targets.detach()
+        return iter(()) if resolved is None else resolved.releasing()
 
     def releasing(self) -> Iterator[None]:
         """Let go of what this navigation made a piece at a time, yielding

@@ -23,25 +23,41 @@ steps when another analysis is waiting (any document's: its diagnostics
 come first), or when its document changed since (the analysis of the change
 is coming); what it made goes once a newer analysis of its document begins
 (most often that one replaces it), and is made again only if that one does
-not load (then it is the last that loads). Once it is prepared, the
-requests answer from it (``Buffers.answering``, :meth:`CdlServer.current`),
-and until then from the one before, positions
-carried through the edits since (``_edits.Edit``: :meth:`CdlServer.position`
-and the ranges). A request waits only when that cannot answer
-(:meth:`CdlServer.ready`: the document's first analysis, or a position
-where the text changed since the last, :meth:`CdlServer.typed_at`), and a
-client's ``$/cancelRequest`` ends the wait. The worker never touches an analysis
-the requests read, nor they one it builds: each lxml tree is read or
-changed by one thread. What the worker made is frozen for the cyclic
-garbage collector (:func:`_collector_off`).
+not load (then it is the last that loads). The requests answer from the
+last analysis prepared (``Buffers.answering``, :meth:`CdlServer.current`),
+positions carried through the edits since (``_edits.Edit``:
+:meth:`CdlServer.position` and the ranges). A request waits only when that
+cannot answer (:meth:`CdlServer.ready`: the document's first analysis, or a
+position where the text changed since the last, :meth:`CdlServer.typed_at`),
+and a client's ``$/cancelRequest`` ends the wait.
+
+One resolution with provenance at a time (docs/performance.md, "One
+resolution with provenance at a time"): once a newer analysis of a document
+loaded, the resolution with provenance the requests answer from goes before
+that one resolves (:meth:`CdlServer._provenance_goes`; made again if no newer
+one is shown), and once a newer analysis's text is prepared, the requests
+answer from it (:meth:`CdlServer._hand`) and the one before goes, before its
+resolution with provenance is made, apart, and attached
+(:meth:`CdlServer._attach`). Meanwhile hovers say where a value comes from
+is being worked out. A document's first analysis is prepared whole first.
+
+The worker never changes an analysis the requests read, nor they one it
+builds: each lxml tree is changed by one thread, and the loaded trees,
+which nothing changes once loaded, are read by both only while a
+resolution with provenance is made apart (it copies them first). The
+worker asks the request loop for what the requests hold
+(:meth:`CdlServer._on_loop`) and lets go of it itself. What the worker made
+is frozen for the cyclic garbage collector (:func:`_collector_off`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import functools
 import gc
+import itertools
 import logging
 import os
 import sys
@@ -58,7 +74,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from ._buffers import Analysis, Buffers
 from ._edits import Edit
 from ._engine import UTF16, Earlier, Lines, __version__, loaded_of, released, releasing_tree
-from ._navigate import Navigation, drop_navigation, navigation_now, navigation_of
+from ._navigate import Made, Navigation, Stopped, drop_navigation, navigation_now, navigation_of
 from ._stdio import serve_stdio, waitable
 from ._written import Region
 
@@ -68,6 +84,10 @@ DEBOUNCE = 0.3
 logger = logging.getLogger("cdl.lsp.server")
 
 T = TypeVar("T")
+
+#: How long the worker waits at a time for the request loop to run what it
+#: asked of it (it stops waiting once the server ends).
+_ON_LOOP_WAIT = 0.05
 
 
 class Spot(Protocol):
@@ -115,6 +135,9 @@ class _Unprepared:
     #: A newer analysis of its document was shown and did not load: this
     #: one is the last that loads, prepared even though the text changed since.
     last: bool = False
+    #: The requests answer from it already (its text is prepared): only its
+    #: resolution with provenance is made, apart (``Navigation.made_apart``).
+    handed: bool = False
 
 
 class CdlServer(LanguageServer):
@@ -141,6 +164,9 @@ class CdlServer(LanguageServer):
         #: In the worker: the analyses shown and not prepared yet, by document
         #: (one newer that loads replaces it).
         self._unprepared: dict[str, _Unprepared] = {}
+        #: In the worker: what a resolution with provenance stopped part way
+        #: made (``Stopped.left``), let go of once the analysis it gave way to is shown.
+        self._stopped: Iterator[None] = iter(())
         #: The requests waiting for a document's first analysis.
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         #: How each open document's text changed since the text an analysis read.
@@ -192,7 +218,7 @@ class CdlServer(LanguageServer):
         """The range in the text the editor holds now of one in the text ``lines`` splits."""
         if lines is None:  # the text cannot be read: code points stand
             return types.Range(types.Position(line, start), types.Position(end_line, end))
-        placed: Lines | Edit = self._edit(url, lines) or lines
+        placed: Lines | Edit = self.edit_since(url, lines) or lines
         first = placed.to_client(line, start, self.encoding)
         last = placed.to_client(end_line, end, self.encoding)
         return types.Range(types.Position(*first), types.Position(*last))
@@ -209,7 +235,7 @@ class CdlServer(LanguageServer):
         it was edited since."""
         lines = self.lines_of(path, analysis)
         assert lines is not None  # an open document's text is held
-        edit = self._edit(path, lines)
+        edit = self.edit_since(path, lines)
         if edit is None:
             return lines.from_client(position.line, position.character, self.encoding)
         return edit.from_client(position.line, position.character, self.encoding)
@@ -221,7 +247,7 @@ class CdlServer(LanguageServer):
         the tags around it. Elsewhere the text as it was read says the same
         (only shifted), and is read as it was."""
         lines = self.lines_of(path, analysis)
-        edit = None if lines is None else self._edit(path, lines)
+        edit = None if lines is None else self.edit_since(path, lines)
         if edit is None:
             return False
         place = self.position(path, position, analysis)
@@ -239,7 +265,7 @@ class CdlServer(LanguageServer):
             last = tags[after].start if after < len(tags) else len(source.text)
         return first <= edit.old_end and edit.start <= last
 
-    def _edit(self, url: str, lines: Lines) -> Edit | None:
+    def edit_since(self, url: str, lines: Lines) -> Edit | None:
         """How the open document ``url`` changed since the text ``lines`` splits (None: it did not)."""
         key = self._key(url)
         now = self.buffers.texts.get(key)
@@ -267,7 +293,8 @@ class CdlServer(LanguageServer):
             if path in self.buffers.texts and not self.stopping:
                 generation = self._supersede(path)
                 self._asked += 1
-                self._worker.submit(self._run, loop, path, generation, self.buffers.job(path))
+                job = self.buffers.job(path, functools.partial(self._provenance_goes, loop, path))
+                self._worker.submit(self._run, loop, path, generation, job)
 
     def analyse_later(self, paths: set[str]) -> None:
         """Analyse ``paths`` once no change has come for :data:`DEBOUNCE` seconds."""
@@ -295,7 +322,7 @@ class CdlServer(LanguageServer):
             try:
                 if self._current(path, generation):
                     waiting = self._unprepared.get(path)
-                    if waiting is not None:
+                    if waiting is not None and not waiting.handed:
                         # Most often this one loads and replaces it: what its
                         # preparation made so far goes (made again if this one
                         # does not load), let go of once this one is shown.
@@ -321,6 +348,7 @@ class CdlServer(LanguageServer):
             if dropped is not None:  # a piece at a time: the request loop answers between them
                 released(dropped.releasing())
                 del dropped
+            released(self._stopped)
             self._prepare_waiting(loop)
 
     def _prepare_waiting(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -333,9 +361,9 @@ class CdlServer(LanguageServer):
         for path, waiting in list(self._unprepared.items()):
             navigation = navigation_of(waiting.analysis)
             assert navigation is not None  # it loaded
-            told: Callable[[str, Analysis], None] = self._prepared
+            told: Callable[[str, Analysis], None] | None = self._prepared
             try:
-                if path in self.buffers.texts and not navigation.prepare(functools.partial(self._yielding, path, waiting)):
+                if path in self.buffers.texts and not self._prepare(loop, path, waiting, navigation):
                     if self._asked > self._started or self.stopping:
                         return
                     continue
@@ -343,7 +371,39 @@ class CdlServer(LanguageServer):
                 _tell(loop, self._failed, path, exc)
                 told = self._unprepared_dropped
             del self._unprepared[path]
-            _tell(loop, told, path, waiting.analysis)
+            if not waiting.handed and told is not None:
+                _tell(loop, told, path, waiting.analysis)
+
+    def _prepare(self, loop: asyncio.AbstractEventLoop, path: str, waiting: _Unprepared, navigation: Navigation) -> bool:
+        """In the worker thread: prepare ``waiting``; whether it is done. Once
+        its text is, the requests answer from it (:meth:`_hand`; not a
+        document's first) while its resolution with provenance is made apart."""
+        yielding = functools.partial(self._yielding, path, waiting)
+        released(self._stopped)  # going on: what a stop left goes first
+        if not waiting.handed:
+            if not navigation.prepare_text(yielding):
+                return False
+            before = _on_loop(loop, lambda: self.stopping, self._hand, path, waiting.analysis)
+            if before is None:
+                return navigation.prepare(yielding)
+            waiting.handed = True
+            released(before)
+        try:
+            made = navigation.made_apart(yielding)
+        except Stopped as stopped:
+            self._stopped = stopped.left
+            return False
+        _tell(loop, self._attach, path, waiting.analysis, made)
+        return True
+
+    def _provenance_goes(self, loop: asyncio.AbstractEventLoop, path: str) -> None:
+        """In the worker, once an analysis of ``path`` loaded, before it resolves: the
+        resolution with provenance answered from goes (made again if none newer is shown)."""
+        detached = _on_loop(loop, lambda: self.stopping, self._detach, path)
+        if detached is not None:
+            analysis, pieces = detached
+            self._unprepared.setdefault(path, _Unprepared(analysis, self._generations.get(path, 0), last=True, handed=True))
+            released(pieces)
 
     def _yielding(self, path: str, waiting: _Unprepared) -> bool:
         """In the worker thread: whether to stop preparing ``waiting`` (see :meth:`_prepare_waiting`)."""
@@ -370,34 +430,61 @@ class CdlServer(LanguageServer):
             if before is not None and before is not analysis:
                 self._retire(before)
 
-    def _retire(self, analysis: Analysis, trees: Earlier | None = None) -> None:
-        """On the request loop: let go of ``analysis``, answered from no more
-        (and of ``trees``, a closed document's working trees kept for its next
-        analysis), a piece at a time, answering requests between the pieces
-        (:meth:`Navigation.releasing`): let go of at once, what it prepared
-        would hold the interpreter, and the requests, until all of it is
-        freed (docs/performance.md, "Letting go of an analysis")."""
-        analysis.memo.pop("now", None)  # over the texts now: lends its resolution from the navigation below
-        navigation = drop_navigation(analysis)
-        task = asyncio.get_running_loop().create_task(self._released(analysis, navigation, trees))
-        self._releasing.add(task)
-        task.add_done_callback(self._releasing.discard)
+    def _detach(self, path: str) -> tuple[Analysis, Iterator[None]] | None:
+        """On the request loop: the analysis answered from for ``path`` and what lets go
+        of its resolution with provenance, which it forgets (None: it has none)."""
+        analysis = self.buffers.answering.get(path)
+        navigation = None if analysis is None else navigation_of(analysis)
+        if analysis is None or navigation is None or navigation.targets.awaiting:
+            return None
+        analysis.memo.pop("now", None)  # lends the resolution
+        return analysis, navigation.detach()
 
-    async def _released(self, analysis: Analysis, navigation: object, trees: Earlier | None) -> None:
-        """Let go of ``navigation`` (what was prepared of ``analysis``), of the
-        working trees ``trees``, then of the documents ``analysis`` loaded,
-        unless an analysis still answers or is shown from them, a piece at a
-        time, letting the request loop answer between the pieces."""
-        pieces: list[Iterator[None]] = [navigation.releasing()] if isinstance(navigation, Navigation) else []
+    def _hand(self, path: str, analysis: Analysis) -> Iterator[None] | None:
+        """On the request loop: the requests answer from ``analysis`` (its text
+        prepared, its resolution with provenance made apart); what lets go of the
+        one before. None, nothing changed: none before, or ``analysis`` is not shown."""
+        before = self.buffers.answering.get(path)
+        if before is None or self._loaded.get(path) is not analysis or path not in self.buffers.texts:
+            return None
+        navigation = navigation_of(analysis)
+        assert navigation is not None  # it loaded
+        released(navigation.detach())  # none yet: made apart
+        self.buffers.answering[path] = analysis
+        self._wake(path)
+        return itertools.chain.from_iterable(self._pieces(before, drop_navigation(before), None))
+
+    def _attach(self, path: str, analysis: Analysis, made: Made) -> None:
+        """On the request loop: ``made``, ``analysis``'s resolution with provenance, answered with if still answered from."""
+        navigation = navigation_of(analysis) if self.buffers.answering.get(path) is analysis else None
+        if navigation is not None:
+            navigation.attach(made)
+        elif made[0] is not None:
+            self._release([made[0].releasing()])
+
+    def _retire(self, analysis: Analysis, trees: Earlier | None = None) -> None:
+        """On the request loop: let go of ``analysis``, answered from no more (and of
+        ``trees``, a closed document's working trees), a piece at a time, answering
+        requests between the pieces (docs/performance.md, "Letting go of an analysis")."""
+        self._release(self._pieces(analysis, drop_navigation(analysis), trees))
+
+    def _pieces(self, analysis: Analysis, navigation: Navigation | None, trees: Earlier | None) -> list[Iterator[None]]:
+        """What lets go of ``navigation`` (of ``analysis``), of ``trees``, then of the
+        documents ``analysis`` loaded unless another analysis answers or is shown from them."""
+        analysis.memo.pop("now", None)  # over the texts now: lends its resolution from the navigation
+        pieces: list[Iterator[None]] = [] if navigation is None else [navigation.releasing()]
         if trees is not None:
             pieces += [releasing_tree(root) for root in trees.working[0].roots]
         document = analysis.document
         if document is not None and all(other.document is not document for other in self._in_use()):
             pieces += [releasing_tree(doc.root) for doc in loaded_of(document).docs]
-        del analysis, navigation, document, trees
-        for piece in pieces:
-            for _ in piece:
-                await asyncio.sleep(0)
+        return pieces
+
+    def _release(self, pieces: list[Iterator[None]]) -> None:
+        """On the request loop: run ``pieces`` to their end, letting the loop answer between them."""
+        task = asyncio.get_running_loop().create_task(_released(pieces))
+        self._releasing.add(task)
+        task.add_done_callback(self._releasing.discard)
 
     def _in_use(self) -> Iterator[Analysis]:
         """The analyses shown or answered from."""
@@ -449,12 +536,13 @@ class CdlServer(LanguageServer):
         self._cancel(path)
         self._supersede(path)  # an analysis under way is not shown
         answering = self.buffers.answering.get(path)
-        if answering is not None:
-            self._retire(answering, self.buffers.last_trees(path))
+        trees = self.buffers.last_trees(path)
         readers = self.buffers.readers_of(path) - {path}
         urls = self.buffers.drop(path)
         self._edits.pop(path, None)
         self._loaded.pop(path, None)
+        if answering is not None:  # once nothing else holds its documents
+            self._retire(answering, trees)
         self._wake(path)
         self.show_problems(path, uri)
         self.analyse_now(readers)
@@ -499,26 +587,29 @@ class CdlServer(LanguageServer):
         analysis = None if path is None else self.buffers.answering.get(path)
         if path is None or analysis is None:
             return None
-        return path, self._now(analysis) if now else analysis
+        return path, _now(self, analysis) if now else analysis
 
-    def _now(self, analysis: Analysis) -> Analysis:
-        """``analysis`` over the texts the editor holds now (itself when none changed)."""
-        texts = self.buffers.texts
-        if all(texts.get(key) is text for key, text in analysis.seen.items()) and len(texts) == len(analysis.seen):
-            return analysis
-        found = analysis.memo.get("now")
-        if isinstance(found, Analysis) and found.seen == texts:
-            return found
-        assert analysis.document is not None  # the requests answer from one that loaded
-        current = self.buffers.texts_now(analysis.document)
-        found = dataclasses.replace(analysis, texts=current, memo={}, seen=dict(texts), lines={})
-        lines = analysis.lines_of(analysis.path)
-        edit = None if lines is None else self._edit(analysis.path, lines)  # what was typed in it, read alone
-        navigation = found.memo["navigation"] = navigation_now(analysis, current, edit)
-        if navigation is not None:  # its lines are those its text was scanned with
-            found.lines[analysis.path] = navigation.written.paired(0).source.lines
-        analysis.memo["now"] = found
+
+
+
+def _now(server: CdlServer, analysis: Analysis) -> Analysis:
+    """``analysis`` over the texts the editor holds now (itself when none changed)."""
+    texts = server.buffers.texts
+    if all(texts.get(key) is text for key, text in analysis.seen.items()) and len(texts) == len(analysis.seen):
+        return analysis
+    found = analysis.memo.get("now")
+    if isinstance(found, Analysis) and found.seen == texts:
         return found
+    assert analysis.document is not None  # the requests answer from one that loaded
+    current = server.buffers.texts_now(analysis.document)
+    found = dataclasses.replace(analysis, texts=current, memo={}, seen=dict(texts), lines={})
+    lines = analysis.lines_of(analysis.path)
+    edit = None if lines is None else server.edit_since(analysis.path, lines)  # what was typed in it, read alone
+    navigation = found.memo["navigation"] = navigation_now(analysis, current, edit)
+    if navigation is not None:  # its lines are those its text was scanned with
+        found.lines[analysis.path] = navigation.written.paired(0).source.lines
+    analysis.memo["now"] = found
+    return found
 
 
 @contextmanager
@@ -547,6 +638,36 @@ def _collector_off() -> Iterator[None]:
         gc.freeze()
         if enabled:
             gc.enable()
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop, stopping: Callable[[], bool], callback: Callable[..., T], *args: Any) -> T | None:
+    """In the worker thread: ``callback(*args)`` run on the request loop,
+    waited for; None if the server ends first (``stopping()``)."""
+    done: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            done.set_result(callback(*args))
+        except BaseException as exc:  # handed to the worker, which reports it
+            done.set_exception(exc)
+
+    try:
+        loop.call_soon_threadsafe(run)
+    except RuntimeError:  # the loop is closed: the server is ending
+        return None
+    while not stopping():
+        try:
+            return done.result(timeout=_ON_LOOP_WAIT)
+        except concurrent.futures.TimeoutError:
+            continue
+    return None
+
+
+async def _released(pieces: list[Iterator[None]]) -> None:
+    """Run ``pieces`` to their end, letting the request loop answer between them."""
+    for piece in pieces:
+        for _ in piece:
+            await asyncio.sleep(0)
 
 
 def _tell(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *args: Any) -> None:

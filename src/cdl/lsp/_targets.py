@@ -96,8 +96,8 @@ class Resolved:
         """Let go of the resolution a piece at a time, yielding between the
         pieces (``model.scan.releasing``): what was recorded, the items
         left, the loaded elements listed for :meth:`origin` (a whole
-        document's each), the plan, then the trees. Nothing may read it
-        afterwards."""
+        document's each), the plan, what the workspace and the resolver
+        hold of the trees, then the trees. Nothing may read it afterwards."""
         yield from self.recorder.releasing()
         yield from releasing(self._left)
         for listed in self._loaded.values():
@@ -105,6 +105,11 @@ class Resolved:
         self._loaded.clear()
         self._plan = None
         yield
+        # First what holds elements of the trees: an element still in its
+        # tree is not freed with its last holder, and the trees are then
+        # freed a piece at a time.
+        yield from releasing(self.ws.lists)
+        yield from self.resolver.releasing()
         for root in self.ws.roots:
             yield from releasing_tree(root)
 
@@ -206,6 +211,24 @@ class Resolved:
         return ()
 
 
+#: A resolution with provenance made apart (:func:`made_apart`): it, or the error it raised.
+Made = tuple["Resolved | None", CdlError | None]
+
+
+def made_apart(written: Written, stop: Callable[[], bool] | None = None) -> Made:
+    """The resolution with provenance of ``written``'s documents and its
+    plan, made without the :class:`Targets` that will read it (in the worker
+    of ``cdl lsp``, while the requests read those targets; it reads only
+    the loaded documents, which nothing changes): what :meth:`Targets.attach`
+    takes. ``stop``: as :class:`Resolved`'s (raises :class:`Stopped`)."""
+    try:
+        resolved = Resolved(written, stop)
+    except CdlError as exc:
+        return None, exc
+    resolved.plan()
+    return resolved, None
+
+
 class Stopped(Exception):
     """A resolution with provenance was asked to stop before its end
     (:class:`Resolved`'s ``stop``): a newer analysis waits for the worker.
@@ -288,6 +311,8 @@ class Targets:
         self._by_referrer: dict[etree._Element, list[etree._Element]] | None = None
         #: Whether :meth:`releasing` let go of what these targets made.
         self._released = False
+        #: Whether the resolution is made apart (:attr:`awaiting`).
+        self._awaiting = False
 
     def releasing(self) -> Iterator[None]:
         """Let go of what these targets made a piece at a time (see
@@ -310,7 +335,7 @@ class Targets:
         not resolve (or these targets let go of it: :meth:`releasing`). With
         ``stop``, one being made stops once it says so (raising
         :class:`Stopped`; asked again, it is made from the start)."""
-        if self._resolved is None and self.failure is None and not self._released:
+        if self._resolved is None and self.failure is None and not self._released and not self.awaiting:
             if self._earlier is not None:
                 self._resolved, self.failure = self._earlier.resolved(), self._earlier.failure
                 return self._resolved
@@ -319,6 +344,27 @@ class Targets:
             except CdlError as exc:
                 self.failure = exc
         return self._resolved
+
+    @property
+    def awaiting(self) -> bool:
+        """Whether the resolution is made apart (:func:`made_apart`) to be
+        :meth:`attach`-ed (or that of the targets it is lent by): asked for
+        meanwhile, there is none."""
+        return self._awaiting or (self._earlier is not None and self._earlier.awaiting)
+
+    def attach(self, made: Made) -> None:
+        """Take ``made`` (:func:`made_apart`) as the resolution. The indexes
+        of who points at what through the resolution are made again from it."""
+        self._resolved, self.failure = made
+        self._awaiting = False
+        self._referrers = self._by_referrer = None
+
+    def detach(self) -> Resolved | None:
+        """Forget the resolution (the caller lets go of it), which is then
+        made apart (:attr:`awaiting`) until :meth:`attach`-ed again."""
+        resolved, self._resolved, self.failure = self._resolved, None, None
+        self._awaiting = True
+        return resolved
 
     def prototype(self, el: etree._Element) -> etree._Element | None:
         """The top level list the cdl:extends of loaded ``el`` names."""

@@ -315,6 +315,12 @@ class ListNames:
         #: scope and the document's target namespace (see :meth:`named_by`).
         self._found: dict[tuple[frozenset[tuple[str | None, str]], str], dict[str, etree._Element | None]] = {}
 
+    def made(self) -> None:
+        """Make now what is made when first asked (the worker of ``cdl lsp``
+        does, before the requests read it in another thread)."""
+        self._names_of()
+        next(self.starting("", None), None)
+
     def lists(self) -> dict[str, etree._Element]:
         if self._lists is None:
             parents = [[list(p) for p in doc.list_parents()] for doc in self._loaded.docs]
@@ -323,9 +329,12 @@ class ListNames:
         return self._lists
 
     def name_of(self, el: etree._Element) -> str | None:
+        return self._names_of().get(el)
+
+    def _names_of(self) -> dict[etree._Element, str]:
         if self._names is None:
             self._names = {el: name for name, el in self.lists().items()}
-        return self._names.get(el)
+        return self._names
 
     def named_by(self, nsmap: dict[str | None, str], target_ns: str) -> Callable[[str], etree._Element | None]:
         """The top level list a text names, written where ``nsmap`` is in

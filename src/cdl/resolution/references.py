@@ -29,7 +29,8 @@ proportional to the output.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -40,7 +41,7 @@ from ..model.expressions import value_of
 from ..model.items import NAMESPACES, UNRESOLVED_LEAF, UNRESOLVED_TEST, State, has_lazy_variables, is_unresolved, leaf_size
 from ..model.paths import Walk, path_start, walk
 from ..model.places import located, located_at, written_as
-from ..model.scan import ListScan, collect
+from ..model.scan import ListScan, collect, releasing
 from ..model.suggest import near_children, near_lists
 from ..model.tables import Expression, Ref
 from ..model.vocabulary import A_CREF, A_LAZY, A_REFROOT, P_COPIES, P_EXPR, P_REF, T_CONFIGURATION, T_EXPRESSION, UP
@@ -225,6 +226,11 @@ class ReferenceResolver:
         #: general code (targets found clean, copies); None with the fast
         #: paths off: then only the general code runs, remembering nothing.
         self._shortcuts = ReferenceShortcuts(self, self._state, _DONE) if self.ctx.fast_paths else None
+
+    def releasing(self) -> Iterator[None]:
+        """Forget what holds elements of the trees, a piece at a time (``model.scan.releasing``); not run afterwards."""
+        remembered = self._shortcuts.forgetting() if self._shortcuts is not None else iter(())
+        yield from itertools.chain(releasing(self._state), releasing(self.gaps), remembered)
 
     # -- driving ---------------------------------------------------------------
 

@@ -39,7 +39,7 @@ without one: it then runs only its general code.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 from lxml import etree
@@ -50,7 +50,7 @@ from ..model.elements import children_mark, stamp
 from ..model.expressions import ConcatPlan, concat_plan, value_of
 from ..model.items import UNRESOLVED_LEAF, State, has_lazy_variables, is_unresolved, leaf_size
 from ..model.paths import parent_step, path_start
-from ..model.scan import release
+from ..model.scan import released, releasing
 from ..model.tables import Expression, Ref, Variable
 from ..model.vocabulary import A_LAZY, P_COPIES, P_EXPR, P_REF, T_COPIES, T_EXPRESSION, UP
 from ..model.workspace import Context, Workspace
@@ -179,9 +179,14 @@ class ReferenceShortcuts:
 
     def forget(self) -> None:
         """Drop everything remembered (once no item is left to resolve)."""
+        released(self.forgetting())
+
+    def forgetting(self) -> Iterator[None]:
+        """:meth:`forget`, a piece at a time (``model.scan.releasing``): some
+        of it holds an entry per reference."""
         remembered = (self._passable, self._wide, self.refroot_targets, self.clean_sizes, self._copied, self._variable_paths)
         for held in remembered:
-            release(held)  # in pieces: some hold an entry per reference
+            yield from releasing(held)
 
     def children_added(self, parent: etree._Element) -> None:
         """``parent`` gained children (shells of a reference's targets): its

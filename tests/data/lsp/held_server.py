@@ -10,10 +10,13 @@ for the requests is recorded too (its first step, pairing the main
 document's text with its tree, and the resolution with provenance), and its
 first step waits in the worker while the test holds the preparations; the
 resolution with provenance waits at its first list extended while the test
-holds the resolutions, and ``resolved vN`` is recorded when one ends.
+holds the resolutions, and ``resolved vN`` is recorded when one ends. Once
+an analysis's documents loaded (``loaded vN``, after the server's own hook),
+it waits before resolving them while the test holds the loaded analyses.
 Commands (``workspace/executeCommand``): ``test.hold``, ``test.release``,
 ``test.hold_preparing``, ``test.release_preparing``,
-``test.hold_resolving``, ``test.release_resolving``, ``test.gc`` (how many
+``test.hold_resolving``, ``test.release_resolving``, ``test.hold_loaded``,
+``test.release_loaded``, ``test.gc`` (how many
 objects the cyclic collector holds frozen, and how many it walks), and
 ``test.log``, which answers what was recorded: ``analysed`` (the markers,
 in order), ``on_loop`` (how many ran on the request loop), ``shown`` (each
@@ -58,6 +61,9 @@ preparing = threading.Event()
 preparing.set()
 resolving = threading.Event()
 resolving.set()
+#: Set while an analysis whose documents loaded may resolve them.
+loading = threading.Event()
+loading.set()
 log: dict[str, Any] = {"analysed": [], "attempted": [], "on_loop": 0, "shown": [], "events": [], "scanned": [], "split": [], "qnames": 0, "read": 0}
 analyse = buffers_module.analyse
 
@@ -67,7 +73,7 @@ def marker_of(text: str | None) -> str | None:
     return found.group(1) if found else None
 
 
-def held_analyse(path: str, texts: Mapping[str, str], settings: Any, lines: Any = None, earlier: Any = None) -> Any:
+def held_analyse(path: str, texts: Mapping[str, str], settings: Any, lines: Any = None, earlier: Any = None, on_loaded: Any = None) -> Any:
     marker = marker_of(texts.get(path))
     log["analysed"].append(marker)
     log["events"].append(f"analyse {marker}")
@@ -77,8 +83,15 @@ def held_analyse(path: str, texts: Mapping[str, str], settings: Any, lines: Any 
         free.wait(120)  # a test that forgets to release does not hang the process
     log["attempted"].append(0)
     analysing.active = True
+
+    def loaded() -> None:
+        if on_loaded is not None:
+            on_loaded()
+        log["events"].append(f"loaded {marker}")
+        loading.wait(120)
+
     try:
-        return analyse(path, texts, settings, lines, earlier)
+        return analyse(path, texts, settings, lines, earlier, loaded)
     finally:
         analysing.active = False
 
@@ -228,9 +241,27 @@ def release_resolving(*arguments: Any) -> None:
     resolving.set()
 
 
+@server.command("test.hold_loaded")
+def hold_loaded(*arguments: Any) -> None:
+    loading.clear()
+
+
+@server.command("test.release_loaded")
+def release_loaded(*arguments: Any) -> None:
+    loading.set()
+
+
 @server.command("test.gc")
 def collector(*arguments: Any) -> dict[str, int]:
     return {"frozen": gc.get_freeze_count(), "walked": len(gc.get_objects())}
+
+
+@server.command("test.answering")
+def answering(*arguments: Any) -> list[list[Any]]:
+    """Each open document's analysis the requests answer from: its marker, and
+    whether its resolution with provenance is being made (not there)."""
+    found = ((analysis, navigation_of(analysis)) for analysis in server.buffers.answering.values())
+    return [[marker_of(analysis.texts.get(analysis.path)), navigation.targets.awaiting] for analysis, navigation in found if navigation is not None]
 
 
 @server.command("test.paired")

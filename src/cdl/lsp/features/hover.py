@@ -36,6 +36,9 @@ from .._session import CdlServer
 
 #: A prototype's hover lists at most this many of its resolved properties.
 _SHOWN_PROPERTIES = 10
+#: What a hover says of a property while the resolution with provenance of
+#: the version it answers from is being made (after an edit).
+AWAITING = "Where the value comes from is being worked out for this version of the document: hover again in a moment."
 #: A hover links at most this many steps of an explanation.
 _SHOWN_LINKS = 40
 
@@ -73,6 +76,8 @@ def hover(navigation: Navigation, url: str, line: int, column: int) -> Hover | N
 def _property_text(navigation: Navigation, el: etree._Element) -> str:
     path = navigation.written.path_of(el) or "?"
     resolved = navigation.targets.resolved()
+    if resolved is None and navigation.targets.awaiting:
+        return f"**`{path}`**\n\n{AWAITING}"
     if resolved is None:
         return f"**`{path}`**\n\n{_failure(navigation.targets.failure)}"
     try:
