@@ -282,3 +282,16 @@ def test_the_lines_found_in_pieces_are_all_of_them(monkeypatch: pytest.MonkeyPat
     lines = Lines(text)
     assert [lines.line(n) for n in range(len(lines))] == text.split("\n")
     assert [lines.parser_bounds(n + 1) for n in range(count + 1)] == [lines.bounds(n) for n in range(count + 1)]
+
+
+def test_the_texts_kept_for_start_lines_are_the_few_last_asked_and_one_can_be_forgotten() -> None:
+    texts = [f"<r>\n<a\n x='{k}'/>\n</r>".encode() for k in range(6)]
+    for data in texts:
+        root = etree.fromstring(data)
+        assert tags_module.start_line(data, root[0]) == 2
+    kept = tags_module._texts._kept
+    assert list(kept) == texts[-tags_module._TEXTS_KEPT :]  # the most recently asked, at most so many
+    tags_module.forget_text(texts[-1])
+    assert texts[-1] not in kept and texts[-2] in kept
+    root = etree.fromstring(texts[-1])
+    assert tags_module.start_line(texts[-1], root[0]) == 2 and list(kept)[-1] == texts[-1]  # read again when asked

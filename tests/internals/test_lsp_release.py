@@ -22,6 +22,8 @@ from cdl.lsp._session import CdlServer, _Unprepared
 from cdl.lsp._targets import Resolved, _Stamping, _Stopping
 from cdl.model.scan import release, releasing, releasing_tree
 from cdl.model.workspace import Workspace
+from cdl.text import tags
+from cdl.text.tags import start_line
 from synthetic import generate
 
 
@@ -217,11 +219,17 @@ def test_closing_a_document_lets_go_of_its_analysis_and_its_kept_trees(tmp_path:
         assert trees is not None
         held.put(trees)
         roots = list(trees.working[0].roots)
+        assert analysis.document is not None
+        docs = loaded_of(analysis.document).docs
+        for doc in docs:  # kept for explanations
+            start_line(doc.data, doc.root)
+        assert all(doc.data in tags._texts._kept for doc in docs)
         server.close(path, Path(path).as_uri())
         while server._releasing:
             await asyncio.sleep(0)
         assert all(len(root) == 0 for root in roots)
-        assert analysis.document is not None and all(len(doc.root) == 0 for doc in loaded_of(analysis.document).docs)
+        assert all(len(doc.root) == 0 for doc in docs)
+        assert not any(doc.data in tags._texts._kept for doc in docs)  # not kept until newer texts push them out
 
     asyncio.run(run())
 

@@ -62,7 +62,19 @@ from ..resolution.explain import Explanation, Recorder, Step, explain, path_name
 from ..resolution.references import ReferenceResolver, items_in
 from ..text.encoding import decode, encode
 from ..text.lines import UTF8, UTF16, UTF32, Lines
-from ..text.tags import Attr, Tag, TagIndex, index_tags, markup_before, read_start_tag, scan, start_line, tags_reaching, unescape
+from ..text.tags import (
+    Attr,
+    Tag,
+    TagIndex,
+    forget_text,
+    index_tags,
+    markup_before,
+    read_start_tag,
+    scan,
+    start_line,
+    tags_reaching,
+    unescape,
+)
 
 __all__ = [
     "A_CREF",
@@ -119,6 +131,7 @@ __all__ = [
     "encode",
     "engine",
     "explain",
+    "forget_text",
     "holder_of",
     "hand_over",
     "index_tags",

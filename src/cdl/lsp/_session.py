@@ -73,7 +73,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from ._buffers import Analysis, Buffers
 from ._edits import Edit
-from ._engine import UTF16, Earlier, Lines, __version__, loaded_of, released, releasing_tree
+from ._engine import UTF16, Earlier, Lines, __version__, forget_text, loaded_of, released, releasing_tree
 from ._navigate import Made, Navigation, Stopped, drop_navigation, navigation_now, navigation_of
 from ._stdio import serve_stdio, waitable
 from ._written import Region
@@ -375,9 +375,8 @@ class CdlServer(LanguageServer):
                 _tell(loop, told, path, waiting.analysis)
 
     def _prepare(self, loop: asyncio.AbstractEventLoop, path: str, waiting: _Unprepared, navigation: Navigation) -> bool:
-        """In the worker thread: prepare ``waiting``; whether it is done. Once
-        its text is, the requests answer from it (:meth:`_hand`; not a
-        document's first) while its resolution with provenance is made apart."""
+        """In the worker thread: prepare ``waiting``; whether it is done. Once its text is, the requests
+        answer from it (:meth:`_hand`; not a document's first) while its resolution with provenance is made apart."""
         yielding = functools.partial(self._yielding, path, waiting)
         released(self._stopped)  # going on: what a stop left goes first
         if not waiting.handed:
@@ -463,9 +462,8 @@ class CdlServer(LanguageServer):
             self._release([made[0].releasing()])
 
     def _retire(self, analysis: Analysis, trees: Earlier | None = None) -> None:
-        """On the request loop: let go of ``analysis``, answered from no more (and of
-        ``trees``, a closed document's working trees), a piece at a time, answering
-        requests between the pieces (docs/performance.md, "Letting go of an analysis")."""
+        """On the request loop: let go of ``analysis`` (and ``trees``, a closed document's working
+        trees) a piece at a time, answering between them (docs/performance.md, "Letting go of an analysis")."""
         self._release(self._pieces(analysis, drop_navigation(analysis), trees))
 
     def _pieces(self, analysis: Analysis, navigation: Navigation | None, trees: Earlier | None) -> list[Iterator[None]]:
@@ -477,7 +475,9 @@ class CdlServer(LanguageServer):
             pieces += [releasing_tree(root) for root in trees.working[0].roots]
         document = analysis.document
         if document is not None and all(other.document is not document for other in self._in_use()):
-            pieces += [releasing_tree(doc.root) for doc in loaded_of(document).docs]
+            for doc in loaded_of(document).docs:
+                forget_text(doc.data)  # its lines, kept for explanations
+                pieces.append(releasing_tree(doc.root))
         return pieces
 
     def _release(self, pieces: list[Iterator[None]]) -> None:

@@ -24,7 +24,7 @@ What needs more reads the text again, here:
   attribute at the attribute. They read the bytes the loader kept
   (:attr:`SourceDoc.data`, no copy), decoded once per text
   (``text.encoding``) when the first error or explanation asks, never during
-  resolution.
+  resolution; :func:`forget_text` lets go of a text kept for them.
 
 Offsets are code points of the text (a ``str``'s indexes); white space is
 XML's (space, tab, CR, LF).
@@ -33,8 +33,8 @@ XML's (space, tab, CR, LF).
 from __future__ import annotations
 
 import bisect
-import functools
 import re
+import threading
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -354,14 +354,66 @@ def tags_reaching(text: str, start: int, end: int, local: str | None = None) -> 
 # -- the lines of errors and explanations -----------------------------------------------
 
 
-@functools.lru_cache(maxsize=4)
-def _lines_of(data: bytes) -> Lines:
-    """A document's text and its lines, made once per text: an explanation
-    asks for the line of every step, and reading the text again each time
-    would grow with the square of the document. The few texts kept are
-    those of the documents being reported on (bytes hash once, and a lookup
-    finds the same object)."""
-    return Lines(decode(data))
+class _Texts:
+    """A document's text and its lines, made once per text, and the start tags
+    read on its lines: an explanation asks for the line of every step, and
+    reading the text again each time would grow with the square of the
+    document; errors about same-named siblings written on one line (up to
+    ``max_errors`` of them, each asking for its start line and its
+    attribute's) would each read every tag of that line again. The few texts
+    kept (:data:`_TEXTS_KEPT`, the most recently asked; bytes hash once, and a
+    lookup finds the same object) are those of the documents being reported
+    on; :func:`forget_text` drops one before it would leave."""
+
+    def __init__(self) -> None:
+        self._kept: dict[bytes, tuple[Lines, dict[tuple[int, str], _OnLine]]] = {}
+        #: The language server reads and forgets texts in two threads.
+        self._lock = threading.Lock()
+
+    def _entry(self, data: bytes) -> tuple[Lines, dict[tuple[int, str], _OnLine]]:
+        entry = self._kept.pop(data, None)
+        if entry is None:
+            entry = (Lines(decode(data)), {})
+            while len(self._kept) >= _TEXTS_KEPT:
+                del self._kept[next(iter(self._kept))]
+        self._kept[data] = entry  # the most recent last
+        return entry
+
+    def tags_on(self, data: bytes, line: int, local: str) -> _OnLine:
+        """The start tags named ``local`` that reach the parser's ``line`` of
+        ``data``, with the text's lines and that line's bounds (None: the
+        text cannot tell)."""
+        with self._lock:
+            lines, read = self._entry(data)
+            found = read.get((line, local), _NOT_READ)
+            if found is _NOT_READ:
+                bounds = lines.parser_bounds(line)
+                found = None if bounds is None else (lines, *bounds, tags_reaching(lines.text, *bounds, local))
+                if len(read) >= _LINES_READ_KEPT:
+                    read.clear()
+                read[(line, local)] = found
+            return found
+
+    def forget(self, data: bytes) -> None:
+        with self._lock:
+            self._kept.pop(data, None)
+
+
+#: What :meth:`_Texts.tags_on` finds; a marker of a line not read yet.
+_OnLine = tuple[Lines, int, int, list[Tag]] | None
+_NOT_READ: _OnLine = (Lines(""), -1, -1, [])
+#: How many texts are kept, and how many lines' tags of each.
+_TEXTS_KEPT = 4
+_LINES_READ_KEPT = 16
+_texts = _Texts()
+
+
+def forget_text(data: bytes) -> None:
+    """Forget what is kept of the text ``data`` (its lines, the tags read on
+    them) for :func:`start_line` and :func:`attribute_line`: a process that
+    keeps running (``cdl lsp``) lets go of a version of a document it no
+    longer holds, instead of keeping it until newer texts push it out."""
+    _texts.forget(data)
 
 
 def _tags_ending_on(data: bytes, el: etree._Element) -> tuple[Lines, int, int, list[Tag]] | None:
@@ -371,21 +423,7 @@ def _tags_ending_on(data: bytes, el: etree._Element) -> tuple[Lines, int, int, l
     line = el.sourceline
     if not line or not data or not isinstance(el.tag, str):
         return None
-    return _named_tags_on(data, line, etree.QName(el.tag).localname)
-
-
-@functools.lru_cache(maxsize=16)
-def _named_tags_on(data: bytes, line: int, local: str) -> tuple[Lines, int, int, list[Tag]] | None:
-    """:func:`_tags_ending_on` for the parser's ``line`` of ``data`` and the
-    local name ``local``, read once: errors about same-named siblings written
-    on one line (up to ``max_errors`` of them, each asking for its start line
-    and its attribute's) would each read every tag of that line again."""
-    lines = _lines_of(data)
-    bounds = lines.parser_bounds(line)
-    if bounds is None:
-        return None
-    start, end = bounds
-    return lines, start, end, tags_reaching(lines.text, start, end, local)
+    return _texts.tags_on(data, line, etree.QName(el.tag).localname)
 
 
 def start_line(data: bytes, el: etree._Element) -> int | None:
