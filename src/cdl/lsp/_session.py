@@ -361,7 +361,7 @@ class CdlServer(LanguageServer):
         for path, waiting in list(self._unprepared.items()):
             navigation = navigation_of(waiting.analysis)
             assert navigation is not None  # it loaded
-            told: Callable[[str, Analysis], None] | None = self._prepared
+            told: Callable[[str, Analysis], None] = self._prepared
             try:
                 if path in self.buffers.texts and not self._prepare(loop, path, waiting, navigation):
                     if self._asked > self._started or self.stopping:
@@ -371,7 +371,7 @@ class CdlServer(LanguageServer):
                 _tell(loop, self._failed, path, exc)
                 told = self._unprepared_dropped
             del self._unprepared[path]
-            if not waiting.handed and told is not None:
+            if not waiting.handed:  # (one handed is answered from already)
                 _tell(loop, told, path, waiting.analysis)
 
     def _prepare(self, loop: asyncio.AbstractEventLoop, path: str, waiting: _Unprepared, navigation: Navigation) -> bool:
