@@ -385,23 +385,20 @@ class _Texts:
         text cannot tell)."""
         with self._lock:
             lines, read = self._entry(data)
-            found = read.get((line, local), _NOT_READ)
-            if found is _NOT_READ:
+            if (line, local) not in read:
                 bounds = lines.parser_bounds(line)
-                found = None if bounds is None else (lines, *bounds, tags_reaching(lines.text, *bounds, local))
                 if len(read) >= _LINES_READ_KEPT:
                     read.clear()
-                read[(line, local)] = found
-            return found
+                read[(line, local)] = None if bounds is None else (lines, *bounds, tags_reaching(lines.text, *bounds, local))
+            return read[(line, local)]
 
     def forget(self, data: bytes) -> None:
         with self._lock:
             self._kept.pop(data, None)
 
 
-#: What :meth:`_Texts.tags_on` finds; a marker of a line not read yet.
+#: What :meth:`_Texts.tags_on` finds.
 _OnLine = tuple[Lines, int, int, list[Tag]] | None
-_NOT_READ: _OnLine = (Lines(""), -1, -1, [])
 #: How many texts are kept, and how many lines' tags of each.
 _TEXTS_KEPT = 4
 _LINES_READ_KEPT = 16
